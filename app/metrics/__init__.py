@@ -1,0 +1,23 @@
+"""The calibrated metrics kernel: pure numpy, imports nothing else from ``app``.
+
+See docs/interfaces.md section 1 for the contract the rest of calmon builds against.
+"""
+
+from app.metrics.errors import InvalidInputError
+from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
+from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch
+from app.metrics.sketch import CurveSketch, build_sketch
+
+__all__ = [
+    "METRICS",
+    "METRICS_BY_NAME",
+    "METRIC_NAMES",
+    "CurveSketch",
+    "EvaluationResult",
+    "InvalidInputError",
+    "MetricSpec",
+    "build_sketch",
+    "evaluate",
+    "evaluate_sketch",
+    "metric_spec",
+]

@@ -1,0 +1,182 @@
+"""``evaluate`` and ``evaluate_sketch``: one window's metrics, measured and calibrated."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics._kernel import Counts, compute
+from app.metrics._validation import check_pi0
+from app.metrics.registry import METRICS
+from app.metrics.sketch import CurveSketch, build_sketch
+
+Values = Mapping[str, float | None]
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult:
+    """Metrics of one window. Immutable; ``to_dict()`` is the JSON form in docs/interfaces.md.
+
+    ``regular`` and ``calibrated`` map every registry name to a float or ``None``; each ``None``
+    has its reason in ``undefined`` under ``"regular.<name>"`` / ``"calibrated.<name>"``.
+    """
+
+    n: int
+    positives: int
+    negatives: int
+    pi: float
+    pi0: float
+    threshold: float
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+    regular: Values
+    calibrated: Values
+    undefined: Mapping[str, str]
+    sketch: CurveSketch
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Confusion counts at the threshold."""
+        return {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (no NaN: undefined values are ``None``)."""
+        return {
+            "n": self.n,
+            "positives": self.positives,
+            "negatives": self.negatives,
+            "pi": self.pi,
+            "pi0": self.pi0,
+            "threshold": self.threshold,
+            "counts": self.counts,
+            "regular": dict(self.regular),
+            "calibrated": dict(self.calibrated),
+            "undefined": dict(self.undefined),
+        }
+
+
+def evaluate(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, *, threshold: float, pi0: float
+) -> EvaluationResult:
+    """Compute every registry metric of one window, regular and calibrated to ``pi0``.
+
+    A row is predicted positive iff ``score >= threshold``. Average precision is
+    scikit-learn's step sum with tied scores forming one threshold. Calibrated metrics follow
+    Siblini et al. (2020), eq. 5: ``Prec_c = TP / (TP + k FP)``,
+    ``k = pi (1 - pi0) / (pi0 (1 - pi))``. Identical to
+    ``evaluate_sketch(build_sketch(scores, labels, threshold=threshold), pi0=pi0)``.
+
+    Raises
+    ------
+    InvalidInputError
+        Bad scores/labels (see :func:`build_sketch`) or ``pi0`` outside (0, 1).
+    """
+    p0 = check_pi0(pi0)  # before the sort: reject cheap mistakes first
+    return evaluate_sketch(build_sketch(scores, labels, threshold=threshold), pi0=p0)
+
+
+def evaluate_sketch(sketch: CurveSketch, *, pi0: float) -> EvaluationResult:
+    """Recompute a window's metrics from its sketch at any reference prior, in O(entries)."""
+    p0 = check_pi0(pi0)
+    counts = counts_of(sketch)
+    regular_arr, calibrated_arr, pi_arr = compute(counts, p0)
+    positives, negatives = sketch.positives, sketch.negatives
+    j = sketch.threshold_index
+    tp = int(np.sum(sketch.positives_at[: j + 1]))
+    fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
+    undefined = _undefined_reasons(positives, negatives, tp, fp)
+    regular = {spec.name: _value(regular_arr, spec.name, undefined, "regular") for spec in METRICS}
+    calibrated = {
+        spec.name: _value(calibrated_arr, spec.name, undefined, "calibrated") for spec in METRICS
+    }
+    return EvaluationResult(
+        n=sketch.n,
+        positives=positives,
+        negatives=negatives,
+        pi=float(pi_arr[0]),
+        pi0=p0,
+        threshold=sketch.threshold,
+        tp=tp,
+        fp=fp,
+        tn=negatives - fp,
+        fn=positives - tp,
+        regular=MappingProxyType(regular),
+        calibrated=MappingProxyType(calibrated),
+        undefined=MappingProxyType(undefined),
+        sketch=sketch,
+    )
+
+
+def counts_of(sketch: CurveSketch) -> Counts:
+    """The sketch's exact counts as a one-replicate :class:`Counts`."""
+    return Counts(
+        positives_at=sketch.positives_at.astype(np.float64)[None, :],
+        negatives_tied=sketch.negatives_tied.astype(np.float64)[None, :],
+        negatives_between=sketch.negatives_between.astype(np.float64)[None, :],
+        negatives_below=np.array([float(sketch.negatives_below)]),
+        threshold_index=sketch.threshold_index,
+        scores=sketch.scores,
+    )
+
+
+def _value(
+    columns: Mapping[str, npt.NDArray[np.float64]],
+    name: str,
+    undefined: Mapping[str, str],
+    variant: str,
+) -> float | None:
+    if f"{variant}.{name}" in undefined:
+        return None
+    value = float(columns[name][0])
+    if not math.isfinite(value):  # a guard: the reasons below must cover every NaN
+        raise AssertionError(f"{variant}.{name} is {value} but has no undefined reason")
+    return value
+
+
+_NEEDS_POSITIVES = (
+    "recall",
+    "f1",
+    "average_precision",
+    "roc_auc",
+    "pr_gain_auc",
+    "best_f1",
+    "best_f1_threshold",
+    "lr_plus",
+    "lr_minus",
+)
+_NEEDS_NEGATIVES = ("fpr", "roc_auc", "pr_gain_auc", "lr_plus", "lr_minus")
+
+
+def _undefined_reasons(positives: int, negatives: int, tp: int, fp: int) -> dict[str, str]:
+    """Why each undefined metric is undefined, decided from the counts alone."""
+    reasons: dict[str, str] = {}
+
+    def mark(names: tuple[str, ...], reason: str, variants: tuple[str, ...]) -> None:
+        for name in names:
+            for variant in variants:
+                reasons.setdefault(f"{variant}.{name}", reason)
+
+    both = ("regular", "calibrated")
+    if positives == 0:
+        mark(_NEEDS_POSITIVES, "no positives in the window", both)
+    if negatives == 0:
+        mark(_NEEDS_NEGATIVES, "no negatives in the window", both)
+    if positives == 0 or negatives == 0:
+        # k = pi(1-pi0)/(pi0(1-pi)) needs 0 < pi < 1.
+        prior_dependent = tuple(s.name for s in METRICS if not s.prior_invariant)
+        mark(prior_dependent, "calibration needs both classes in the window", ("calibrated",))
+    if tp + fp == 0:
+        mark(("precision",), "nothing predicted positive (no score >= threshold)", both)
+    if negatives > 0 and fp == 0:
+        mark(("lr_plus",), "false positive rate is 0 at the threshold", both)
+    if negatives > 0 and fp == negatives:
+        mark(("lr_minus",), "true negative rate is 0 at the threshold", both)
+    return reasons

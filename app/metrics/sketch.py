@@ -1,0 +1,248 @@
+"""The curve sketch: everything a window's metrics need, in O(positives) space.
+
+One sort of the window's scores, then the distinct scores at which a positive lies ("groups") and
+the operating threshold become the sketch's *entries*, in descending score order. For each entry
+the sketch keeps the positives at that score, the negatives tied with it, and the negatives
+strictly between it and the previous entry; plus the negatives below the last entry. Every metric
+of the kernel (any pi0, any bootstrap replicate) is an exact function of these counts, because
+between two entries only negatives lie and all of them rank the same way against every positive.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics._validation import (
+    FloatArray,
+    IntArray,
+    as_scores_and_labels,
+    check_threshold,
+    raise_first_non_finite,
+)
+from app.metrics.errors import InvalidInputError
+
+_MAGIC = b"CMSK"
+_VERSION = 1
+# magic, version, count width in bytes (4 or 8), n, negatives below, threshold, entries
+_HEADER = struct.Struct("<4sBBqqdq")
+
+
+def _frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class CurveSketch:
+    """A window reduced to the counts that determine every metric (see the module docstring).
+
+    Attributes
+    ----------
+    n:
+        Rows in the window.
+    threshold:
+        Operating threshold: a row is predicted positive iff ``score >= threshold``.
+    scores:
+        Entry scores, strictly descending (positive groups plus the threshold).
+    positives_at:
+        Positives whose score equals the entry's score.
+    negatives_tied:
+        Negatives whose score equals the entry's score.
+    negatives_between:
+        Negatives scored strictly between this entry and the previous (higher) one.
+    negatives_below:
+        Negatives scored below the last entry.
+    """
+
+    n: int
+    threshold: float
+    scores: FloatArray
+    positives_at: IntArray
+    negatives_tied: IntArray
+    negatives_between: IntArray
+    negatives_below: int
+
+    @property
+    def positives(self) -> int:
+        """Positive rows in the window."""
+        return int(self.positives_at.sum())
+
+    @property
+    def negatives(self) -> int:
+        """Negative rows in the window."""
+        return self.n - self.positives
+
+    @property
+    def threshold_index(self) -> int:
+        """Index of the entry whose score is the threshold."""
+        return int(np.flatnonzero(self.scores == self.threshold)[0])
+
+    def roc_points(self) -> tuple[FloatArray, FloatArray]:
+        """Return ``(tpr, fpr)`` at each distinct score holding a positive, descending score.
+
+        Rows tied at a score form one threshold (the point includes them all), as in
+        scikit-learn. Average precision at prior ``pi`` is
+        ``sum(diff(tpr, prepend=0) * pi*tpr / (pi*tpr + (1-pi)*fpr))``.
+
+        Raises
+        ------
+        InvalidInputError
+            If the window lacks positives or negatives (the rates are then undefined).
+        """
+        positives, negatives = self.positives, self.negatives
+        if positives == 0 or negatives == 0:
+            raise InvalidInputError(
+                f"ROC points need both classes; the window has {positives} positives "
+                f"and {negatives} negatives"
+            )
+        groups = self.positives_at > 0
+        tp = np.cumsum(self.positives_at)[groups]
+        fp = np.cumsum(self.negatives_between + self.negatives_tied)[groups]
+        return tp / positives, fp / negatives
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CurveSketch):
+            return NotImplemented
+        return self.to_bytes() == other.to_bytes()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_bytes(self) -> bytes:
+        """Serialise compactly: a versioned header, then float64 scores and the count arrays."""
+        counts = np.concatenate([self.positives_at, self.negatives_tied, self.negatives_between])
+        width = 4 if self.n < 2**32 else 8
+        header = _HEADER.pack(
+            _MAGIC,
+            _VERSION,
+            width,
+            self.n,
+            self.negatives_below,
+            self.threshold,
+            self.scores.size,
+        )
+        dtype = "<u4" if width == 4 else "<i8"
+        return header + self.scores.astype("<f8").tobytes() + counts.astype(dtype).tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CurveSketch:
+        """Inverse of :meth:`to_bytes`; rejects unknown versions and truncated data."""
+        if len(data) < _HEADER.size:
+            raise InvalidInputError("sketch bytes are shorter than the header")
+        magic, version, width, n, below, threshold, size = _HEADER.unpack_from(data)
+        if magic != _MAGIC or version != _VERSION or width not in (4, 8):
+            raise InvalidInputError(
+                f"not a calmon sketch of version {_VERSION} (magic {magic!r}, version {version})"
+            )
+        expected = _HEADER.size + size * (8 + 3 * width)
+        if len(data) != expected:
+            raise InvalidInputError(f"sketch bytes have length {len(data)}, expected {expected}")
+        scores = np.frombuffer(data, dtype="<f8", count=size, offset=_HEADER.size)
+        dtype = "<u4" if width == 4 else "<i8"
+        counts = np.frombuffer(data, dtype=dtype, offset=_HEADER.size + 8 * size)
+        counts = counts.astype(np.int64).reshape(3, size)
+        return cls._checked(n, threshold, scores.astype(np.float64), counts, below)
+
+    def to_json(self) -> str:
+        """Serialise as JSON (floats round-trip exactly through ``repr``)."""
+        return json.dumps(
+            {
+                "version": _VERSION,
+                "n": self.n,
+                "threshold": self.threshold,
+                "negatives_below": self.negatives_below,
+                "scores": self.scores.tolist(),
+                "positives_at": self.positives_at.tolist(),
+                "negatives_tied": self.negatives_tied.tolist(),
+                "negatives_between": self.negatives_between.tolist(),
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CurveSketch:
+        """Inverse of :meth:`to_json`."""
+        d = json.loads(text)
+        if d.get("version") != _VERSION:
+            raise InvalidInputError(f"unsupported sketch version {d.get('version')!r}")
+        counts = np.array(
+            [d["positives_at"], d["negatives_tied"], d["negatives_between"]], dtype=np.int64
+        ).reshape(3, -1)
+        scores = np.asarray(d["scores"], dtype=np.float64)
+        return cls._checked(
+            int(d["n"]), float(d["threshold"]), scores, counts, int(d["negatives_below"])
+        )
+
+    @classmethod
+    def _checked(
+        cls, n: int, threshold: float, scores: FloatArray, counts: IntArray, below: int
+    ) -> CurveSketch:
+        if (
+            counts.min(initial=0) < 0
+            or below < 0
+            or np.any(np.diff(scores) >= 0)
+            or int(counts.sum()) + below != n
+            or not np.any(scores == threshold)
+        ):
+            raise InvalidInputError("inconsistent sketch: counts, order or threshold entry")
+        return cls(
+            n=n,
+            threshold=threshold,
+            scores=_frozen(scores),
+            positives_at=_frozen(counts[0].copy()),
+            negatives_tied=_frozen(counts[1].copy()),
+            negatives_between=_frozen(counts[2].copy()),
+            negatives_below=below,
+        )
+
+
+def build_sketch(scores: npt.ArrayLike, labels: npt.ArrayLike, *, threshold: float) -> CurveSketch:
+    """Sort the window once and reduce it to its :class:`CurveSketch`.
+
+    Parameters
+    ----------
+    scores:
+        Finite real scores, higher meaning more likely positive.
+    labels:
+        0/1 (or boolean) ground truth, one per score.
+    threshold:
+        Operating threshold; a row is predicted positive iff ``score >= threshold``.
+
+    Raises
+    ------
+    InvalidInputError
+        On empty input, length mismatch, a non-finite score or a label other than 0/1.
+    """
+    s, y = as_scores_and_labels(scores, labels)
+    t = check_threshold(threshold)
+    ordered = np.sort(s)
+    if not (np.isfinite(ordered[0]) and np.isfinite(ordered[-1])):
+        raise_first_non_finite(s)
+    n = s.size
+    group_scores, group_pos = np.unique(s[np.flatnonzero(y)], return_counts=True)
+    entries = np.union1d(group_scores, np.array([t]))  # ascending, distinct
+    pos_at = np.zeros(entries.size, dtype=np.int64)
+    pos_at[np.searchsorted(entries, group_scores)] = group_pos
+    # Rows at or above each entry, and rows tied with it, from the one sorted array.
+    left = np.searchsorted(ordered, entries, side="left")
+    right = np.searchsorted(ordered, entries, side="right")
+    entries, pos_at = entries[::-1], pos_at[::-1]
+    neg_tied = (right - left)[::-1] - pos_at
+    neg_at_or_above = (n - left)[::-1] - np.cumsum(pos_at)
+    previous = np.concatenate(([0], neg_at_or_above[:-1]))
+    neg_between = neg_at_or_above - neg_tied - previous
+    below = int(n - int(group_pos.sum()) - int(neg_at_or_above[-1]))
+    return CurveSketch(
+        n=n,
+        threshold=t,
+        scores=_frozen(np.ascontiguousarray(entries)),
+        positives_at=_frozen(np.ascontiguousarray(pos_at)),
+        negatives_tied=_frozen(np.ascontiguousarray(neg_tied.astype(np.int64))),
+        negatives_between=_frozen(np.ascontiguousarray(neg_between.astype(np.int64))),
+        negatives_below=below,
+    )
