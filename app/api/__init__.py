@@ -1,0 +1,1 @@
+"""HTTP layer: app factory, dependencies, error rendering and routers."""

@@ -1,0 +1,61 @@
+"""The application factory. Importing this module connects to nothing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api.errors import install_error_handlers
+from app.api.routers import health, models, tokens
+from app.db.engine import create_db_engine, create_session_factory
+from app.db.migrate import head_revisions
+from app.settings import Settings, get_settings
+
+logger = logging.getLogger("calmon.api")
+
+LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+"""Something that runs beside the API for the app's lifetime (e.g. the embedded worker).
+
+It is entered after the engine exists (``app.state.engine``, ``app.state.session_factory``,
+``app.state.settings``) and exited before the engine is disposed.
+"""
+
+
+def create_app(
+    settings: Settings | None = None, *, lifespan_hooks: Sequence[LifespanHook] = ()
+) -> FastAPI:
+    """Build the calmon API for ``settings`` (the process settings if omitted)."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_db_engine(settings)
+        app.state.engine = engine
+        app.state.session_factory = create_session_factory(engine)
+        app.state.expected_revisions = head_revisions(settings.database_url)
+        if settings.auth_disabled:
+            logger.warning(
+                "auth_disabled",
+                extra={
+                    "detail": "CALMON_AUTH_DISABLED=true: every request is accepted "
+                    "without a token, with all scopes. Never expose this instance."
+                },
+            )
+        try:
+            async with AsyncExitStack() as stack:
+                for hook in lifespan_hooks:
+                    await stack.enter_async_context(hook(app))
+                yield
+        finally:
+            engine.dispose()
+
+    app = FastAPI(title="calmon", version=__version__, lifespan=lifespan)
+    app.state.settings = settings
+    install_error_handlers(app)
+    for router in (health.router, models.router, tokens.router):
+        app.include_router(router)
+    return app

@@ -1,0 +1,58 @@
+"""One place that turns exceptions into JSON error bodies of the same shape.
+
+Every body is ``{"error": {"code", "message", "details": [{"field", "row"?, "message"}]}}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import CalmonError, ErrorDetail, PayloadValidationError
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def _render(exc: CalmonError, status_code: int | None = None) -> JSONResponse:
+    return JSONResponse(
+        exc.to_body(), status_code=status_code or exc.status_code, headers=exc.headers or None
+    )
+
+
+async def _calmon_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, CalmonError)
+    return _render(exc)
+
+
+async def _request_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [_detail(error) for error in exc.errors()]
+    summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:3])
+    return _render(PayloadValidationError(f"invalid request: {summary}", details=details))
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    error = CalmonError(str(exc.detail), headers=dict(exc.headers or {}))
+    body = error.to_body()
+    body["error"]["code"] = _HTTP_CODES.get(exc.status_code, "http_error")
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+def _detail(error: Any) -> ErrorDetail:
+    # FastAPI prefixes the location with where the value came from: body, query, path, header.
+    location = [str(part) for part in error.get("loc", ())]
+    if location and location[0] in {"body", "query", "path", "header"}:
+        location = location[1:]
+    return ErrorDetail(field=".".join(location) or "body", message=str(error.get("msg", "")))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers on ``app`` (the CalmonError handler serves every subclass)."""
+    app.add_exception_handler(CalmonError, _calmon_error)
+    app.add_exception_handler(RequestValidationError, _request_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

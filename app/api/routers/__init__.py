@@ -1,0 +1,1 @@
+"""HTTP routers; app.api.app.create_app includes each of them."""

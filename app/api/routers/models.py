@@ -1,0 +1,35 @@
+"""Monitored models: register, list, read, reconfigure."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from app.api.deps import AdminAccess, ReadAccess, SessionDep
+from app.schemas.models import ModelCreate, ModelOut, ModelPatch
+from app.services import models as service
+
+router = APIRouter(prefix="/v1/models", tags=["models"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_model(body: ModelCreate, session: SessionDep, _: AdminAccess) -> ModelOut:
+    """Register a model (admin scope); 409 if the name is taken."""
+    return service.to_out(service.create_model(session, body))
+
+
+@router.get("")
+def list_models(session: SessionDep, _: ReadAccess) -> list[ModelOut]:
+    """Every registered model (read scope)."""
+    return [service.to_out(model) for model in service.list_models(session)]
+
+
+@router.get("/{name}")
+def get_model(name: str, session: SessionDep, _: ReadAccess) -> ModelOut:
+    """One model by name (read scope); 404 if unknown."""
+    return service.to_out(service.get_model(session, name))
+
+
+@router.patch("/{name}")
+def update_model(name: str, body: ModelPatch, session: SessionDep, _: AdminAccess) -> ModelOut:
+    """Change threshold, pi0 policy or verdict gates (admin scope); re-dirties every window."""
+    return service.to_out(service.update_model(session, name, body))

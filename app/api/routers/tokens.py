@@ -1,0 +1,29 @@
+"""API tokens over HTTP (admin scope); `calmon token ...` does the same from a shell."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from app.api.deps import AdminAccess, SessionDep
+from app.schemas.tokens import TokenCreate, TokenCreated, TokenOut
+from app.services import tokens as service
+
+router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_token(body: TokenCreate, session: SessionDep, _: AdminAccess) -> TokenCreated:
+    """Create a token; the response is the only time its secret is shown."""
+    return service.create_token(session, body.name, body.scopes)
+
+
+@router.get("")
+def list_tokens(session: SessionDep, _: AdminAccess) -> list[TokenOut]:
+    """Every token without its secret, revoked ones included."""
+    return service.list_tokens(session)
+
+
+@router.delete("/{token_id}")
+def revoke_token(token_id: int, session: SessionDep, _: AdminAccess) -> TokenOut:
+    """Revoke a token; requests with it get 401 from now on."""
+    return service.revoke_token(session, token_id)

@@ -1,0 +1,146 @@
+"""The `calmon` command: serve, migrate, token.
+
+Each subcommand is one ``_add_<name>`` function that registers its parser and handler, so a
+new command (``calmon worker``) is one more function in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import uvicorn
+from sqlalchemy import make_url
+
+from app.api.app import create_app
+from app.db.engine import create_db_engine, create_session_factory
+from app.db.migrate import upgrade
+from app.errors import CalmonError
+from app.observability.logging import configure_logging
+from app.schemas.tokens import SCOPES, Scope
+from app.services import tokens as token_service
+from app.settings import Settings, get_settings
+
+logger = logging.getLogger("calmon.cli")
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+Subparsers = Any  # argparse's _SubParsersAction is private API
+
+
+def _migrate(settings: Settings) -> None:
+    logger.info("migrating", extra={"database": _redacted(settings.database_url)})
+    upgrade(settings.database_url)
+    logger.info("migrated")
+
+
+def _redacted(url: str) -> str:
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.should_migrate_on_start:
+        _migrate(settings)
+    app = create_app(settings)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    logger.info("serving", extra={"host": host, "port": port})
+    uvicorn.run(app, host=host, port=port, log_config=None, log_level=settings.log_level)
+    return 0
+
+
+def _add_serve(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("serve", help="run the HTTP API (uvicorn)")
+    parser.add_argument("--host", help="bind address (default: CALMON_HOST)")
+    parser.add_argument("--port", type=int, help="port (default: CALMON_PORT)")
+    parser.set_defaults(handler=_cmd_serve)
+
+
+def _cmd_migrate(_args: argparse.Namespace, settings: Settings) -> int:
+    _migrate(settings)
+    return 0
+
+
+def _add_migrate(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("migrate", help="upgrade the database schema to the latest")
+    parser.set_defaults(handler=_cmd_migrate)
+
+
+def _parse_scopes(text: str) -> list[Scope]:
+    scopes = [s.strip() for s in text.split(",") if s.strip()]
+    valid = [s for s in scopes if s in SCOPES]
+    if not scopes or len(valid) != len(scopes):
+        raise argparse.ArgumentTypeError(f"scopes are a comma-separated subset of {SCOPES}")
+    return valid
+
+
+def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    engine = create_db_engine(settings)
+    try:
+        with create_session_factory(engine).begin() as session:
+            if args.token_command == "create":
+                created = token_service.create_token(session, args.name, args.scopes)
+                print(created.token)
+                print(
+                    f"token {created.id} ({created.name}, scopes {','.join(created.scopes)}) "
+                    "created; it is shown only this once",
+                    file=sys.stderr,
+                )
+            elif args.token_command == "list":
+                for token in token_service.list_tokens(session):
+                    print(json.dumps(token.model_dump(mode="json")))
+            else:
+                revoked = token_service.revoke_token(session, args.token_id)
+                print(f"token {revoked.id} ({revoked.name}) revoked", file=sys.stderr)
+    finally:
+        engine.dispose()
+    return 0
+
+
+def _add_token(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("token", help="create, list or revoke API tokens")
+    commands = parser.add_subparsers(dest="token_command", required=True)
+    create = commands.add_parser("create", help="create a token and print it once")
+    create.add_argument("--name", required=True, help="who or what uses the token")
+    create.add_argument(
+        "--scopes", required=True, type=_parse_scopes, help="e.g. ingest,read (or admin)"
+    )
+    commands.add_parser("list", help="list tokens as JSON lines (no secrets)")
+    revoke = commands.add_parser("revoke", help="revoke a token by id")
+    revoke.add_argument("token_id", type=int)
+    parser.set_defaults(handler=_cmd_token)
+
+
+COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _add_migrate, _add_token]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="calmon", description="Prior-calibrated monitoring for rare-positive classifiers."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for add_command in COMMANDS:
+        add_command(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `calmon` console script."""
+    args = build_parser().parse_args(argv)
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    handler: Handler = args.handler
+    try:
+        return handler(args, settings)
+    except CalmonError as exc:
+        # Domain errors carry a readable message; show it rather than a traceback.
+        print(f"calmon: {exc.message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

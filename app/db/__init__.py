@@ -1,0 +1,1 @@
+"""Storage: engine and sessions, ORM tables, migrations glue and repositories (all SQL)."""

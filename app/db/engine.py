@@ -1,0 +1,61 @@
+"""Engine and session factories. Nothing here connects until a caller asks for a connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from app.settings import Settings
+
+
+def create_db_engine(settings: Settings) -> Engine:
+    """Build the engine for ``settings.database_url`` (SQLite or PostgreSQL via psycopg 3)."""
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(settings)
+    if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
+        # The bulk write path uses psycopg 3's COPY; refuse other drivers early and clearly.
+        raise ValueError(
+            f"PostgreSQL URLs must use the psycopg 3 driver (postgresql+psycopg://...), "
+            f"got {url.drivername}"
+        )
+    return create_engine(url, pool_size=settings.db_pool_size, pool_pre_ping=True, future=True)
+
+
+def _sqlite_engine(settings: Settings) -> Engine:
+    url = make_url(settings.database_url)
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    # Request handlers run in a thread pool, so a pooled connection may move between threads.
+    engine = create_engine(url, connect_args={"check_same_thread": False})
+    busy_timeout_ms = settings.sqlite_busy_timeout_ms
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+        # Let SQLAlchemy (not the sqlite3 module) decide where transactions begin: see _begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL, much faster
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        # BEGIN IMMEDIATE takes the write lock up front, so concurrent writers queue on
+        # busy_timeout. A deferred transaction that reads and then writes would instead fail
+        # with "database is locked" when another writer committed in between.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def create_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded attributes after commit (responses are built after it)."""
+    return sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,41 @@
+"""SQL for monitored models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.db.tables import MonitoredModel, Window
+from app.db.types import utcnow
+
+
+class ModelRepository:
+    """Reads and writes rows of ``models`` inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get_by_name(self, name: str) -> MonitoredModel | None:
+        """The model called ``name``, or None."""
+        return self.session.scalar(select(MonitoredModel).where(MonitoredModel.name == name))
+
+    def list_all(self) -> Sequence[MonitoredModel]:
+        """Every model, by name."""
+        return self.session.scalars(select(MonitoredModel).order_by(MonitoredModel.name)).all()
+
+    def add(self, model: MonitoredModel) -> MonitoredModel:
+        """Insert ``model`` and flush (a duplicate name raises IntegrityError here)."""
+        self.session.add(model)
+        self.session.flush()
+        return model
+
+    def mark_all_windows_dirty(self, model_id: int) -> int:
+        """Bump every window of the model so the worker recomputes it; returns windows touched."""
+        result = self.session.execute(
+            update(Window)
+            .where(Window.model_id == model_id)
+            .values(dirty_version=Window.dirty_version + 1, updated_at=utcnow())
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,158 @@
+"""The tables of docs/interfaces.md section 2 that the service foundation owns.
+
+Enumerations are strings guarded by CHECK constraints rather than native enums: adding a value
+later is a one-line migration on both PostgreSQL and SQLite.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Date,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base
+from app.db.types import UtcDateTime, utcnow
+
+GRANULARITIES = ("hour", "day", "week")
+PI0_POLICIES = ("historical", "reference", "fixed")
+# BIGINT on PostgreSQL; SQLite only auto-increments a column declared exactly INTEGER.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class MonitoredModel(Base):
+    """A classifier under monitoring and how its windows are evaluated."""
+
+    __tablename__ = "models"
+    __table_args__ = (
+        CheckConstraint(_in("granularity", GRANULARITIES), name="granularity"),
+        CheckConstraint(_in("pi0_policy", PI0_POLICIES), name="pi0_policy"),
+        CheckConstraint("pi0_fixed IS NULL OR (pi0_fixed > 0 AND pi0_fixed < 1)", name="pi0_fixed"),
+        CheckConstraint(
+            "(pi0_policy <> 'fixed' OR pi0_fixed IS NOT NULL) AND (pi0_policy <> 'reference' OR "
+            "(pi0_reference_start IS NOT NULL AND pi0_reference_end IS NOT NULL "
+            "AND pi0_reference_start <= pi0_reference_end))",
+            name="pi0_policy_fields",
+        ),
+        CheckConstraint("min_positives >= 0", name="min_positives"),
+        CheckConstraint(
+            "min_label_coverage >= 0 AND min_label_coverage <= 1", name="min_label_coverage"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    threshold: Mapped[float] = mapped_column(Double)
+    granularity: Mapped[str] = mapped_column(String(8))
+    timezone: Mapped[str] = mapped_column(String(64))
+    pi0_policy: Mapped[str] = mapped_column(String(16))
+    pi0_lookback_windows: Mapped[int | None] = mapped_column(Integer)
+    pi0_reference_start: Mapped[date | None] = mapped_column(Date)
+    pi0_reference_end: Mapped[date | None] = mapped_column(Date)
+    pi0_fixed: Mapped[float | None] = mapped_column(Double)
+    min_positives: Mapped[int] = mapped_column(Integer)
+    min_label_coverage: Mapped[float] = mapped_column(Double)
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, onupdate=utcnow, server_default=func.now()
+    )
+
+
+class Batch(Base):
+    """One accepted ingest request, kept so that a retry with the same batch_id is idempotent."""
+
+    __tablename__ = "batches"
+    __table_args__ = (UniqueConstraint("model_id", "batch_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    batch_id: Mapped[str] = mapped_column(String(200))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    row_count: Mapped[int] = mapped_column(Integer)
+    inserted_rows: Mapped[int] = mapped_column(Integer)
+    updated_rows: Mapped[int] = mapped_column(Integer)
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+
+
+class Prediction(Base):
+    """One scored (and possibly later labelled) prediction.
+
+    The primary key is the client's id within the model, so a late label is an upsert on it and
+    no surrogate key (with its own index) slows the bulk write.
+    """
+
+    __tablename__ = "predictions"
+    __table_args__ = (
+        CheckConstraint("label IS NULL OR label IN (0, 1)", name="label"),
+        Index(None, "model_id", "window_start"),
+    )
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    prediction_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime)
+    ts: Mapped[datetime] = mapped_column(UtcDateTime)
+    score: Mapped[float] = mapped_column(Double)
+    label: Mapped[int | None] = mapped_column(SmallInteger)
+    segment: Mapped[str] = mapped_column(String(100), default="all", server_default="all")
+
+
+class Window(Base):
+    """A model's time window; dirty while dirty_version > computed_version (worker's queue)."""
+
+    __tablename__ = "windows"
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime, primary_key=True)
+    dirty_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    computed_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    lease_owner: Mapped[str | None] = mapped_column(String(100))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    updated_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, onupdate=utcnow, server_default=func.now()
+    )
+
+
+class ApiToken(Base):
+    """A bearer token: only the SHA-256 of its secret is stored, never the token itself."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    prefix: Mapped[str] = mapped_column(String(16))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)

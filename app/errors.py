@@ -1,0 +1,101 @@
+"""Domain errors: each carries its HTTP status and a machine-readable code.
+
+They live outside app.api so that services (ingest, models, tokens) can raise them without
+importing the web layer; app.api.errors renders every subclass with one handler.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypedDict
+
+
+class ErrorDetail(TypedDict, total=False):
+    """One problem in a request: which field (and for batches which row) and why."""
+
+    field: str
+    row: int
+    message: str
+
+
+class CalmonError(Exception):
+    """Base of every error that becomes an HTTP response."""
+
+    status_code: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: list[ErrorDetail] | None = None,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+        self.headers = headers or {}
+        self.extra = extra or {}
+
+    def to_body(self) -> dict[str, Any]:
+        """The JSON error body: ``{"error": {"code", "message", "details", ...}}``."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            error["details"] = self.details
+        error.update(self.extra)
+        return {"error": error}
+
+
+class PayloadValidationError(CalmonError):
+    """The payload is malformed: 422 with the offending fields (and rows)."""
+
+    status_code = 422
+    code = "validation_error"
+
+
+class AuthenticationError(CalmonError):
+    """No usable credentials: 401 with a WWW-Authenticate challenge."""
+
+    status_code = 401
+    code = "not_authenticated"
+
+    def __init__(self, message: str, *, invalid_token: bool = False) -> None:
+        challenge = 'Bearer realm="calmon"'
+        if invalid_token:
+            challenge += ', error="invalid_token"'
+        super().__init__(message, headers={"WWW-Authenticate": challenge})
+
+
+class PermissionDeniedError(CalmonError):
+    """Valid credentials without the scope the operation needs: 403."""
+
+    status_code = 403
+    code = "forbidden"
+
+
+class NotFoundError(CalmonError):
+    """The named resource does not exist: 404."""
+
+    status_code = 404
+    code = "not_found"
+
+
+class ConflictError(CalmonError):
+    """The request contradicts stored state (duplicate name, reused batch id): 409."""
+
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLargeError(CalmonError):
+    """The request exceeds a configured row or byte limit: 413."""
+
+    status_code = 413
+    code = "payload_too_large"
+
+
+class ServiceUnavailableError(CalmonError):
+    """A dependency (the database) is not reachable or not migrated: 503."""
+
+    status_code = 503
+    code = "unavailable"

@@ -1,0 +1,1 @@
+"""Logging setup and the Prometheus collector."""

@@ -1,0 +1,157 @@
+"""One typed Settings object for the whole service.
+
+Sources, highest priority first: keyword arguments (tests), environment variables prefixed
+``CALMON_``, then an optional TOML file (``CALMON_CONFIG_FILE`` or ``config/calmon.toml``).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_CONFIG_FILE = Path("config/calmon.toml")
+CONFIG_FILE_ENV = "CALMON_CONFIG_FILE"
+
+
+class SettingsError(ValueError):
+    """The configuration is unusable (for instance unsafe in production mode)."""
+
+
+def config_file_path() -> Path | None:
+    """Return the TOML file to read, or None when there is none.
+
+    An explicitly named file (``CALMON_CONFIG_FILE``) must exist: a typo in a deployment should
+    stop the service, not silently fall back to defaults.
+    """
+    explicit = os.environ.get(CONFIG_FILE_ENV)
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise SettingsError(f"{CONFIG_FILE_ENV}={explicit} does not name a readable file")
+        return path
+    return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
+
+
+class Settings(BaseSettings):
+    """calmon's configuration; every field is settable as ``CALMON_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="CALMON_", extra="ignore", frozen=True)
+
+    environment: Literal["development", "production"] = Field(
+        default="development",
+        description="production refuses unsafe defaults (auth off, implicit SQLite file).",
+    )
+    data_dir: Path = Field(
+        default=Path("var"), description="Directory of the embedded SQLite database."
+    )
+    database_url: str = Field(
+        default="",
+        validate_default=True,
+        description="SQLAlchemy URL; empty means sqlite:///<data_dir>/calmon.sqlite3. "
+        "PostgreSQL: postgresql+psycopg://user:password@host:5432/dbname",
+    )
+    migrate_on_start: bool | None = Field(
+        default=None,
+        description="`calmon serve` upgrades the schema before listening; "
+        "unset means only on SQLite (the embedded default).",
+    )
+    host: str = Field(default="127.0.0.1", description="`calmon serve` bind address.")
+    port: int = Field(default=8000, ge=1, le=65535, description="`calmon serve` port.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Minimum level of the JSON-lines log on stderr."
+    )
+    auth_disabled: bool = Field(
+        default=False,
+        description="Accept requests without a token (local experiments only; logs a warning).",
+    )
+    db_pool_size: int = Field(default=10, ge=1, description="PostgreSQL connection pool size.")
+    sqlite_busy_timeout_ms: int = Field(
+        default=30_000,
+        ge=0,
+        description="How long a SQLite writer waits for the database lock before failing.",
+    )
+    max_rows_per_request: int = Field(
+        default=100_000, ge=1, description="Rows accepted in one ingest request (413 beyond)."
+    )
+    max_body_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="Bytes accepted in one request body, after gzip decompression (413 beyond).",
+    )
+    min_timestamp: datetime = Field(
+        default=datetime(2000, 1, 1, tzinfo=UTC),
+        description="Earliest prediction timestamp accepted (ISO 8601).",
+    )
+    max_future: timedelta = Field(
+        default=timedelta(days=1),
+        description="How far past the server's clock a prediction timestamp may lie "
+        "(seconds or ISO 8601 duration).",
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _default_to_embedded_sqlite(cls, value: str, info: ValidationInfo) -> str:
+        if value:
+            return value
+        data_dir = info.data.get("data_dir", Path("var"))
+        return f"sqlite:///{(Path(data_dir) / 'calmon.sqlite3').as_posix()}"
+
+    @field_validator("min_timestamp")
+    @classmethod
+    def _naive_means_utc(cls, value: datetime) -> datetime:
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> Settings:
+        if self.environment != "production":
+            return self
+        if self.auth_disabled:
+            raise SettingsError("auth_disabled=true is refused when environment=production")
+        if "database_url" not in self.model_fields_set:
+            raise SettingsError(
+                "environment=production needs an explicit CALMON_DATABASE_URL "
+                "(PostgreSQL), not the embedded SQLite default"
+            )
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        """True when the database is the embedded SQLite engine."""
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def should_migrate_on_start(self) -> bool:
+        """Whether `calmon serve` upgrades the schema before it starts listening."""
+        return self.is_sqlite if self.migrate_on_start is None else self.migrate_on_start
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml_file = config_file_path()
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Return the process-wide settings, read once from the environment and the TOML file."""
+    return Settings()
