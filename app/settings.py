@@ -99,6 +99,27 @@ class Settings(BaseSettings):
         "(seconds or ISO 8601 duration).",
     )
 
+    worker_lease_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="How long a worker owns a claimed window; a crashed worker's window is "
+        "claimable again after this.",
+    )
+    worker_poll_seconds: float = Field(
+        default=1.0, gt=0, description="How long an idle worker waits before looking again."
+    )
+    worker_heartbeat_seconds: float = Field(
+        default=5.0, gt=0, description="How often a worker writes its heartbeat row."
+    )
+    worker_embedded: bool | None = Field(
+        default=None,
+        description="`calmon serve` also runs the worker in-process; unset means only on SQLite "
+        "(the embedded default), so the one-command start computes metrics.",
+    )
+    bootstrap_replicates: int = Field(
+        default=1000, ge=100, description="Bootstrap replicates behind every 95% interval."
+    )
+
     @field_validator("database_url")
     @classmethod
     def _default_to_embedded_sqlite(cls, value: str, info: ValidationInfo) -> str:
@@ -129,6 +150,11 @@ class Settings(BaseSettings):
     def is_sqlite(self) -> bool:
         """True when the database is the embedded SQLite engine."""
         return self.database_url.startswith("sqlite")
+
+    @property
+    def should_embed_worker(self) -> bool:
+        """Whether `calmon serve` runs the worker in-process."""
+        return self.is_sqlite if self.worker_embedded is None else self.worker_embedded
 
     @property
     def should_migrate_on_start(self) -> bool:

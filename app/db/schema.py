@@ -6,7 +6,7 @@ table module that is not imported here would silently fall out of autogenerate.
 
 from __future__ import annotations
 
-from app.db import tables  # noqa: F401  (registers the tables on Base.metadata)
+from app.db import metrics_tables, tables  # noqa: F401  (registers the tables on Base.metadata)
 from app.db.base import Base
 
 metadata = Base.metadata

@@ -71,6 +71,12 @@ class MonitoredModel(Base):
     pi0_fixed: Mapped[float | None] = mapped_column(Double)
     min_positives: Mapped[int] = mapped_column(Integer)
     min_label_coverage: Mapped[float] = mapped_column(Double)
+    # Worker settings (added by the worker's migration 0002; see app/worker/gating.py).
+    baseline_windows: Mapped[int] = mapped_column(Integer, default=7, server_default="7")
+    min_history_windows: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
+    min_history_positives: Mapped[int] = mapped_column(Integer, default=30, server_default="30")
+    pi0_tolerance: Mapped[float] = mapped_column(Double, default=0.1, server_default="0.1")
+    alert_floor: Mapped[float | None] = mapped_column(Double)
     created_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, server_default=func.now()
     )

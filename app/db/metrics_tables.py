@@ -1,0 +1,138 @@
+"""The tables the monitoring worker writes (docs/interfaces.md section 2).
+
+``window_metrics`` holds one row per (model, window, segment) with the whole evaluation as JSON
+and the curve sketch, so a pi0 change is recomputed from the sketch without re-reading raw rows.
+``window_metric_values`` repeats each metric as a plain row so SQL readers (Grafana, the
+Prometheus collector) never parse JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Double,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base
+from app.db.types import UtcDateTime, utcnow
+
+VERDICTS = (
+    "stable",
+    "prior_shift",
+    "performance_drop",
+    "performance_gain",
+    "both",
+    "insufficient_data",
+)
+SEGMENT_ALL = "all"
+
+
+class WindowMetrics(Base):
+    """The evaluation of one segment of one window, at the model's current pi0 version."""
+
+    __tablename__ = "window_metrics"
+    __table_args__ = (
+        CheckConstraint(f"verdict IN ({', '.join(repr(v) for v in VERDICTS)})", name="verdict"),
+        Index(None, "model_id", "segment", "window_start"),
+    )
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime, primary_key=True)
+    segment: Mapped[str] = mapped_column(String(100), primary_key=True)
+    rows_total: Mapped[int] = mapped_column(BigInteger)
+    labelled: Mapped[int] = mapped_column(BigInteger)
+    positives: Mapped[int] = mapped_column(BigInteger)
+    negatives: Mapped[int] = mapped_column(BigInteger)
+    label_coverage: Mapped[float | None] = mapped_column(Double)
+    pi: Mapped[float | None] = mapped_column(Double)
+    pi0: Mapped[float | None] = mapped_column(Double)
+    pi0_version: Mapped[int | None] = mapped_column(Integer)
+    threshold: Mapped[float] = mapped_column(Double)
+    verdict: Mapped[str] = mapped_column(String(24))
+    verdict_reason: Mapped[str | None] = mapped_column(Text)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    intervals: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    decomposition: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    sketch: Mapped[bytes | None] = mapped_column(LargeBinary)
+    source_version: Mapped[int] = mapped_column(BigInteger)
+    computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    duration_seconds: Mapped[float] = mapped_column(Double)
+
+
+class WindowMetricValue(Base):
+    """One metric of one window segment: regular and calibrated values, intervals, effects."""
+
+    __tablename__ = "window_metric_values"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["model_id", "window_start", "segment"],
+            [WindowMetrics.model_id, WindowMetrics.window_start, WindowMetrics.segment],
+            ondelete="CASCADE",
+        ),
+    )
+
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime, primary_key=True)
+    segment: Mapped[str] = mapped_column(String(100), primary_key=True)
+    metric: Mapped[str] = mapped_column(String(40), primary_key=True)
+    regular: Mapped[float | None] = mapped_column(Double)
+    regular_ci_low: Mapped[float | None] = mapped_column(Double)
+    regular_ci_high: Mapped[float | None] = mapped_column(Double)
+    calibrated: Mapped[float | None] = mapped_column(Double)
+    calibrated_ci_low: Mapped[float | None] = mapped_column(Double)
+    calibrated_ci_high: Mapped[float | None] = mapped_column(Double)
+    prior_effect: Mapped[float | None] = mapped_column(Double)
+    performance_effect: Mapped[float | None] = mapped_column(Double)
+    undefined_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class Pi0Version(Base):
+    """A value of a model's reference prior and the history it was estimated from."""
+
+    __tablename__ = "pi0_versions"
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    value: Mapped[float] = mapped_column(Double)
+    policy: Mapped[str] = mapped_column(String(16))
+    windows_used: Mapped[int] = mapped_column(Integer)
+    rows_used: Mapped[int] = mapped_column(BigInteger)
+    positives_used: Mapped[int] = mapped_column(BigInteger)
+    computed_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+
+
+class WorkerHeartbeat(Base):
+    """A worker process's self-metrics, read by the API's Prometheus collector."""
+
+    __tablename__ = "worker_heartbeats"
+
+    worker_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    windows_computed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    failures: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_duration_seconds: Mapped[float | None] = mapped_column(Double)
+    # Raw prediction rows read and windows recomputed from sketches: they prove a pi0 move
+    # re-reads nothing, and show an operator where the worker's time goes.
+    rows_read: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    sketch_recomputations: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")

@@ -1,0 +1,183 @@
+"""SQL for the worker's results: window metrics, metric values, pi0 versions, heartbeats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session, defer
+
+from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.worker.pi0 import WindowCounts
+
+
+class WindowMetricsRepository:
+    """Reads and writes the worker's tables inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # --- window metrics -------------------------------------------------------------------
+    def history(self, model_id: int, segment: str) -> list[WindowCounts]:
+        """Label counts of every stored window of one segment, oldest first."""
+        rows = self.session.execute(
+            select(
+                WindowMetrics.window_start,
+                WindowMetrics.labelled,
+                WindowMetrics.positives,
+                WindowMetrics.label_coverage,
+            )
+            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+            .order_by(WindowMetrics.window_start)
+        ).all()
+        return [WindowCounts(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+
+    def windows(
+        self,
+        model_id: int,
+        segment: str,
+        starts: Sequence[datetime],
+    ) -> list[WindowMetrics]:
+        """Stored rows of one segment at the given window starts (without their sketches)."""
+        if not starts:
+            return []
+        return list(
+            self.session.scalars(
+                select(WindowMetrics)
+                .options(defer(WindowMetrics.sketch))
+                .where(
+                    WindowMetrics.model_id == model_id,
+                    WindowMetrics.segment == segment,
+                    WindowMetrics.window_start.in_(list(starts)),
+                )
+                .order_by(WindowMetrics.window_start)
+            )
+        )
+
+    def series(self, model_id: int) -> list[WindowMetrics]:
+        """Every stored row of the model, sketches included, oldest window first."""
+        return list(
+            self.session.scalars(
+                select(WindowMetrics)
+                .where(WindowMetrics.model_id == model_id)
+                .order_by(WindowMetrics.window_start, WindowMetrics.segment)
+            )
+        )
+
+    def replace_window(
+        self,
+        model_id: int,
+        window_start: datetime,
+        rows: Sequence[dict[str, Any]],
+        values: Sequence[dict[str, Any]],
+    ) -> None:
+        """Replace everything stored for one window (a segment that vanished goes too)."""
+        key = (
+            WindowMetricValue.model_id == model_id,
+            WindowMetricValue.window_start == window_start,
+        )
+        self.session.execute(delete(WindowMetricValue).where(*key))
+        self.session.execute(
+            delete(WindowMetrics).where(
+                WindowMetrics.model_id == model_id, WindowMetrics.window_start == window_start
+            )
+        )
+        if rows:
+            self.session.execute(insert(WindowMetrics), list(rows))
+        if values:
+            self.session.execute(insert(WindowMetricValue), list(values))
+
+    def rewrite_series(
+        self, model_id: int, rows: Sequence[dict[str, Any]], values: Sequence[dict[str, Any]]
+    ) -> None:
+        """Update re-evaluated rows by primary key and replace all of the model's values.
+
+        Used after a pi0 move: the sketch and counts of each row stay as stored.
+        """
+        if rows:
+            self.session.execute(update(WindowMetrics), list(rows))
+        self.session.execute(
+            delete(WindowMetricValue).where(WindowMetricValue.model_id == model_id)
+        )
+        if values:
+            self.session.execute(insert(WindowMetricValue), list(values))
+
+    def segment_rows(
+        self,
+        model_id: int,
+        segment: str,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> list[WindowMetrics]:
+        """Rows of one segment in [start, end), oldest first, without sketches."""
+        query = (
+            select(WindowMetrics)
+            .options(defer(WindowMetrics.sketch))
+            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+        )
+        if start is not None:
+            query = query.where(WindowMetrics.window_start >= start)
+        if end is not None:
+            query = query.where(WindowMetrics.window_start < end)
+        return list(self.session.scalars(query.order_by(WindowMetrics.window_start)))
+
+    def metric_values(
+        self,
+        model_id: int,
+        segment: str,
+        metric: str | None,
+        starts: Sequence[datetime] | None = None,
+    ) -> list[WindowMetricValue]:
+        """Per-metric rows of one segment (one metric or all), oldest window first."""
+        query = select(WindowMetricValue).where(
+            WindowMetricValue.model_id == model_id, WindowMetricValue.segment == segment
+        )
+        if metric is not None:
+            query = query.where(WindowMetricValue.metric == metric)
+        if starts is not None:
+            query = query.where(WindowMetricValue.window_start.in_(list(starts)))
+        return list(self.session.scalars(query.order_by(WindowMetricValue.window_start)))
+
+    def window(self, model_id: int, window_start: datetime, segment: str) -> WindowMetrics | None:
+        """One stored window segment, sketch included."""
+        return self.session.get(WindowMetrics, (model_id, window_start, segment))
+
+    def latest_window_start(self, model_id: int) -> datetime | None:
+        """The newest window with stored metrics."""
+        value: datetime | None = self.session.scalar(
+            select(func.max(WindowMetrics.window_start)).where(WindowMetrics.model_id == model_id)
+        )
+        return value
+
+    # --- pi0 ------------------------------------------------------------------------------
+    def current_pi0(self, model_id: int) -> Pi0Version | None:
+        """The model's newest pi0 version."""
+        return self.session.scalar(
+            select(Pi0Version)
+            .where(Pi0Version.model_id == model_id)
+            .order_by(Pi0Version.version.desc())
+            .limit(1)
+        )
+
+    def pi0_versions(self, model_id: int) -> list[Pi0Version]:
+        """Every pi0 version of the model, oldest first."""
+        return list(
+            self.session.scalars(
+                select(Pi0Version)
+                .where(Pi0Version.model_id == model_id)
+                .order_by(Pi0Version.version)
+            )
+        )
+
+    def add_pi0_version(self, version: Pi0Version) -> Pi0Version:
+        """Insert a pi0 version and flush (a concurrent duplicate version raises here)."""
+        self.session.add(version)
+        self.session.flush()
+        return version
+
+    # --- heartbeats -----------------------------------------------------------------------
+    def beat(self, heartbeat: WorkerHeartbeat) -> None:
+        """Insert or update a worker's heartbeat row."""
+        self.session.merge(heartbeat)

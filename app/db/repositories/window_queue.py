@@ -1,0 +1,172 @@
+"""SQL of the worker's queue: dirty windows, claimed under a lease.
+
+A window is dirty while ``dirty_version > computed_version``. A worker claims one by writing its
+id and a lease expiry in a short transaction of its own, computes outside it, and then stores the
+result and ``computed_version = <the dirty_version it claimed>`` in one transaction that first
+re-checks it still owns the lease. So:
+
+- ingest that re-dirties a window during the computation bumps ``dirty_version`` past the claimed
+  one, and the window stays dirty and is computed again;
+- a worker that died keeps nothing: its lease expires and the window is claimable again;
+- a worker whose lease expired and was taken over cannot overwrite the newer owner's work.
+
+A failed window is released with ``lease_owner`` NULL and ``lease_expires_at`` in the future:
+that is its back-off, so a poisonous window does not wedge the loop.
+``updated_at`` is left alone by the worker: it is the time of the last ingest touching the window,
+which the worker-lag gauge measures from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from app.db.tables import Window
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A window this worker holds the lease of, and the version of it being computed."""
+
+    model_id: int
+    window_start: datetime
+    dirty_version: int
+    attempts: int
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """How much work waits: dirty windows and the oldest unprocessed change among them."""
+
+    windows: int
+    dirty_windows: int
+    failing_windows: int
+    oldest_dirty_update: datetime | None
+    latest_complete_window: datetime | None
+
+
+def _key(model_id: int, window_start: datetime) -> tuple[ColumnElement[bool], ...]:
+    return (Window.model_id == model_id, Window.window_start == window_start)
+
+
+def _claimable(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    return (
+        Window.dirty_version > Window.computed_version,
+        or_(Window.lease_expires_at.is_(None), Window.lease_expires_at < now),
+    )
+
+
+class WindowQueue:
+    """Claims, completes and releases windows inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def claim_next(
+        self, owner: str, lease: timedelta, now: datetime, model_id: int | None = None
+    ) -> Claim | None:
+        """Lease the oldest claimable window (optionally of one model), or None if none waits.
+
+        On PostgreSQL ``FOR UPDATE SKIP LOCKED`` lets concurrent workers pass over a window
+        another one is claiming; the UPDATE re-checks the claim condition, which is what keeps
+        SQLite (no row locks, one writer at a time) correct too.
+        """
+        query = select(
+            Window.model_id, Window.window_start, Window.dirty_version, Window.attempts
+        ).where(*_claimable(now))
+        if model_id is not None:
+            query = query.where(Window.model_id == model_id)
+        row = self.session.execute(
+            query.order_by(Window.window_start, Window.model_id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+        ).first()
+        if row is None:
+            return None
+        result = self.session.execute(
+            update(Window)
+            .where(*_key(row.model_id, row.window_start), *_claimable(now))
+            .values(
+                lease_owner=owner,
+                lease_expires_at=now + lease,
+                attempts=Window.attempts + 1,
+                updated_at=Window.updated_at,
+            )
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        return Claim(row.model_id, row.window_start, row.dirty_version, row.attempts + 1)
+
+    def hold(self, claim: Claim, owner: str) -> bool:
+        """Lock the claimed window row and confirm ``owner`` still holds its lease.
+
+        Called first in the transaction that stores results, so the check and the writes commit
+        together and no other worker can complete the same window in between.
+        """
+        result = self.session.execute(
+            update(Window)
+            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
+            .values(lease_owner=owner, updated_at=Window.updated_at)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def complete(self, claim: Claim, owner: str) -> bool:
+        """Record the claimed version as computed and release the lease."""
+        result = self.session.execute(
+            update(Window)
+            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
+            .values(
+                computed_version=claim.dirty_version,
+                lease_owner=None,
+                lease_expires_at=None,
+                last_error=None,
+                attempts=0,
+                updated_at=Window.updated_at,
+            )
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def release_failed(self, claim: Claim, owner: str, error: str, retry_at: datetime) -> bool:
+        """Give the window back after a failure, not claimable again before ``retry_at``."""
+        result = self.session.execute(
+            update(Window)
+            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
+            .values(
+                lease_owner=None,
+                lease_expires_at=retry_at,
+                last_error=error[:4000],
+                updated_at=Window.updated_at,
+            )
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def release(self, claim: Claim, owner: str) -> None:
+        """Give the window back unchanged (shutdown before it was computed)."""
+        self.session.execute(
+            update(Window)
+            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
+            .values(
+                lease_owner=None,
+                lease_expires_at=None,
+                attempts=Window.attempts - 1,
+                updated_at=Window.updated_at,
+            )
+        )
+
+    def state(self, model_id: int) -> QueueState:
+        """A model's queue: windows, dirty ones, failing ones, oldest change, newest done."""
+        dirty = Window.dirty_version > Window.computed_version
+        complete = Window.computed_version == Window.dirty_version
+        row = self.session.execute(
+            select(
+                func.count(),
+                func.count().filter(dirty),
+                func.count().filter(dirty, Window.last_error.is_not(None)),
+                func.min(Window.updated_at).filter(dirty),
+                func.max(Window.window_start).filter(complete, Window.computed_version > 0),
+            ).where(Window.model_id == model_id)
+        ).one()
+        return QueueState(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
