@@ -25,13 +25,31 @@ def _configure(connection: Connection) -> None:
     )
 
 
+def _sqlite_foreign_keys(connection: Connection, enabled: bool) -> None:
+    # Batch mode rebuilds a table by dropping it; with foreign keys on, dropping `models`
+    # would cascade-delete every prediction. The pragma only works outside a transaction, so
+    # it goes straight to the driver connection (autocommit, see app.db.engine).
+    cursor = connection.connection.cursor()
+    cursor.execute(f"PRAGMA foreign_keys={'ON' if enabled else 'OFF'}")
+    cursor.close()
+
+
 def run_migrations_online() -> None:
     engine = create_db_engine(_settings())
     try:
         with engine.connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                _sqlite_foreign_keys(connection, enabled=False)
             _configure(connection)
             with context.begin_transaction():
                 context.run_migrations()
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"migration broke foreign keys: {broken[:5]}")
+            if sqlite:
+                _sqlite_foreign_keys(connection, enabled=True)
     finally:
         engine.dispose()
 

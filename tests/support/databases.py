@@ -1,0 +1,100 @@
+"""Real test databases: a SQLite file, or a private schema in the PostgreSQL test database.
+
+A private PostgreSQL schema per test session (``search_path`` set through the connection URL)
+lets several pytest runs share one server and one database without seeing each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from sqlalchemy import URL, Engine, MetaData, create_engine, make_url, text
+
+from app.settings import Settings
+
+Backend = Literal["sqlite", "postgresql"]
+POSTGRES_URL_ENV = "CALMON_TEST_DATABASE_URL"
+
+
+def settings_for(database_url: str, **overrides: object) -> Settings:
+    """Settings for tests: explicit values, so the developer's CALMON_* variables do not leak."""
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "auth_disabled": False,
+        "environment": "development",
+        "migrate_on_start": False,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def postgres_base_url() -> URL:
+    """The PostgreSQL test database; skip without it, but fail under CI=true.
+
+    A CI run that silently skipped PostgreSQL would report green while testing only SQLite.
+    """
+    raw = os.environ.get(POSTGRES_URL_ENV)
+    in_ci = os.environ.get("CI") == "true"
+    if not raw:
+        if in_ci:
+            pytest.fail(f"CI=true but {POSTGRES_URL_ENV} is unset", pytrace=False)
+        pytest.skip(f"set {POSTGRES_URL_ENV} to run the PostgreSQL variant")
+    url = make_url(raw)
+    probe = create_engine(url)
+    try:
+        with probe.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception as exc:
+        pytest.fail(f"PostgreSQL at {url.render_as_string()} is unreachable: {exc}", pytrace=False)
+    finally:
+        probe.dispose()
+    return url
+
+
+@contextmanager
+def fresh_database(backend: Backend, directory: Path) -> Iterator[str]:
+    """Yield the URL of a new, empty database and remove it afterwards."""
+    if backend == "sqlite":
+        path = directory / f"calmon-{secrets.token_hex(4)}.sqlite3"
+        yield f"sqlite:///{path.as_posix()}"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return
+    base = postgres_base_url()
+    schema = f"calmon_test_{os.getpid()}_{secrets.token_hex(3)}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        url = base.update_query_dict({"options": f"-csearch_path={schema}"})
+        yield url.render_as_string(hide_password=False)
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    finally:
+        admin.dispose()
+
+
+def table_names(engine: Engine) -> list[str]:
+    """Every table except Alembic's bookkeeping, parents before children (reflected once)."""
+    metadata = MetaData()
+    metadata.reflect(engine)
+    return [t.name for t in metadata.sorted_tables if t.name != "alembic_version"]
+
+
+def empty_tables(engine: Engine, names: list[str]) -> None:
+    """Delete every row of the tables ``names`` (from :func:`table_names`) in one transaction."""
+    if not names:
+        return
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            quoted = ", ".join(f'"{name}"' for name in names)
+            connection.execute(text(f"TRUNCATE TABLE {quoted} RESTART IDENTITY CASCADE"))
+        else:
+            for name in reversed(names):  # children before parents (foreign keys are on)
+                connection.execute(text(f'DELETE FROM "{name}"'))

@@ -1,0 +1,126 @@
+"""Run a real `calmon serve` (uvicorn) in a subprocess for end-to-end tests.
+
+    with running_server(database_url) as server:
+        httpx.get(f"{server.base_url}/v1/models", headers=...)
+
+The server gets a free loopback port, a clean environment (no inherited ``CALMON_*``
+variables, so a developer's shell cannot change what a test sees) plus ``env``, and the context
+manager returns only once ``/readyz`` answers 200. Its output goes to ``server.log_path``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    """A running calmon process."""
+
+    base_url: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def logs(self) -> str:
+        """Everything the process wrote so far (JSON lines from calmon and uvicorn)."""
+        return self.log_path.read_text(errors="replace")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def clean_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """The current environment without ``CALMON_*`` settings, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALMON_")}
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def running_server(
+    database_url: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    ready_timeout: float = 30.0,
+    log_dir: Path | None = None,
+) -> Iterator[LiveServer]:
+    """Start `calmon serve` on ``database_url``, wait for /readyz, stop it (SIGTERM) afterwards.
+
+    ``env`` adds or overrides settings (e.g. ``{"CALMON_AUTH_DISABLED": "true"}``); ``args``
+    are extra command-line arguments after ``serve``. Raises RuntimeError with the server's log
+    if it exits or is not ready within ``ready_timeout`` seconds.
+    """
+    port = free_port()
+    directory = log_dir or Path(tempfile.mkdtemp(prefix="calmon-server-"))
+    log_path = directory / f"server-{port}.log"
+    settings_env = {"CALMON_DATABASE_URL": database_url, **(env or {})}
+    command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [*command, *args],
+            cwd=REPO_ROOT,
+            env=clean_environment(settings_env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = LiveServer(f"http://127.0.0.1:{port}", port, process, log_path)
+    try:
+        _wait_until_ready(server, ready_timeout)
+        yield server
+    finally:
+        stop_process(process)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
+    """SIGTERM, then SIGKILL if the process does not exit within ``timeout``; the exit code."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+def _wait_until_ready(server: LiveServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    last_status = "no answer"
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if server.process.poll() is not None:
+                raise RuntimeError(
+                    f"calmon serve exited with {server.process.returncode}:\n{server.logs()}"
+                )
+            try:
+                response = client.get(f"{server.base_url}/readyz")
+                if response.status_code == 200:
+                    return
+                last_status = f"{response.status_code} {response.text}"
+            except httpx.TransportError as exc:
+                last_status = type(exc).__name__
+            time.sleep(0.1)
+    raise RuntimeError(
+        f"calmon serve not ready after {timeout:.0f}s ({last_status}):\n{server.logs()}"
+    )
