@@ -3,6 +3,16 @@
 See docs/interfaces.md section 1 for the contract the rest of calmon builds against.
 """
 
+from app.metrics.bootstrap import Intervals, bootstrap
+from app.metrics.curves import PRCurve, pr_curve
+from app.metrics.drift import (
+    VERDICTS,
+    Decomposition,
+    MetricChange,
+    WindowEstimate,
+    decompose,
+    pool_baseline,
+)
 from app.metrics.errors import InvalidInputError
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
 from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch
@@ -12,12 +22,22 @@ __all__ = [
     "METRICS",
     "METRICS_BY_NAME",
     "METRIC_NAMES",
+    "VERDICTS",
     "CurveSketch",
+    "Decomposition",
     "EvaluationResult",
+    "Intervals",
     "InvalidInputError",
+    "MetricChange",
     "MetricSpec",
+    "PRCurve",
+    "WindowEstimate",
+    "bootstrap",
     "build_sketch",
+    "decompose",
     "evaluate",
     "evaluate_sketch",
     "metric_spec",
+    "pool_baseline",
+    "pr_curve",
 ]

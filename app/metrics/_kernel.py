@@ -69,9 +69,10 @@ def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
         k = (pi * (1.0 - pi0)) / (pi0 * (1.0 - pi))
+        gains = _GainCurve.of(c)
         invariant = _invariant(c)
-        regular = _prior_dependent(c, None, pi[:, None])
-        calibrated = _prior_dependent(c, k, pi0)
+        regular = _prior_dependent(c, None, gains.area(c, pi))
+        calibrated = _prior_dependent(c, k, gains.area(c, np.full_like(pi, pi0)))
     regular.update(invariant)
     calibrated.update(invariant)
     return regular, calibrated, pi
@@ -91,17 +92,21 @@ def _invariant(c: _Curve) -> Columns:
     }
 
 
-def _prior_dependent(c: _Curve, k: FloatArray | None, prior: FloatArray | float) -> Columns:
+_TINY = np.finfo(np.float64).tiny
+
+
+def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -> Columns:
     """Precision-type metrics with false positives weighted by ``k`` (``None``: weight 1)."""
-    tp, pos = c.tp, c.pos
+    tp = c.tp
     wfp = c.fp if k is None else c.fp * k[:, None]
     wfp_t = c.fp_t if k is None else c.fp_t * k
     # sklearn's AP: recall steps (positives of the group / all positives) times the precision
-    # with the whole tie group counted; entries without positives add nothing.
-    ap = np.sum(np.where(pos > 0, pos * (tp / (tp + wfp)), 0.0), axis=1) / c.npos
-    # Entries without positives never beat the group above them, and argmax takes the first
-    # (highest-threshold) maximum.
-    f1_curve = np.where(pos > 0, 2.0 * tp / (tp + wfp + c.npos[:, None]), -1.0)
+    # with the whole tie group counted. An entry above every positive has 0/0 precision but
+    # adds no recall; the floor on the denominator turns its term into 0 instead of NaN.
+    ap = np.sum(c.pos * tp / np.maximum(tp + wfp, _TINY), axis=1) / c.npos
+    # An entry without positives has the TP of the entry above and at least its FP, so it never
+    # beats it, and argmax takes the first (highest-threshold) maximum.
+    f1_curve = 2.0 * tp / (tp + wfp + c.npos[:, None])
     best = np.argmax(f1_curve, axis=1)
     best_f1 = np.take_along_axis(f1_curve, best[:, None], axis=1)[:, 0]
     defined = c.npos > 0
@@ -109,44 +114,55 @@ def _prior_dependent(c: _Curve, k: FloatArray | None, prior: FloatArray | float)
         "precision": c.tp_t / (c.tp_t + wfp_t),
         "f1": 2.0 * c.tp_t / (c.tp_t + wfp_t + c.npos),
         "average_precision": ap,
-        "pr_gain_auc": _pr_gain_area(c, prior),
+        "pr_gain_auc": pr_gain_auc,
         "best_f1": np.where(defined, best_f1, np.nan),
         "best_f1_threshold": np.where(defined, c.scores[best], np.nan),
     }
 
 
-def _pr_gain_area(c: _Curve, prior: FloatArray | float) -> FloatArray:
+@dataclass(frozen=True)
+class _GainCurve:
     """Area under the PR-Gain curve over recall gain in [0, 1] (Flach & Kull 2015).
 
     Follows the reference implementation (meeliskull/prg, ``calc_auprg``): one point per
     distinct score, trapezoids in (recall gain, precision gain) space for every segment whose
     left end has recall gain >= 0, and the segment crossing recall gain 0 cut at the point
     interpolated linearly in contingency space. Negative precision gains count (negative area).
-    Precision gain ``1 - (P/N)(FP/TP)`` is the same calibrated or not; recall gain
-    ``(rec - prior) / ((1 - prior) rec)`` uses the prior (pi, or pi0 when calibrated).
-    ``prior`` is a float or an ``(R, 1)`` column.
+
+    Precision gain ``1 - (P/N)(FP/TP)`` is the same calibrated or not (so it is computed once);
+    recall gain ``(rec - p) / ((1 - p) rec) = (1 - p P / TP) / (1 - p)`` uses the prior p (pi,
+    or pi0 when calibrated). A segment from TP_l to TP therefore has width
+    ``p P (1/TP_l - 1/TP) / (1 - p)``.
     """
-    tp, fp = c.tp, c.fp
-    npos_c, ratio = c.npos[:, None], (c.npos / c.nneg)[:, None]
-    tp_l, fp_l = tp - c.pos, fp - c.tied
 
-    def recall_gain(t: FloatArray) -> FloatArray:
-        rec = t / npos_c
-        result: FloatArray = (rec - prior) / ((1.0 - prior) * rec)
+    inv_tp: FloatArray
+    suffix: FloatArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
+    pg_r: FloatArray
+    ratio: FloatArray
+
+    @classmethod
+    def of(cls, c: _Curve) -> _GainCurve:
+        ratio = (c.npos / c.nneg)[:, None]
+        tp_l, fp_l = c.tp - c.pos, c.fp - c.tied
+        inv_tp, inv_tp_l = 1.0 / c.tp, 1.0 / tp_l
+        pg_r = 1.0 - ratio * (c.fp * inv_tp)
+        pg_l = 1.0 - ratio * (fp_l * inv_tp_l)
+        # Segments starting at TP_l = 0 are never whole (recall gain -inf there); zero them so
+        # their inf/NaN stays out of the suffix sums.
+        h = np.where(tp_l > 0, (inv_tp_l - inv_tp) * (pg_l + pg_r), 0.0)
+        suffix = np.cumsum(h[:, ::-1], axis=1)[:, ::-1]
+        return cls(inv_tp=inv_tp, suffix=suffix, pg_r=pg_r, ratio=ratio[:, 0])
+
+    def area(self, c: _Curve, prior: FloatArray) -> FloatArray:
+        """Area with recall gain at ``prior`` (one value per row)."""
+        tp_x = prior * c.npos  # recall gain is 0 where TP = p P
+        rows = np.arange(c.tp.shape[0])
+        m = np.argmax(c.tp > tp_x[:, None], axis=1)  # the segment that crosses recall gain 0
+        scale = tp_x / (1.0 - prior)
+        after = np.concatenate((self.suffix, np.zeros((rows.size, 1))), axis=1)[rows, m + 1]
+        tp_r, pos, tied = c.tp[rows, m], c.pos[rows, m], c.tied[rows, m]
+        fp_x = c.fp[rows, m] - tied + (tp_x - (tp_r - pos)) / pos * tied
+        pg_x = 1.0 - self.ratio * (fp_x / tp_x)
+        rg_r = scale * (1.0 / tp_x - self.inv_tp[rows, m])
+        result: FloatArray = scale * after / 2.0 + rg_r * (self.pg_r[rows, m] + pg_x) / 2.0
         return result
-
-    def precision_gain(t: FloatArray, f: FloatArray) -> FloatArray:
-        result: FloatArray = 1.0 - ratio * (f / t)
-        return result
-
-    rg_l, rg_r = recall_gain(tp_l), recall_gain(tp)
-    pg_l, pg_r = precision_gain(tp_l, fp_l), precision_gain(tp, fp)
-    whole = (tp_l > 0) & (rg_l >= 0)
-    crossing = ~whole & (rg_r > 0)
-    tp_x = prior * npos_c
-    fp_x = fp_l + (tp_x - tp_l) / c.pos * c.tied
-    pg_x = precision_gain(tp_x, fp_x)
-    area = np.where(whole, (rg_r - rg_l) * (pg_r + pg_l) / 2.0, 0.0)
-    area = area + np.where(crossing, rg_r * (pg_r + pg_x) / 2.0, 0.0)
-    result: FloatArray = np.sum(area, axis=1)
-    return result
