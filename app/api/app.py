@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
-from app.api.routers import health, models, tokens
+from app.api.routers import batches, health, models, tokens
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import head_revisions
 from app.settings import Settings, get_settings
@@ -56,6 +56,6 @@ def create_app(
     app = FastAPI(title="calmon", version=__version__, lifespan=lifespan)
     app.state.settings = settings
     install_error_handlers(app)
-    for router in (health.router, models.router, tokens.router):
+    for router in (health.router, models.router, tokens.router, batches.router):
         app.include_router(router)
     return app

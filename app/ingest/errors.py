@@ -1,0 +1,57 @@
+"""Ingestion's domain errors, rendered by the API's one CalmonError handler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.errors import CalmonError, ConflictError, ErrorDetail, PayloadValidationError
+
+MAX_REPORTED_ERRORS = 20
+
+
+@dataclass(frozen=True, order=True)
+class RowError:
+    """One problem in a batch: ``row`` is the 0-based row index, BATCH_LEVEL for the batch."""
+
+    row: int
+    field: str
+    message: str
+
+    def to_detail(self) -> ErrorDetail:
+        """The error-body entry for this problem."""
+        if self.row < 0:
+            return ErrorDetail(field=self.field, message=self.message)
+        return ErrorDetail(row=self.row, field=self.field, message=self.message)
+
+
+BATCH_LEVEL = -1
+"""Row index of a problem that concerns the whole batch (batch_id, columns, body)."""
+
+
+class UnsupportedMediaTypeError(CalmonError):
+    """The body's Content-Type or Content-Encoding is not one ingestion reads: 415."""
+
+    status_code = 415
+    code = "unsupported_media_type"
+
+
+class BatchValidationError(PayloadValidationError):
+    """The batch was refused whole: the first problems by row, and how many there were."""
+
+    code = "invalid_batch"
+
+    def __init__(self, errors: list[RowError], total: int | None = None) -> None:
+        first = sorted(errors)[:MAX_REPORTED_ERRORS]
+        count = len(errors) if total is None else total
+        super().__init__(
+            f"batch refused, nothing was written: {count} invalid "
+            f"{'value' if count == 1 else 'values'} (the first {len(first)} listed)",
+            details=[error.to_detail() for error in first],
+            extra={"error_count": count},
+        )
+
+
+class BatchConflictError(ConflictError):
+    """The batch_id was already used for different content: 409."""
+
+    code = "batch_conflict"

@@ -1,0 +1,177 @@
+"""Batch bodies (row JSON, columnar JSON, CSV) turned into one columnar shape.
+
+Every format becomes a ``RawBatch``: five equally long Python lists (``id``, ``timestamp``,
+``score``, ``label``, ``segment``) whose values are not checked yet; ``app.ingest.validate``
+checks them column by column. Problems of shape (a row that is not an object, a missing or
+unknown field, columns of different lengths) are reported here and stop the batch before any
+value is looked at: a shape problem usually means every row is wrong the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
+
+FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
+REQUIRED: Final = ("id", "timestamp", "score")
+_CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1}
+
+
+@dataclass(frozen=True)
+class RawBatch:
+    """A batch's client id and its unvalidated columns (each of length ``rows``)."""
+
+    batch_id: object
+    columns: dict[str, list[object]]
+
+    @property
+    def rows(self) -> int:
+        """Number of rows in the batch."""
+        return len(self.columns["id"])
+
+
+def parse_json(body: bytes, batch_id: str | None = None) -> RawBatch:
+    """Parse ``{"batch_id", "rows": [...]}`` or ``{"batch_id", "columns": {...}}``.
+
+    ``batch_id`` (from a header or query parameter) is used when the body carries none.
+    """
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise _shape_error("body", f"not valid JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise _shape_error("body", 'expected an object {"batch_id": ..., "rows": [...]}')
+    unknown = set(document) - {"batch_id", "rows", "columns"}
+    if unknown:
+        raise _shape_error(sorted(unknown)[0], "unknown field; expected batch_id, rows or columns")
+    resolved_id = _resolve_batch_id(document.get("batch_id"), batch_id)
+    if ("rows" in document) == ("columns" in document):
+        raise _shape_error("rows", 'send exactly one of "rows" (objects) or "columns" (arrays)')
+    if "rows" in document:
+        return RawBatch(resolved_id, _columns_from_rows(document["rows"]))
+    return RawBatch(resolved_id, _columns_from_columns(document["columns"]))
+
+
+def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
+    """Parse a CSV upload: a header naming the columns, then one line per row.
+
+    Empty ``label`` means unknown, empty ``segment`` means ``all``. Row indexes in errors count
+    data lines from 0 (the header is not a row).
+    """
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _shape_error("body", f"CSV must be UTF-8: {error}") from None
+    records = [record for record in csv.reader(io.StringIO(text)) if record]
+    if not records:
+        raise _shape_error("body", "CSV has no header line")
+    header = [name.strip().lower() for name in records[0]]
+    _check_names(header, "column")
+    width = len(header)
+    data = records[1:]
+    if set(map(len, data)) - {width}:
+        errors = [
+            RowError(row, "row", f"has {len(record)} fields, the header has {width}")
+            for row, record in enumerate(data)
+            if len(record) != width
+        ]
+        raise BatchValidationError(errors)
+    by_name = dict(zip(header, (list(column) for column in zip(*data, strict=True)), strict=True))
+    n = len(data)
+    columns: dict[str, list[object]] = {
+        "id": list(by_name["id"]) if n else [],
+        "timestamp": list(by_name["timestamp"]) if n else [],
+        "score": _csv_floats(by_name["score"]) if n else [],
+        "label": [_CSV_LABELS.get(v.strip(), v) for v in by_name["label"]]
+        if "label" in by_name
+        else [None] * n,
+        "segment": [v or None for v in by_name["segment"]] if "segment" in by_name else [None] * n,
+    }
+    return RawBatch(_resolve_batch_id(None, batch_id), columns)
+
+
+def _csv_floats(values: list[str]) -> list[object]:
+    """Floats where the text is a number; the text itself otherwise (validation names it)."""
+    try:
+        return list(map(float, values))
+    except ValueError:
+        converted: list[object] = []
+        for value in values:
+            try:
+                converted.append(float(value))
+            except ValueError:
+                converted.append(value)
+        return converted
+
+
+def _columns_from_rows(rows: object) -> dict[str, list[object]]:
+    if not isinstance(rows, list):
+        raise _shape_error("rows", "must be an array of objects")
+    # Fast path: every row an object with known keys; one C-level pass per column.
+    if set(map(type, rows)) <= {dict} and set().union(*rows) <= set(FIELDS):
+        try:
+            return {
+                "id": [row["id"] for row in rows],
+                "timestamp": [row["timestamp"] for row in rows],
+                "score": [row["score"] for row in rows],
+                "label": [row.get("label") for row in rows],
+                "segment": [row.get("segment") for row in rows],
+            }
+        except KeyError:
+            pass
+    errors: list[RowError] = []
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            errors.append(RowError(index, "row", "must be an object"))
+            continue
+        errors.extend(RowError(index, name, "is required") for name in REQUIRED if name not in row)
+        errors.extend(
+            RowError(index, str(name), f"unknown field; expected one of {', '.join(FIELDS)}")
+            for name in row
+            if name not in FIELDS
+        )
+    raise BatchValidationError(errors)
+
+
+def _columns_from_columns(columns: object) -> dict[str, list[object]]:
+    if not isinstance(columns, dict):
+        raise _shape_error("columns", "must be an object of arrays")
+    _check_names(list(columns), "column")
+    lengths = {name: len(values) for name, values in columns.items() if isinstance(values, list)}
+    not_lists = [name for name in columns if name not in lengths]
+    if not_lists:
+        raise _shape_error(f"columns.{not_lists[0]}", "must be an array")
+    if len(set(lengths.values())) > 1:
+        raise _shape_error("columns", f"columns have different lengths: {lengths}")
+    n = lengths["id"]
+    return {name: columns.get(name, [None] * n) for name in FIELDS}
+
+
+def _check_names(names: list[str], kind: str) -> None:
+    unknown = [name for name in names if name not in FIELDS]
+    if unknown:
+        raise _shape_error(unknown[0], f"unknown {kind}; expected {', '.join(FIELDS)}")
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise _shape_error(duplicated[0], f"{kind} appears more than once")
+    missing = [name for name in REQUIRED if name not in names]
+    if missing:
+        raise _shape_error(missing[0], f"{kind} is required")
+
+
+def _resolve_batch_id(in_body: object, outside: str | None) -> object:
+    if in_body is not None and outside is not None and in_body != outside:
+        raise _shape_error("batch_id", "differs between the body and the header/query parameter")
+    if in_body is None and outside is None:
+        raise _shape_error("batch_id", "is required (in the body, X-Batch-Id or ?batch_id=)")
+    return in_body if in_body is not None else outside
+
+
+def _shape_error(field: str, message: str) -> BatchValidationError:
+    return BatchValidationError([RowError(BATCH_LEVEL, field, message)])

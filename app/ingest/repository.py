@@ -1,0 +1,309 @@
+"""All SQL of ingestion: batch ids, the bulk write of predictions, labels, dirty windows.
+
+The bulk write stages the batch in a temporary table and then runs set-based statements that
+are the same on both backends; only the filling differs. PostgreSQL gets the rows by binary
+COPY (psycopg 3), SQLite by one ``executemany``. Everything runs in the caller's transaction, so
+a failure anywhere leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Connection, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.db.tables import Batch, Window
+from app.ingest.timestamps import micros_to_datetime
+
+_STAGE: Final = "ingest_stage"
+_LABEL_STAGE: Final = "ingest_label_stage"
+_COPY_TYPES: Final = ["text", "int8", "int8", "float8", "int2", "text"]
+
+
+@dataclass(frozen=True)
+class StagedRows:
+    """Validated rows of one model, ready to write (timestamps in UTC epoch microseconds)."""
+
+    model_id: int
+    ids: list[str]
+    timestamps: npt.NDArray[np.int64]
+    windows: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64]
+    labels: npt.NDArray[np.int8]  # -1 means no label
+    segments: list[str]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What the upsert did: new rows, rows that existed, windows rows moved out of."""
+
+    inserted: int
+    updated: int
+    vacated_windows: list[int]
+
+
+@dataclass(frozen=True)
+class LabelResult:
+    """Outcome of a label-only update."""
+
+    changed_windows: list[int]
+    updated: int
+    unchanged: int
+    unknown_ids: list[str]
+
+
+class IngestRepository:
+    """Reads and writes of the ingest path inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.connection: Connection = session.connection()
+        self.is_postgres = self.connection.dialect.name == "postgresql"
+
+    # -- batches ---------------------------------------------------------------------------
+
+    def claim_batch(self, model_id: int, batch_id: str, content_hash: str, rows: int) -> int | None:
+        """Insert the batch record; None if this (model, batch_id) already exists.
+
+        On PostgreSQL a concurrent transaction holding the same key makes this wait for it to
+        end: if it commits we see the conflict (and then its stored response), if it rolls back
+        we get the key. SQLite has one writer at a time, so the same holds trivially.
+        """
+        dialect = postgresql if self.is_postgres else sqlite
+        statement = (
+            dialect.insert(Batch)
+            .values(
+                model_id=model_id,
+                batch_id=batch_id,
+                content_hash=content_hash,
+                row_count=rows,
+                inserted_rows=0,
+                updated_rows=0,
+                response={},
+            )
+            .on_conflict_do_nothing(index_elements=["model_id", "batch_id"])
+            .returning(Batch.id)
+        )
+        return self.session.execute(statement).scalar_one_or_none()
+
+    def find_batch(self, model_id: int, batch_id: str) -> tuple[str, dict[str, Any]]:
+        """The content hash and stored response of an existing batch."""
+        row = self.session.execute(
+            select(Batch.content_hash, Batch.response).where(
+                Batch.model_id == model_id, Batch.batch_id == batch_id
+            )
+        ).one()
+        return row.content_hash, row.response
+
+    def finish_batch(self, batch_pk: int, result: WriteResult, response: dict[str, Any]) -> None:
+        """Store the counts and the response a retry of this batch gets back."""
+        self.session.execute(
+            update(Batch)
+            .where(Batch.id == batch_pk)
+            .values(inserted_rows=result.inserted, updated_rows=result.updated, response=response)
+        )
+
+    # -- predictions -----------------------------------------------------------------------
+
+    def write_rows(self, rows: StagedRows) -> WriteResult:
+        """Upsert the rows: new ids are inserted, known ids get the new values.
+
+        A null label never erases a stored one (a re-sent prediction feed must not undo a
+        chargeback). Returns the windows that rows moved *out of*, which must be re-dirtied too.
+        """
+        self._stage(rows)
+        new_window, ts = self._stage_instant("window_staged"), self._stage_instant("ts_staged")
+        previous = self.connection.execute(
+            text(
+                f"SELECT old_window, MAX(CASE WHEN old_window <> new_window THEN 1 ELSE 0 END), "
+                f"COUNT(*) FROM (SELECT {new_window} AS new_window, "
+                # A correlated subquery is one primary-key probe per staged row; a join could be
+                # planned as a scan of all the model's predictions.
+                f"(SELECT p.window_start FROM predictions p WHERE p.model_id = :model_id "
+                f"AND p.prediction_id = s.prediction_id) AS old_window FROM {_STAGE} s) x "
+                f"WHERE old_window IS NOT NULL GROUP BY old_window"
+            ),
+            {"model_id": rows.model_id},
+        ).all()
+        self.connection.execute(
+            text(
+                f"INSERT INTO predictions "
+                f"(model_id, prediction_id, window_start, ts, score, label, segment) "
+                f"SELECT :model_id, prediction_id, {new_window}, {ts}, score, label, segment "
+                f"FROM {_STAGE} WHERE true "  # WHERE: SQLite's parser needs it before ON CONFLICT
+                f"ON CONFLICT (model_id, prediction_id) DO UPDATE SET "
+                f"window_start = excluded.window_start, ts = excluded.ts, "
+                f"score = excluded.score, label = COALESCE(excluded.label, predictions.label), "
+                f"segment = excluded.segment"
+            ),
+            {"model_id": rows.model_id},
+        )
+        self._drop(_STAGE)
+        updated = sum(int(count) for _, _, count in previous)
+        vacated = [self._micros(window) for window, moved, _ in previous if moved]
+        return WriteResult(len(rows.ids) - updated, updated, sorted(vacated))
+
+    def _stage(self, rows: StagedRows) -> None:
+        labels: list[int | None] = [None if v < 0 else v for v in rows.labels.tolist()]
+        if self.is_postgres:
+            self._create_stage(
+                _STAGE,
+                "prediction_id varchar(200), ts_staged bigint, window_staged bigint, "
+                "score double precision, label smallint, segment varchar(100)",
+            )
+            cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            with cursor.copy(f"COPY {_STAGE} FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_COPY_TYPES)
+                for row in zip(
+                    rows.ids,
+                    rows.timestamps.tolist(),
+                    rows.windows.tolist(),
+                    rows.scores.tolist(),
+                    labels,
+                    rows.segments,
+                    strict=True,
+                ):
+                    copy.write_row(row)
+            return
+        self._create_stage(
+            _STAGE,
+            "prediction_id text, ts_staged text, window_staged text, score real, label integer, "
+            "segment text",
+        )
+        values = zip(
+            rows.ids,
+            _sqlite_datetimes(rows.timestamps),
+            _sqlite_datetimes(rows.windows),
+            rows.scores.tolist(),
+            labels,
+            rows.segments,
+            strict=True,
+        )
+        self.connection.connection.driver_connection.executemany(  # type: ignore[union-attr]
+            f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?)", values
+        )
+
+    def _stage_instant(self, column: str) -> str:
+        """SQL turning a staged instant into the stored one.
+
+        PostgreSQL stages epoch microseconds (binary COPY of an int8 is cheaper than building
+        50,000 datetime objects) and converts exactly with interval arithmetic. SQLite stages
+        the text SQLAlchemy stores for a UtcDateTime.
+        """
+        if self.is_postgres:
+            return f"(TIMESTAMPTZ 'epoch' + {column} * INTERVAL '1 microsecond')"
+        return column
+
+    def _create_stage(self, name: str, columns: str) -> None:
+        suffix = " ON COMMIT DROP" if self.is_postgres else ""
+        self.connection.exec_driver_sql(f"CREATE TEMPORARY TABLE {name} ({columns}){suffix}")
+
+    def _drop(self, name: str) -> None:
+        # PostgreSQL drops it at commit; SQLite keeps temp tables per connection, and pooled
+        # connections are reused.
+        if not self.is_postgres:
+            self.connection.exec_driver_sql(f"DROP TABLE {name}")
+
+    def _micros(self, value: object) -> int:
+        if isinstance(value, str):  # SQLite hands back the stored text
+            value = datetime.fromisoformat(value).replace(tzinfo=UTC)
+        assert isinstance(value, datetime)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return (value - _EPOCH) // _MICRO
+
+    # -- labels ----------------------------------------------------------------------------
+
+    def update_labels(self, model_id: int, ids: list[str], labels: list[int]) -> LabelResult:
+        """Set the label of known ids; report the ids the model has never seen."""
+        if self.is_postgres:
+            self._create_stage(_LABEL_STAGE, "prediction_id varchar(200), label smallint")
+            cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            with cursor.copy(f"COPY {_LABEL_STAGE} FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int2"])
+                for row in zip(ids, labels, strict=True):
+                    copy.write_row(row)
+        else:
+            self._create_stage(_LABEL_STAGE, "prediction_id text, label integer")
+            self.connection.connection.driver_connection.executemany(  # type: ignore[union-attr]
+                f"INSERT INTO {_LABEL_STAGE} VALUES (?, ?)", zip(ids, labels, strict=True)
+            )
+        params = {"model_id": model_id}
+        unknown = self.connection.execute(
+            text(
+                f"SELECT s.prediction_id FROM {_LABEL_STAGE} s WHERE (SELECT 1 FROM predictions p "
+                f"WHERE p.model_id = :model_id AND p.prediction_id = s.prediction_id) IS NULL"
+            ),
+            params,
+        ).scalars()
+        unknown_ids = sorted(unknown)
+        changed = self.connection.execute(
+            text(
+                f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
+                f"WHERE predictions.model_id = :model_id "
+                f"AND predictions.prediction_id = s.prediction_id "
+                f"AND (predictions.label IS NULL OR predictions.label <> s.label) "
+                f"RETURNING predictions.window_start"
+            ),
+            params,
+        ).scalars()
+        windows = [self._micros(window) for window in changed]
+        self._drop(_LABEL_STAGE)
+        known = len(ids) - len(unknown_ids)
+        return LabelResult(
+            changed_windows=sorted(set(windows)),
+            updated=len(windows),
+            unchanged=known - len(windows),
+            unknown_ids=unknown_ids,
+        )
+
+    # -- windows ---------------------------------------------------------------------------
+
+    def mark_windows_dirty(self, model_id: int, window_starts: list[int], now: datetime) -> None:
+        """Create or bump each window's dirty_version (the worker's queue), in key order.
+
+        ``dirty_version = windows.dirty_version + 1`` is evaluated under the row lock the
+        upsert takes, so concurrent batches never lose a bump; taking the locks in sorted order
+        means two batches touching the same windows cannot deadlock.
+        """
+        if not window_starts:
+            return
+        dialect = postgresql if self.is_postgres else sqlite
+        statement = dialect.insert(Window)
+        statement = statement.on_conflict_do_update(
+            index_elements=["model_id", "window_start"],
+            set_={
+                "dirty_version": Window.dirty_version + 1,
+                "updated_at": statement.excluded.updated_at,
+            },
+        )
+        self.session.execute(
+            statement,
+            [
+                {
+                    "model_id": model_id,
+                    "window_start": micros_to_datetime(start),
+                    "dirty_version": 1,
+                    "computed_version": 0,
+                    "attempts": 0,
+                    "updated_at": now,
+                }
+                for start in sorted(window_starts)
+            ],
+        )
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO: Final = np.timedelta64(1, "us").item()
+
+
+def _sqlite_datetimes(micros: npt.NDArray[np.int64]) -> list[str]:
+    """The text SQLAlchemy's DateTime stores on SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``."""
+    iso = np.datetime_as_string(micros.astype("datetime64[us]"), unit="us")
+    return [value.replace("T", " ", 1) for value in iso.tolist()]

@@ -1,0 +1,149 @@
+"""Ingestion use cases: accept a batch of predictions, apply late labels.
+
+Both run inside the request's transaction (the API's session dependency commits or rolls
+back); they only execute statements. The batch record, the rows and the dirty windows are
+written together, so a batch is either entirely stored and queued for the worker, or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.errors import PayloadTooLargeError, PayloadValidationError
+from app.ingest.errors import BatchConflictError
+from app.ingest.parse import RawBatch
+from app.ingest.repository import IngestRepository, StagedRows
+from app.ingest.timestamps import micros_to_datetime
+from app.ingest.validate import Limits, validate
+from app.ingest.windows import Granularity, floor_to_windows
+from app.services.models import get_model
+from app.settings import Settings
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    """The response body, and whether this request stored it (201) or replayed it (200)."""
+
+    created: bool
+    response: dict[str, Any]
+
+
+class DatabaseRejectedBatchError(PayloadValidationError):
+    """A row passed validation but the database refused it (a constraint): nothing was kept."""
+
+    code = "rejected_by_database"
+
+
+def limits_from(settings: Settings, now: datetime) -> Limits:
+    """The batch bounds that hold at ``now``."""
+    return Limits(
+        max_rows=settings.max_rows_per_request,
+        min_timestamp_micros=_micros(settings.min_timestamp),
+        max_timestamp_micros=_micros(now + settings.max_future),
+    )
+
+
+def check_row_limit(rows: int, limits: Limits) -> None:
+    """413 when a batch has more rows than one request may carry."""
+    if rows > limits.max_rows:
+        raise PayloadTooLargeError(
+            f"batch has {rows} rows; at most {limits.max_rows} per request "
+            f"(CALMON_MAX_ROWS_PER_REQUEST): split it into several batches",
+            extra={"rows": rows, "max_rows": limits.max_rows},
+        )
+
+
+def ingest_batch(
+    session: Session, model_name: str, raw: RawBatch, limits: Limits, now: datetime
+) -> IngestOutcome:
+    """Validate and store one batch for the model called ``model_name``.
+
+    A batch_id already stored with the same content returns the stored response and writes
+    nothing; with different content it is a BatchConflictError (409).
+    """
+    model = get_model(session, model_name)
+    check_row_limit(raw.rows, limits)
+    batch = validate(raw, limits)
+    windows = floor_to_windows(
+        batch.timestamps, cast(Granularity, model.granularity), model.timezone
+    )
+    content_hash = batch.content_hash()
+    repository = IngestRepository(session)
+    batch_pk = repository.claim_batch(model.id, batch.batch_id, content_hash, batch.rows)
+    if batch_pk is None:
+        stored_hash, response = repository.find_batch(model.id, batch.batch_id)
+        if stored_hash != content_hash:
+            raise BatchConflictError(
+                f"batch_id {batch.batch_id!r} was already used for different content; "
+                "use a new batch_id for new data",
+                extra={"batch_id": batch.batch_id},
+            )
+        return IngestOutcome(created=False, response=response)
+    staged = StagedRows(
+        model_id=model.id,
+        ids=batch.ids,
+        timestamps=batch.timestamps,
+        windows=windows,
+        scores=batch.scores,
+        labels=batch.labels,
+        segments=batch.segments,
+    )
+    try:
+        result = repository.write_rows(staged)
+    except IntegrityError as error:
+        raise DatabaseRejectedBatchError(
+            f"the database refused a row of the batch, nothing was written: {_reason(error)}"
+        ) from error
+    touched = sorted(set(np.unique(windows).tolist()) | set(result.vacated_windows))
+    repository.mark_windows_dirty(model.id, touched, now)
+    response = {
+        "batch_id": batch.batch_id,
+        "rows_inserted": result.inserted,
+        "rows_updated": result.updated,
+        "windows_touched": [_iso(start) for start in touched],
+    }
+    repository.finish_batch(batch_pk, result, response)
+    return IngestOutcome(created=True, response=response)
+
+
+def update_labels(
+    session: Session, model_name: str, updates: list[tuple[str, int]], limits: Limits, now: datetime
+) -> dict[str, Any]:
+    """Set labels of known predictions; unknown ids are listed in the response, not dropped.
+
+    Only rows whose label actually changes count as updated and re-dirty their window, so
+    replaying a chargeback feed is harmless.
+    """
+    model = get_model(session, model_name)
+    check_row_limit(len(updates), limits)
+    repository = IngestRepository(session)
+    ids = [prediction_id for prediction_id, _ in updates]
+    result = repository.update_labels(model.id, ids, [label for _, label in updates])
+    repository.mark_windows_dirty(model.id, result.changed_windows, now)
+    return {
+        "rows_updated": result.updated,
+        "rows_unchanged": result.unchanged,
+        "unknown_ids": result.unknown_ids,
+        "windows_touched": [_iso(start) for start in result.changed_windows],
+    }
+
+
+def _reason(error: IntegrityError) -> str:
+    original = error.orig
+    diagnostic = getattr(original, "diag", None)
+    primary = getattr(diagnostic, "message_primary", None)
+    return str(primary or original).splitlines()[0]
+
+
+def _micros(instant: datetime) -> int:
+    return (instant - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+def _iso(micros: int) -> str:
+    return micros_to_datetime(micros).isoformat().replace("+00:00", "Z")
