@@ -97,10 +97,7 @@ def test_row_json_batch_is_stored_and_dirties_its_window(
     assert stored_ids(session_factory) == sorted(row["id"] for row in rows)
     assert dirty_versions(session_factory) == {PARIS_DAY: 1}
     with session_factory() as session:
-        stored = (
-            session.get(Prediction, (1, "tx-7"))
-            or session.scalars(select(Prediction).where(Prediction.prediction_id == "tx-7")).one()
-        )
+        stored = session.scalars(select(Prediction).where(Prediction.prediction_id == "tx-7")).one()
         assert stored.label is None
         assert stored.segment == "FR"
         assert stored.ts == DAY + timedelta(hours=10, seconds=7)
