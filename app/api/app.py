@@ -13,6 +13,7 @@ from app.api.errors import install_error_handlers
 from app.api.routers import batches, health, models, tokens
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import head_revisions
+from app.observability.prometheus import install_metrics
 from app.settings import Settings, get_settings
 
 logger = logging.getLogger("calmon.api")
@@ -56,6 +57,7 @@ def create_app(
     app = FastAPI(title="calmon", version=__version__, lifespan=lifespan)
     app.state.settings = settings
     install_error_handlers(app)
+    install_metrics(app, settings)
     for router in (health.router, models.router, tokens.router, batches.router):
         app.include_router(router)
     return app

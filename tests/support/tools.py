@@ -34,9 +34,15 @@ def require_tool(name: str) -> str:
 
 
 def run_tool(
-    *args: str, cwd: Path = REPO_ROOT, timeout: float = 60
+    *args: str, cwd: Path = REPO_ROOT, timeout: float = 60, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a command, capturing text output; the caller asserts on returncode and output."""
+    """Run a command (``stdin`` as its input), capturing text output; the caller asserts."""
     return subprocess.run(
-        list(args), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        list(args),
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )

@@ -17,6 +17,7 @@ from app.errors import PayloadTooLargeError
 from app.ingest import service
 from app.ingest.body import decode_body, parse_body
 from app.ingest.labels import parse_labels
+from app.observability.service_metrics import service_metrics
 
 router = APIRouter(prefix="/v1/models", tags=["ingest"])
 
@@ -68,7 +69,8 @@ def post_batch(
     decoded = decode_body(body, request.headers.get("content-encoding"), settings.max_body_bytes)
     raw = parse_body(decoded, request.headers.get("content-type"), batch_id or x_batch_id)
     now = utcnow()
-    outcome = service.ingest_batch(session, name, raw, service.limits_from(settings, now), now)
+    with service_metrics(request).counting_batch(name, raw.rows):
+        outcome = service.ingest_batch(session, name, raw, service.limits_from(settings, now), now)
     return JSONResponse(outcome.response, status_code=201 if outcome.created else 200)
 
 

@@ -1,0 +1,201 @@
+"""Read-only queries behind the Prometheus collector (app/observability/collector.py).
+
+Every API replica answers a scrape from the same rows, so the exported values do not depend on
+which process computed a window. Each function is one or two queries over all models at once:
+a scrape costs a constant number of round trips, not one per model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Subquery, and_, func, select
+from sqlalchemy.orm import Session
+
+from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.db.tables import MonitoredModel, Window
+
+
+@dataclass(frozen=True, slots=True)
+class LatestWindow:
+    """The newest stored window of one (model, segment)."""
+
+    model: str
+    segment: str
+    window_start: datetime
+    computed_at: datetime
+    pi: float | None
+    label_coverage: float | None
+    labelled: int
+    positives: int
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class LatestValue:
+    """One metric of the newest window of one (model, segment)."""
+
+    model: str
+    segment: str
+    metric: str
+    regular: float | None
+    regular_ci_low: float | None
+    regular_ci_high: float | None
+    calibrated: float | None
+    calibrated_ci_low: float | None
+    calibrated_ci_high: float | None
+    prior_effect: float | None
+    performance_effect: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelState:
+    """Per-model settings and the current reference prior."""
+
+    name: str
+    granularity: str
+    alert_floor: float | None
+    pi0: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueState:
+    """The worker's backlog: dirty windows and when the oldest of them was last touched."""
+
+    dirty_windows: int
+    oldest_dirty_updated_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerTotals:
+    """All workers' heartbeats summed (worker ids churn, so no per-worker series)."""
+
+    alive: int
+    windows_computed: int
+    failures: int
+    last_seen_at: datetime | None
+
+
+def _latest_window_keys() -> Subquery:
+    return (
+        select(
+            WindowMetrics.model_id,
+            WindowMetrics.segment,
+            func.max(WindowMetrics.window_start).label("window_start"),
+        )
+        .group_by(WindowMetrics.model_id, WindowMetrics.segment)
+        .subquery("latest")
+    )
+
+
+def latest_windows(session: Session) -> list[LatestWindow]:
+    """The newest window of every (model, segment)."""
+    latest = _latest_window_keys()
+    rows = session.execute(
+        select(
+            MonitoredModel.name,
+            WindowMetrics.segment,
+            WindowMetrics.window_start,
+            WindowMetrics.computed_at,
+            WindowMetrics.pi,
+            WindowMetrics.label_coverage,
+            WindowMetrics.labelled,
+            WindowMetrics.positives,
+            WindowMetrics.verdict,
+        )
+        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+        .join(
+            latest,
+            and_(
+                latest.c.model_id == WindowMetrics.model_id,
+                latest.c.segment == WindowMetrics.segment,
+                latest.c.window_start == WindowMetrics.window_start,
+            ),
+        )
+        .order_by(MonitoredModel.name, WindowMetrics.segment)
+    )
+    return [LatestWindow(*row) for row in rows]
+
+
+def latest_values(session: Session) -> list[LatestValue]:
+    """Every metric row of the newest window of every (model, segment)."""
+    latest = _latest_window_keys()
+    value = WindowMetricValue
+    rows = session.execute(
+        select(
+            MonitoredModel.name,
+            value.segment,
+            value.metric,
+            value.regular,
+            value.regular_ci_low,
+            value.regular_ci_high,
+            value.calibrated,
+            value.calibrated_ci_low,
+            value.calibrated_ci_high,
+            value.prior_effect,
+            value.performance_effect,
+        )
+        .join(MonitoredModel, MonitoredModel.id == value.model_id)
+        .join(
+            latest,
+            and_(
+                latest.c.model_id == value.model_id,
+                latest.c.segment == value.segment,
+                latest.c.window_start == value.window_start,
+            ),
+        )
+        .order_by(MonitoredModel.name, value.segment, value.metric)
+    )
+    return [LatestValue(*row) for row in rows]
+
+
+def model_states(session: Session) -> list[ModelState]:
+    """Every model with its granularity, alert floor and newest pi0 version's value."""
+    newest = (
+        select(Pi0Version.model_id, func.max(Pi0Version.version).label("version"))
+        .group_by(Pi0Version.model_id)
+        .subquery("newest")
+    )
+    rows = session.execute(
+        select(
+            MonitoredModel.name,
+            MonitoredModel.granularity,
+            MonitoredModel.alert_floor,
+            Pi0Version.value,
+        )
+        .outerjoin(newest, newest.c.model_id == MonitoredModel.id)
+        .outerjoin(
+            Pi0Version,
+            and_(
+                Pi0Version.model_id == newest.c.model_id,
+                Pi0Version.version == newest.c.version,
+            ),
+        )
+        .order_by(MonitoredModel.name)
+    )
+    return [ModelState(*row) for row in rows]
+
+
+def queue_state(session: Session) -> QueueState:
+    """How many windows wait for the worker, and the oldest one's last update."""
+    count, oldest = session.execute(
+        select(func.count(), func.min(Window.updated_at)).where(
+            Window.dirty_version > Window.computed_version
+        )
+    ).one()
+    return QueueState(int(count), oldest)
+
+
+def worker_totals(session: Session, *, alive_since: datetime) -> WorkerTotals:
+    """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since``."""
+    beat = WorkerHeartbeat
+    alive, computed, failures, last_seen = session.execute(
+        select(
+            func.count().filter(beat.last_seen_at >= alive_since),
+            func.coalesce(func.sum(beat.windows_computed), 0),
+            func.coalesce(func.sum(beat.failures), 0),
+            func.max(beat.last_seen_at),
+        )
+    ).one()
+    return WorkerTotals(int(alive), int(computed), int(failures), last_seen)

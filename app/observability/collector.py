@@ -1,0 +1,269 @@
+"""Domain gauges for Prometheus, read from the database at scrape time.
+
+A custom collector (prometheus_client's "custom collectors") rather than gauges set by the worker:
+every API replica exports the same values, whichever process computed a window, and nothing is
+lost when a process restarts. Reads are cached for a few seconds, so several Prometheus servers
+(or a fast scrape interval) cost one set of queries per TTL. Names and labels follow
+docs/interfaces.md section 3; an undefined value is simply not exported (never NaN).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TypeGuard
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.repositories import observability as repository
+from app.metrics import METRIC_NAMES, VERDICTS
+
+# The models table's granularities; CalmonStaleWindow compares window age with this length.
+WINDOW_SECONDS = {"hour": 3600.0, "day": 86400.0, "week": 604800.0}
+# models.alert_floor is a floor on this calibrated metric (docs/interfaces.md section 2).
+ALERT_FLOOR_METRIC = "average_precision"
+# A worker is alive if its heartbeat is this many lease periods old at most (interfaces.md).
+ALIVE_LEASE_PERIODS = 3
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything one scrape exports, read in one transaction."""
+
+    taken_at: datetime
+    windows: Sequence[repository.LatestWindow]
+    values: Sequence[repository.LatestValue]
+    models: Sequence[repository.ModelState]
+    queue: repository.QueueState
+    workers: repository.WorkerTotals
+
+
+def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> Snapshot:
+    """Read the state the collector exports."""
+    alive_since = now - timedelta(seconds=ALIVE_LEASE_PERIODS * lease_seconds)
+    return Snapshot(
+        taken_at=now,
+        windows=repository.latest_windows(session),
+        values=repository.latest_values(session),
+        models=repository.model_states(session),
+        queue=repository.queue_state(session),
+        workers=repository.worker_totals(session, alive_since=alive_since),
+    )
+
+
+class CalmonCollector(Collector):
+    """Exports the newest window of every (model, segment) and the worker's state.
+
+    Parameters
+    ----------
+    session_factory:
+        Returns the app's sessionmaker; called at scrape time because the engine is created in
+        the app's lifespan, after the collector is registered.
+    lease_seconds:
+        The workers' lease period (liveness is judged in lease periods).
+    ttl_seconds:
+        How long one database read serves scrapes.
+    """
+
+    def __init__(
+        self,
+        session_factory: Callable[[], sessionmaker[Session]],
+        *,
+        lease_seconds: float,
+        ttl_seconds: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._session_factory = session_factory
+        self._lease_seconds = lease_seconds
+        self._ttl_seconds = ttl_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cached: tuple[float, Snapshot] | None = None
+
+    def describe(self) -> Iterable[Metric]:
+        # Registering must not query the database (there is no engine yet at that point).
+        return ()
+
+    def collect(self) -> Iterable[Metric]:
+        return families(self.snapshot())
+
+    def snapshot(self) -> Snapshot:
+        """The cached snapshot, re-read from the database when older than the TTL."""
+        with self._lock:
+            now = self._clock()
+            if self._cached is not None and now - self._cached[0] < self._ttl_seconds:
+                return self._cached[1]
+            with self._session_factory()() as session:
+                snapshot = read_snapshot(
+                    session, now=datetime.now(UTC), lease_seconds=self._lease_seconds
+                )
+            self._cached = (now, snapshot)
+            return snapshot
+
+
+def _defined(value: float | None) -> TypeGuard[float]:
+    return value is not None and math.isfinite(value)
+
+
+def families(snapshot: Snapshot) -> Iterator[Metric]:
+    """The metric families of one snapshot."""
+    yield from _value_families(snapshot.values)
+    yield from _window_families(snapshot.windows)
+    yield from _model_families(snapshot.models)
+    yield from _service_families(snapshot)
+
+
+def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric]:
+    by_variant = ["model", "segment", "metric", "variant"]
+    value = GaugeMetricFamily(
+        "calmon_window_metric_value",
+        "Metric of the newest window, regular (measured) or calibrated to the reference prior.",
+        labels=by_variant,
+    )
+    lower = GaugeMetricFamily(
+        "calmon_window_metric_ci_lower",
+        "Lower bound of the 95% bootstrap interval.",
+        labels=by_variant,
+    )
+    upper = GaugeMetricFamily(
+        "calmon_window_metric_ci_upper",
+        "Upper bound of the 95% bootstrap interval.",
+        labels=by_variant,
+    )
+    prior = GaugeMetricFamily(
+        "calmon_window_prior_effect",
+        "Change against the baseline explained by the positive ratio moving away from pi0.",
+        labels=["model", "segment", "metric"],
+    )
+    performance = GaugeMetricFamily(
+        "calmon_window_performance_effect",
+        "Change of the calibrated metric against the baseline (model quality).",
+        labels=["model", "segment", "metric"],
+    )
+    known = set(METRIC_NAMES)
+    for row in values:
+        if row.metric not in known:  # a metric dropped from the registry: not exported
+            continue
+        key = [row.model, row.segment, row.metric]
+        for variant, point, low, high in (
+            ("regular", row.regular, row.regular_ci_low, row.regular_ci_high),
+            ("calibrated", row.calibrated, row.calibrated_ci_low, row.calibrated_ci_high),
+        ):
+            for family, number in ((value, point), (lower, low), (upper, high)):
+                if _defined(number):
+                    family.add_metric([*key, variant], float(number))
+        for family, number in ((prior, row.prior_effect), (performance, row.performance_effect)):
+            if _defined(number):
+                family.add_metric(key, float(number))
+    yield from (value, lower, upper, prior, performance)
+
+
+def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Metric]:
+    labels = ["model", "segment"]
+
+    def gauge(name: str, documentation: str) -> GaugeMetricFamily:
+        return GaugeMetricFamily(name, documentation, labels=labels)
+
+    pi = gauge("calmon_window_positive_ratio", "Positive ratio pi of the newest window.")
+    coverage = gauge(
+        "calmon_window_label_coverage_ratio", "Share of the newest window's rows with a label."
+    )
+    labelled = gauge("calmon_window_labelled_rows", "Labelled rows in the newest window.")
+    positives = gauge("calmon_window_positives", "Labelled positives in the newest window.")
+    started = gauge(
+        "calmon_window_start_timestamp_seconds", "Start of the newest window (Unix time)."
+    )
+    computed = gauge(
+        "calmon_window_computed_timestamp_seconds",
+        "When the newest window's metrics were computed (Unix time).",
+    )
+    verdicts = {
+        verdict: gauge(
+            f"calmon_window_verdict_{verdict}",
+            f"1 if the newest window's verdict is {verdict}, else 0.",
+        )
+        for verdict in VERDICTS
+    }
+    for window in windows:
+        key = [window.model, window.segment]
+        for family, number in (
+            (pi, window.pi),
+            (coverage, window.label_coverage),
+            (labelled, window.labelled),
+            (positives, window.positives),
+            (started, window.window_start.timestamp()),
+            (computed, window.computed_at.timestamp()),
+        ):
+            if _defined(number):
+                family.add_metric(key, float(number))
+        for verdict, family in verdicts.items():
+            family.add_metric(key, 1.0 if window.verdict == verdict else 0.0)
+    yield from (pi, coverage, labelled, positives, started, computed, *verdicts.values())
+
+
+def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]:
+    pi0 = GaugeMetricFamily(
+        "calmon_reference_positive_ratio",
+        "Reference prior pi0 every calibrated value of the model uses (newest version).",
+        labels=["model"],
+    )
+    floor = GaugeMetricFamily(
+        "calmon_model_alert_floor",
+        "Per-model floor on a calibrated metric; below it CalmonCalibratedMetricDrop pages.",
+        labels=["model", "metric"],
+    )
+    duration = GaugeMetricFamily(
+        "calmon_model_window_duration_seconds",
+        "Length of the model's windows (its granularity).",
+        labels=["model"],
+    )
+    for model in models:
+        if _defined(model.pi0):
+            pi0.add_metric([model.name], float(model.pi0))
+        if _defined(model.alert_floor):
+            floor.add_metric([model.name, ALERT_FLOOR_METRIC], float(model.alert_floor))
+        if model.granularity in WINDOW_SECONDS:
+            duration.add_metric([model.name], WINDOW_SECONDS[model.granularity])
+    yield from (pi0, floor, duration)
+
+
+def _service_families(snapshot: Snapshot) -> Iterator[Metric]:
+    queue, workers = snapshot.queue, snapshot.workers
+    lag = 0.0
+    if queue.dirty_windows and queue.oldest_dirty_updated_at is not None:
+        lag = max(0.0, (snapshot.taken_at - queue.oldest_dirty_updated_at).total_seconds())
+    yield GaugeMetricFamily(
+        "calmon_dirty_windows", "Windows waiting for the worker.", value=queue.dirty_windows
+    )
+    yield GaugeMetricFamily(
+        "calmon_worker_lag_seconds",
+        "How long the oldest dirty window has waited since its last update (0 when none).",
+        value=lag,
+    )
+    yield CounterMetricFamily(
+        "calmon_worker_windows_computed",
+        "Windows computed by all workers (sum of their heartbeats).",
+        value=workers.windows_computed,
+    )
+    yield CounterMetricFamily(
+        "calmon_worker_failures",
+        "Failed window computations of all workers (sum of their heartbeats).",
+        value=workers.failures,
+    )
+    yield GaugeMetricFamily(
+        "calmon_workers_alive",
+        f"Workers with a heartbeat within {ALIVE_LEASE_PERIODS} lease periods.",
+        value=workers.alive,
+    )
+    last_seen = GaugeMetricFamily(
+        "calmon_worker_last_seen_timestamp_seconds", "Newest worker heartbeat (Unix time)."
+    )
+    if workers.last_seen_at is not None:
+        last_seen.add_metric([], workers.last_seen_at.timestamp())
+    yield last_seen

@@ -1,0 +1,253 @@
+"""GET /metrics against a real database (both backends) and a real `calmon serve`.
+
+The domain gauges are seeded straight into the worker's tables, so these tests pin the
+collector's mapping (rows -> names, labels, values); the end-to-end test
+(tests/e2e/test_prometheus_e2e.py) drives the same path through ingest and the worker.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.db.tables import MonitoredModel, Window
+from app.metrics import VERDICTS
+from app.observability.collector import CalmonCollector
+from tests.conftest import AuthHeaders
+from tests.support.promql import documented_metric_names
+from tests.support.server import LiveServer
+from tests.support.tools import require_tool, run_tool
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+NEWEST = NOW.replace(hour=0, minute=0, second=0) - timedelta(days=1)
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def seed(factory: sessionmaker[Session]) -> None:
+    """Two windows of one model (the newest must win), a dirty window, pi0, two workers."""
+    with factory.begin() as session:
+        model = MonitoredModel(
+            name="fraud",
+            threshold=0.5,
+            granularity="day",
+            timezone="UTC",
+            pi0_policy="historical",
+            min_positives=20,
+            min_label_coverage=0.8,
+            alert_floor=0.3,
+        )
+        session.add(model)
+        session.flush()
+        for start, verdict, calibrated in (
+            (NEWEST - timedelta(days=1), "stable", 0.6),
+            (NEWEST, "performance_drop", 0.25),
+        ):
+            session.add(
+                WindowMetrics(
+                    model_id=model.id,
+                    window_start=start,
+                    segment="all",
+                    rows_total=10_000,
+                    labelled=9_000,
+                    positives=40,
+                    negatives=8_960,
+                    label_coverage=0.9,
+                    pi=40 / 9_000,
+                    pi0=0.004,
+                    pi0_version=1,
+                    threshold=0.5,
+                    verdict=verdict,
+                    source_version=1,
+                    computed_at=NOW - timedelta(minutes=5),
+                    duration_seconds=0.2,
+                )
+            )
+            session.flush()
+            session.add_all(
+                [
+                    WindowMetricValue(
+                        model_id=model.id,
+                        window_start=start,
+                        segment="all",
+                        metric="average_precision",
+                        regular=calibrated + 0.05,
+                        regular_ci_low=calibrated,
+                        regular_ci_high=calibrated + 0.1,
+                        calibrated=calibrated,
+                        calibrated_ci_low=calibrated - 0.05,
+                        calibrated_ci_high=calibrated + 0.05,
+                        prior_effect=0.05,
+                        performance_effect=calibrated - 0.6,
+                    ),
+                    # Undefined (no predicted positive): must be absent, never NaN or 0.
+                    WindowMetricValue(
+                        model_id=model.id,
+                        window_start=start,
+                        segment="all",
+                        metric="precision",
+                        undefined_reason="nothing predicted positive",
+                    ),
+                ]
+            )
+        session.add(
+            Pi0Version(
+                model_id=model.id,
+                version=1,
+                value=0.004,
+                policy="historical",
+                windows_used=30,
+                rows_used=300_000,
+                positives_used=1_200,
+            )
+        )
+        session.add(
+            Window(
+                model_id=model.id,
+                window_start=NOW.replace(hour=0, minute=0, second=0),
+                dirty_version=3,
+                computed_version=2,
+                updated_at=NOW - timedelta(minutes=2),
+            )
+        )
+        for worker, seen, computed, failures in (
+            ("w-alive", NOW - timedelta(seconds=10), 7, 1),
+            ("w-gone", NOW - timedelta(days=1), 5, 0),
+        ):
+            session.add(
+                WorkerHeartbeat(
+                    worker_id=worker,
+                    started_at=NOW - timedelta(days=2),
+                    last_seen_at=seen,
+                    windows_computed=computed,
+                    failures=failures,
+                )
+            )
+
+
+def samples(text: str) -> Samples:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(found: Samples, name: str, **labels: str) -> float:
+    return found[(name, tuple(sorted(labels.items())))]
+
+
+def test_collector_exports_the_newest_window(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    seed(session_factory)
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    found = samples(response.text)
+    series = {"model": "fraud", "segment": "all"}
+    ap = {**series, "metric": "average_precision"}
+    assert value(found, "calmon_window_metric_value", **ap, variant="calibrated") == 0.25
+    assert value(found, "calmon_window_metric_ci_lower", **ap, variant="calibrated") == 0.2
+    assert value(found, "calmon_window_metric_ci_upper", **ap, variant="regular") == 0.35
+    assert value(found, "calmon_window_performance_effect", **ap) == pytest.approx(-0.35)
+    assert value(found, "calmon_window_prior_effect", **ap) == 0.05
+    for verdict in VERDICTS:
+        expected = 1.0 if verdict == "performance_drop" else 0.0
+        assert value(found, f"calmon_window_verdict_{verdict}", **series) == expected
+    assert value(found, "calmon_window_start_timestamp_seconds", **series) == NEWEST.timestamp()
+    assert value(found, "calmon_window_label_coverage_ratio", **series) == 0.9
+    assert value(found, "calmon_window_positives", **series) == 40
+    assert value(found, "calmon_reference_positive_ratio", model="fraud") == 0.004
+    assert (
+        value(found, "calmon_model_alert_floor", model="fraud", metric="average_precision") == 0.3
+    )
+    assert value(found, "calmon_model_window_duration_seconds", model="fraud") == 86400
+    # The undefined precision is absent, in every variant and bound.
+    assert not [key for key in found if ("metric", "precision") in key[1]]
+    assert value(found, "calmon_dirty_windows") == 1
+    assert 100 <= value(found, "calmon_worker_lag_seconds") < 600
+    assert value(found, "calmon_workers_alive") == 1
+    assert value(found, "calmon_worker_windows_computed_total") == 12
+    assert value(found, "calmon_worker_failures_total") == 1
+    last_seen = value(found, "calmon_worker_last_seen_timestamp_seconds")
+    assert last_seen == (NOW - timedelta(seconds=10)).timestamp()
+
+
+def test_exported_names_are_the_documented_ones(
+    client: TestClient, session_factory: sessionmaker[Session], auth_headers: AuthHeaders
+) -> None:
+    """With data and traffic, the exported names are exactly the documented ones."""
+    seed(session_factory)
+    rows = [
+        {"id": f"r{i}", "timestamp": NOW.isoformat(), "score": 0.5, "label": 0} for i in range(3)
+    ]
+    ingest = auth_headers("ingest")
+    assert (
+        client.post(
+            "/v1/models/fraud/batches", json={"batch_id": "b1", "rows": rows}, headers=ingest
+        ).status_code
+        == 201
+    )
+    bad = [{**rows[0], "id": "bad", "score": "high"}]
+    assert (
+        client.post(
+            "/v1/models/fraud/batches", json={"batch_id": "b2", "rows": bad}, headers=ingest
+        ).status_code
+        == 422
+    )
+    text = client.get("/metrics").text
+    found = samples(text)
+    assert value(found, "calmon_ingested_rows_total", model="fraud") == 3
+    assert value(found, "calmon_rejected_rows_total", model="fraud") == 1
+    assert value(found, "calmon_rejected_batches_total", model="fraud") == 1
+    names = {name for name, _ in found}
+    derived = {"_created", "_bucket", "_count", "_sum"}  # prometheus_client's extra series
+    exported = {name for name in names if not any(name.endswith(s) for s in derived)}
+    exported |= {"calmon_http_request_duration_seconds"}
+    assert exported == documented_metric_names()
+
+
+def test_latency_is_labelled_by_templated_route(client: TestClient) -> None:
+    client.get("/v1/models/some-model")  # 401 without a token, still a routed request
+    client.get("/no/such/path")
+    found = samples(client.get("/metrics").text)
+    routes = {
+        dict(labels)["route"]
+        for (name, labels) in found
+        if name == "calmon_http_request_duration_seconds_count"
+    }
+    assert "/v1/models/{name}" in routes
+    assert "unmatched" in routes
+    assert not any("some-model" in route for route in routes)
+
+
+def test_snapshot_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) -> None:
+    clock = [0.0]
+    collector = CalmonCollector(
+        lambda: session_factory, lease_seconds=300, ttl_seconds=5, clock=lambda: clock[0]
+    )
+    assert collector.snapshot().windows == []
+    seed(session_factory)
+    clock[0] = 4.9
+    assert collector.snapshot().windows == []
+    clock[0] = 5.0
+    assert [window.verdict for window in collector.snapshot().windows] == ["performance_drop"]
+
+
+def test_real_scrape_passes_promtool(
+    live_server: LiveServer, session_factory: sessionmaker[Session]
+) -> None:
+    """`promtool check metrics` (Prometheus' own linter) on a scrape of a real `calmon serve`."""
+    promtool = require_tool("promtool")
+    seed(session_factory)
+    httpx.get(f"{live_server.base_url}/healthz")
+    text = httpx.get(f"{live_server.base_url}/metrics").text
+    assert "calmon_window_metric_value{" in text
+    result = run_tool(promtool, "check", "metrics", stdin=text)
+    assert result.returncode == 0, result.stdout + result.stderr
