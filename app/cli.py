@@ -13,10 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import uvicorn
 from sqlalchemy import make_url
 
-from app.api.app import create_app
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.errors import CalmonError
@@ -42,6 +40,12 @@ def _redacted(url: str) -> str:
 
 
 def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here, not at the top: the web stack takes seconds to import, and `calmon token`
+    # or `calmon migrate` should not pay for it.
+    import uvicorn  # noqa: PLC0415
+
+    from app.api.app import create_app  # noqa: PLC0415
+
     if settings.should_migrate_on_start:
         _migrate(settings)
     app = create_app(settings)
@@ -128,11 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `calmon` console script."""
+def run(argv: Sequence[str], settings: Settings) -> int:
+    """Parse ``argv`` and run the subcommand with ``settings``; returns the exit code."""
     args = build_parser().parse_args(argv)
-    settings = get_settings()
-    configure_logging(settings.log_level)
     handler: Handler = args.handler
     try:
         return handler(args, settings)
@@ -140,6 +142,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Domain errors carry a readable message; show it rather than a traceback.
         print(f"calmon: {exc.message}", file=sys.stderr)
         return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `calmon` console script."""
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    return run(sys.argv[1:] if argv is None else argv, settings)
 
 
 if __name__ == "__main__":
