@@ -20,12 +20,20 @@ from app.db.tables import MonitoredModel, Window
 from app.metrics import VERDICTS
 from app.observability.collector import CalmonCollector
 from tests.conftest import AuthHeaders
-from tests.support.promql import documented_metric_names
+from tests.static.test_grafana_dashboard import dashboard_promql
+from tests.static.test_prometheus_rules import rule_expressions
+from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
 from tests.support.server import LiveServer
 from tests.support.tools import require_tool, run_tool
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 NEWEST = NOW.replace(hour=0, minute=0, second=0) - timedelta(days=1)
+# Counters that appear once a model's batch was counted (the seed posts none).
+IN_PROCESS_COUNTERS = (
+    "calmon_ingested_rows_total",
+    "calmon_rejected_rows_total",
+    "calmon_rejected_batches_total",
+)
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
@@ -211,6 +219,19 @@ def test_exported_names_are_the_documented_ones(
     exported = {name for name in names if not any(name.endswith(s) for s in derived)}
     exported |= {"calmon_http_request_duration_seconds"}
     assert exported == documented_metric_names()
+
+
+def test_dashboard_and_rules_select_scraped_names(
+    client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    """What Grafana and the alert rules query is in a real scrape (not only in the docs)."""
+    seed(session_factory)
+    client.get("/healthz")
+    scraped = {name for name, _ in samples(client.get("/metrics").text)}
+    allowed = scraped | PROMETHEUS_BUILTINS | set(IN_PROCESS_COUNTERS)
+    queries = [expr for _, expr in dashboard_promql()] + [expr for _, expr in rule_expressions()]
+    for expr in queries:
+        assert metric_names(expr) <= allowed, expr
 
 
 def test_latency_is_labelled_by_templated_route(client: TestClient) -> None:

@@ -66,7 +66,8 @@ def _sql_queries() -> list[tuple[str, str]]:
     ]
 
 
-def _promql_queries() -> list[tuple[str, str]]:
+def dashboard_promql() -> list[tuple[str, str]]:
+    """(panel title, PromQL) of every Prometheus query in the dashboard."""
     return [
         (where, query["expr"])
         for where, datasource, query in _queries(_dashboard())
@@ -150,7 +151,7 @@ def test_promql_selects_only_exported_metrics() -> None:
     documented = documented_metric_names()
     assert documented >= HISTOGRAMS
     allowed = exportable_names(documented, HISTOGRAMS)
-    queries = _promql_queries()
+    queries = dashboard_promql()
     assert queries
     for where, expr in queries:
         names = metric_names(expr)

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from tests.support.prometheus import render_loopback_config
+from tests.support.promql import documented_metric_names, exportable_names, metric_names
 from tests.support.tools import REPO_ROOT, require_tool, run_tool
 
 PROMETHEUS_DIR = REPO_ROOT / "config" / "prometheus"
@@ -61,6 +62,24 @@ def test_every_alert_is_unit_tested_both_ways() -> None:
                 (fired if check.get("exp_alerts") else silent).add(check["alertname"])
     assert alerts - fired == set()
     assert alerts - silent == set()
+
+
+def rule_expressions() -> list[tuple[str, str]]:
+    """(rule name, PromQL) of every alerting and recording rule."""
+    return [
+        (rule.get("alert") or rule["record"], rule["expr"])
+        for path in RULE_FILES
+        for group in yaml.safe_load(path.read_text())["groups"]
+        for rule in group["rules"]
+    ]
+
+
+def test_rules_select_only_documented_metrics() -> None:
+    allowed = exportable_names(documented_metric_names(), {"calmon_http_request_duration_seconds"})
+    for name, expr in rule_expressions():
+        names = metric_names(expr)
+        assert names, name
+        assert names <= allowed, f"{name}: unknown {names - allowed}"
 
 
 def test_prior_shift_is_never_a_page() -> None:
