@@ -13,11 +13,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import make_url
+from sqlalchemy import Engine, make_url
+from sqlalchemy.exc import OperationalError
 
 from app.db.engine import create_db_engine, create_session_factory
-from app.db.migrate import upgrade
-from app.errors import CalmonError
+from app.db.migrate import current_revisions, head_revisions, upgrade
+from app.errors import CalmonError, ServiceUnavailableError
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.services import tokens as token_service
@@ -81,9 +82,20 @@ def _parse_scopes(text: str) -> list[Scope]:
     return valid
 
 
+def _ensure_schema(settings: Settings, engine: Engine) -> None:
+    """Migrate the embedded database if needed; elsewhere say what to run instead of failing
+    later with "no such table"."""
+    if set(current_revisions(engine)) == set(head_revisions(settings.database_url)):
+        return
+    if not settings.should_migrate_on_start:
+        raise ServiceUnavailableError("the database schema is not current: run `calmon migrate`")
+    _migrate(settings)
+
+
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     engine = create_db_engine(settings)
     try:
+        _ensure_schema(settings, engine)
         with create_session_factory(engine).begin() as session:
             if args.token_command == "create":
                 created = token_service.create_token(session, args.name, args.scopes)
@@ -141,6 +153,13 @@ def run(argv: Sequence[str], settings: Settings) -> int:
     except CalmonError as exc:
         # Domain errors carry a readable message; show it rather than a traceback.
         print(f"calmon: {exc.message}", file=sys.stderr)
+        return 1
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        print(
+            f"calmon: cannot use the database {_redacted(settings.database_url)}: {reason}",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -186,3 +186,18 @@ def test_cli_refuses_unknown_scopes(database_url: str, capsys: pytest.CaptureFix
         cli.run(["token", "create", "--name", "x", "--scopes", "read,root"], settings)
     assert exit_info.value.code == 2
     assert "scopes" in capsys.readouterr().err
+
+
+def test_cli_token_on_a_fresh_database(
+    empty_database_url: str, backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedded default migrates before minting; PostgreSQL says to run `calmon migrate`."""
+    settings = settings_for(empty_database_url, migrate_on_start=None)
+    code = cli.run(["token", "create", "--name", "first", "--scopes", "admin"], settings)
+    captured = capsys.readouterr()
+    if backend == "sqlite":
+        assert code == 0, captured.err
+        assert captured.out.startswith("calmon_")
+    else:
+        assert code == 1
+        assert "run `calmon migrate`" in captured.err
