@@ -40,13 +40,12 @@ class WindowMetricsRepository:
         segment: str,
         starts: Sequence[datetime],
     ) -> list[WindowMetrics]:
-        """Stored rows of one segment at the given window starts (without their sketches)."""
+        """Stored rows (sketches included) of one segment at the given window starts."""
         if not starts:
             return []
         return list(
             self.session.scalars(
                 select(WindowMetrics)
-                .options(defer(WindowMetrics.sketch))
                 .where(
                     WindowMetrics.model_id == model_id,
                     WindowMetrics.segment == segment,

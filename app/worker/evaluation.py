@@ -1,0 +1,198 @@
+"""One window segment evaluated at a pi0, judged against its baseline, and turned into rows.
+
+No SQL here: the caller reads rows and sketches and writes the dictionaries this module returns.
+The same code serves a fresh window (sketch built from raw rows) and a series recomputation
+after a pi0 move (sketch read back from the database), so both give identical values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.metrics import METRICS, CurveSketch, EvaluationResult, evaluate_sketch
+from app.metrics.bootstrap import Intervals, bootstrap
+from app.worker.gating import GateSettings, insufficient_reason
+from app.worker.pi0 import WindowCounts
+from app.worker.verdicts import Judgement, judge
+
+
+@dataclass(frozen=True)
+class SegmentInput:
+    """What a segment's evaluation needs that does not depend on pi0."""
+
+    segment: str
+    window_start: datetime
+    rows_total: int
+    labelled: int
+    positives: int
+    sketch: CurveSketch | None
+
+    @property
+    def counts(self) -> WindowCounts:
+        """The segment's label counts (pi0 and gating input)."""
+        coverage = self.labelled / self.rows_total if self.rows_total else None
+        return WindowCounts(self.window_start, self.labelled, self.positives, coverage)
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A segment evaluated at one pi0: point values and intervals (None without a sketch)."""
+
+    source: SegmentInput
+    pi0: float | None
+    result: EvaluationResult | None
+    intervals: Intervals | None
+
+
+def seed_for(model_name: str, window_start: datetime, segment: str) -> int:
+    """A bootstrap seed fixed by (model, window, segment): recomputation gives equal intervals."""
+    key = f"{model_name}|{window_start.isoformat()}|{segment}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big")
+
+
+def evaluate_segment(
+    source: SegmentInput,
+    pi0: float | None,
+    *,
+    model_name: str,
+    replicates: int,
+) -> Evaluated:
+    """Point values and 95% bootstrap intervals of one segment at ``pi0``.
+
+    Without a pi0 yet (no labelled history), the regular values are still worth storing; they
+    are evaluated at the window's own prior, and :func:`rows_for` blanks the calibrated side.
+    """
+    if source.sketch is None or source.labelled == 0:
+        return Evaluated(source, pi0, None, None)
+    at = pi0 if pi0 is not None else _own_prior(source)
+    result = evaluate_sketch(source.sketch, pi0=at)
+    intervals = bootstrap(
+        source.sketch,
+        pi0=at,
+        seed=seed_for(model_name, source.window_start, source.segment),
+        replicates=replicates,
+    )
+    return Evaluated(source, pi0, result, intervals)
+
+
+def _own_prior(source: SegmentInput) -> float:
+    pi = source.positives / source.labelled
+    return pi if 0.0 < pi < 1.0 else 0.5
+
+
+def judge_segment(
+    current: Evaluated,
+    baseline: Sequence[Evaluated],
+    settings: GateSettings,
+) -> Judgement:
+    """Decompose against the baseline; gate the verdict to insufficient_data when it is noise."""
+    reason = insufficient_reason(
+        current.source.counts, [b.source.counts for b in baseline], settings, current.pi0
+    )
+    return judge(current, baseline, gate_reason=reason)
+
+
+def rows_for(
+    model_id: int,
+    current: Evaluated,
+    judgement: Judgement,
+    *,
+    pi0_version: int | None,
+    threshold: float,
+    source_version: int,
+    computed_at: datetime,
+    duration_seconds: float,
+    with_sketch: bool = True,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment."""
+    source = current.source
+    counts = source.counts
+    result = current.result.to_dict() if current.result is not None else None
+    intervals = current.intervals.to_dict() if current.intervals is not None else None
+    if result is not None and current.pi0 is None:
+        result = _without_calibration(result)
+        intervals = _without_calibration(intervals) if intervals is not None else None
+    key = {"model_id": model_id, "window_start": source.window_start, "segment": source.segment}
+    row: dict[str, Any] = {
+        **key,
+        "rows_total": source.rows_total,
+        "labelled": source.labelled,
+        "positives": source.positives,
+        "negatives": source.labelled - source.positives,
+        "label_coverage": counts.label_coverage,
+        "pi": source.positives / source.labelled if source.labelled else None,
+        "pi0": current.pi0,
+        "pi0_version": pi0_version if current.pi0 is not None else None,
+        "threshold": threshold,
+        "verdict": judgement.verdict,
+        "verdict_reason": judgement.reason,
+        "result": result,
+        "intervals": intervals,
+        "decomposition": judgement.to_dict(),
+        "source_version": source_version,
+        "computed_at": computed_at,
+        "duration_seconds": duration_seconds,
+    }
+    if with_sketch:
+        row["sketch"] = source.sketch.to_bytes() if source.sketch is not None else None
+    values = [
+        {**key, "metric": spec.name, **_metric_values(spec.name, result, intervals, judgement)}
+        for spec in METRICS
+    ]
+    return row, values
+
+
+def _without_calibration(d: dict[str, Any]) -> dict[str, Any]:
+    out = dict(d)
+    out["calibrated"] = dict.fromkeys(d["calibrated"])
+    if "undefined" in d:
+        undefined = dict(d["undefined"])
+        for name in d["calibrated"]:
+            undefined[f"calibrated.{name}"] = "no reference prior pi0 yet"
+        out["undefined"] = undefined
+        out["pi0"] = None
+    return out
+
+
+def _pair(intervals: Mapping[str, Any] | None, variant: str, name: str) -> tuple[Any, Any]:
+    value = intervals[variant].get(name) if intervals is not None else None
+    return (value[0], value[1]) if value is not None else (None, None)
+
+
+def _metric_values(
+    name: str,
+    result: Mapping[str, Any] | None,
+    intervals: Mapping[str, Any] | None,
+    judgement: Judgement,
+) -> dict[str, Any]:
+    if result is None:
+        return {
+            "regular": None,
+            "regular_ci_low": None,
+            "regular_ci_high": None,
+            "calibrated": None,
+            "calibrated_ci_low": None,
+            "calibrated_ci_high": None,
+            "prior_effect": None,
+            "performance_effect": None,
+            "undefined_reason": judgement.reason or "no labelled rows",
+        }
+    undefined = result["undefined"]
+    reg_lo, reg_hi = _pair(intervals, "regular", name)
+    cal_lo, cal_hi = _pair(intervals, "calibrated", name)
+    effect = judgement.effects.get(name)
+    return {
+        "regular": result["regular"][name],
+        "regular_ci_low": reg_lo,
+        "regular_ci_high": reg_hi,
+        "calibrated": result["calibrated"][name],
+        "calibrated_ci_low": cal_lo,
+        "calibrated_ci_high": cal_hi,
+        "prior_effect": effect.prior_effect if effect else None,
+        "performance_effect": effect.performance_effect if effect else None,
+        "undefined_reason": undefined.get(f"regular.{name}") or undefined.get(f"calibrated.{name}"),
+    }

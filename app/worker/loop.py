@@ -1,0 +1,202 @@
+"""The claim loop: lease a dirty window, compute it, store it, repeat; heartbeats on the side.
+
+The loop owns every transaction (STYLE convention 3): a short one to claim, one to read the
+window's rows, one to store the results together with the completion mark. A failure releases the
+window with a back-off and the loop moves on; a stop request (SIGTERM) is honoured between
+windows, so the window in progress is finished, never half-written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.metrics_tables import WorkerHeartbeat
+from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.window_queue import Claim, WindowQueue
+from app.db.types import utcnow
+from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
+
+logger = logging.getLogger("calmon.worker")
+
+
+def new_worker_id() -> str:
+    """Host, pid and a random suffix: unique across restarts, readable in the windows table."""
+    return f"{socket.gethostname()[:40]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """How one worker process behaves (from Settings; tests shorten the times)."""
+
+    worker_id: str = field(default_factory=new_worker_id)
+    lease: timedelta = timedelta(minutes=5)
+    poll_interval: float = 1.0
+    heartbeat_interval: float = 5.0
+    backoff_base: float = 5.0
+    backoff_max: float = 600.0
+    options: ComputeOptions = field(default_factory=ComputeOptions)
+
+
+@dataclass
+class WorkerStats:
+    """Counters since the process started; written to ``worker_heartbeats``."""
+
+    started_at: datetime = field(default_factory=utcnow)
+    windows_computed: int = 0
+    failures: int = 0
+    last_duration_seconds: float | None = None
+    rows_read: int = 0
+    sketch_recomputations: int = 0
+
+
+class Worker:
+    """One worker: ``run()`` until ``stop()``; ``run_once()`` for a single window."""
+
+    def __init__(self, session_factory: sessionmaker[Session], config: WorkerConfig) -> None:
+        self.session_factory = session_factory
+        self.config = config
+        self.stats = WorkerStats()
+        self._stopping = threading.Event()
+        self._last_beat = 0.0
+
+    @property
+    def worker_id(self) -> str:
+        """This worker's lease owner name."""
+        return self.config.worker_id
+
+    def stop(self) -> None:
+        """Ask the loop to exit after the window in progress (safe from a signal handler)."""
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether a stop was requested."""
+        return self._stopping.is_set()
+
+    def run(self) -> None:
+        """Process windows until stopped; sleep ``poll_interval`` whenever none is dirty."""
+        logger.info("worker_started", extra={"worker_id": self.worker_id})
+        self.heartbeat(force=True)
+        while not self._stopping.is_set():
+            try:
+                worked = self.run_once()
+            except Exception:
+                # A database outage must not kill the process: log, wait, try again.
+                logger.exception("worker_loop_error", extra={"worker_id": self.worker_id})
+                worked = False
+            self.heartbeat()
+            if not worked:
+                self._stopping.wait(self.config.poll_interval)
+        self.heartbeat(force=True)
+        logger.info("worker_stopped", extra={"worker_id": self.worker_id})
+
+    def run_once(self) -> bool:
+        """Claim and process one window; False when nothing was claimable."""
+        claim = self._claim()
+        if claim is None:
+            return False
+        self._process(claim)
+        return True
+
+    def drain(self, max_windows: int = 100_000) -> int:
+        """Process windows until none is claimable (tests, benchmarks); returns how many."""
+        done = 0
+        while done < max_windows and self.run_once():
+            done += 1
+        self.heartbeat(force=True)
+        return done
+
+    def _claim(self) -> Claim | None:
+        with self.session_factory.begin() as session:
+            return WindowQueue(session).claim_next(self.worker_id, self.config.lease, utcnow())
+
+    def _process(self, claim: Claim) -> None:
+        started = time.perf_counter()
+        try:
+            outcome = compute_claim(
+                self.session_factory, claim, self.worker_id, self.config.options
+            )
+        except LeaseLostError:
+            logger.warning("lease_lost", extra=_claim_fields(claim, self.worker_id))
+            return
+        except Exception as exc:
+            self._fail(claim, exc)
+            return
+        duration = time.perf_counter() - started
+        self.stats.windows_computed += 1
+        self.stats.last_duration_seconds = duration
+        self.stats.rows_read += outcome.rows_read
+        self.stats.sketch_recomputations += outcome.sketch_recomputations
+        logger.info(
+            "window_computed",
+            extra={
+                **_claim_fields(claim, self.worker_id),
+                "duration_seconds": round(duration, 4),
+                "segments": outcome.segments,
+                "pi0_version": outcome.pi0_version,
+                "series_recomputed": outcome.sketch_recomputations,
+            },
+        )
+
+    def _fail(self, claim: Claim, exc: Exception) -> None:
+        self.stats.failures += 1
+        delay = min(
+            self.config.backoff_base * 2 ** max(claim.attempts - 1, 0), self.config.backoff_max
+        )
+        error = "".join(traceback.format_exception_only(exc)).strip()
+        logger.error(
+            "window_failed",
+            exc_info=exc,
+            extra={**_claim_fields(claim, self.worker_id), "retry_in_seconds": delay},
+        )
+        try:
+            with self.session_factory.begin() as session:
+                WindowQueue(session).release_failed(
+                    claim, self.worker_id, error, utcnow() + timedelta(seconds=delay)
+                )
+        except Exception:
+            # The lease will expire on its own; the window is not lost.
+            logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))
+
+    def heartbeat(self, *, force: bool = False) -> None:
+        """Write this worker's counters, at most every ``heartbeat_interval`` unless forced."""
+        now = time.monotonic()
+        if not force and now - self._last_beat < self.config.heartbeat_interval:
+            return
+        self._last_beat = now
+        try:
+            with self.session_factory.begin() as session:
+                WindowMetricsRepository(session).beat(
+                    WorkerHeartbeat(
+                        worker_id=self.worker_id,
+                        started_at=self.stats.started_at,
+                        last_seen_at=utcnow(),
+                        windows_computed=self.stats.windows_computed,
+                        failures=self.stats.failures,
+                        last_duration_seconds=self.stats.last_duration_seconds,
+                        rows_read=self.stats.rows_read,
+                        sketch_recomputations=self.stats.sketch_recomputations,
+                    )
+                )
+        except Exception:
+            logger.exception("heartbeat_failed", extra={"worker_id": self.worker_id})
+
+
+def _claim_fields(claim: Claim, worker_id: str) -> dict[str, object]:
+    return {
+        "worker_id": worker_id,
+        "model_id": claim.model_id,
+        "window_start": claim.window_start.isoformat(),
+        "version": claim.dirty_version,
+        "attempt": claim.attempts,
+    }

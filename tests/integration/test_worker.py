@@ -1,0 +1,265 @@
+"""The worker against a real database (SQLite and PostgreSQL): compute, store, re-dirty, pi0.
+
+Windows are written straight into the database (tests/support/worker_data.py); the end-to-end
+tests post the same streams over HTTP to real processes.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue
+from app.db.repositories.window_queue import WindowQueue
+from app.db.tables import Window
+from app.db.types import utcnow
+from app.metrics import METRIC_NAMES
+from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
+from app.worker.loop import Worker, WorkerConfig
+from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
+from tests.support.worker_data import (
+    add_model,
+    insert_day,
+    insert_rows,
+    mark_dirty,
+    set_labels,
+    window_versions,
+)
+
+FAST = ComputeOptions(replicates=200)
+
+
+def _worker(session_factory: sessionmaker[Session], **config: object) -> Worker:
+    return Worker(session_factory, WorkerConfig(options=FAST, **config))  # type: ignore[arg-type]
+
+
+def _rows(session_factory: sessionmaker[Session], segment: str = "all") -> list[WindowMetrics]:
+    with session_factory() as session:
+        return list(
+            session.scalars(
+                select(WindowMetrics)
+                .where(WindowMetrics.segment == segment)
+                .order_by(WindowMetrics.window_start)
+            )
+        )
+
+
+def test_windows_are_computed_per_segment_and_stored(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, min_history_windows=2, min_history_positives=20)
+    spec = StreamSpec("prior_drift", days=5, rows_per_day=4_000, pi_low=0.02, pi_high=0.05)
+    for day in stream(spec):
+        insert_day(session_factory, model_id, day, segments=2)
+    worker = _worker(session_factory)
+    assert worker.drain() == 5
+    assert all(d == c for d, c in window_versions(session_factory, model_id).values())
+
+    whole = _rows(session_factory)
+    assert [r.segment for r in whole] == ["all"] * 5
+    assert {r.segment for r in _rows(session_factory, "s0") + _rows(session_factory, "s1")} == {
+        "s0",
+        "s1",
+    }
+    with session_factory() as session:
+        version = session.scalars(select(Pi0Version).order_by(Pi0Version.version.desc())).first()
+        values = session.scalars(select(WindowMetricValue)).all()
+    assert version is not None
+    assert len(values) == 5 * 3 * len(METRIC_NAMES)
+    for row in whole:
+        assert row.rows_total == 4_000
+        assert row.labelled == 4_000
+        assert row.pi0 == version.value
+        assert row.pi0_version == version.version
+        assert row.sketch is not None
+        assert row.result is not None
+        assert row.intervals is not None
+        assert row.intervals["replicates"] == 200
+    # The first windows have no history to be judged against; the later ones do.
+    assert whole[0].verdict == "insufficient_data"
+    assert "baseline" in (whole[0].verdict_reason or "")
+    assert whole[-1].verdict != "insufficient_data", whole[-1].verdict_reason
+    ap = [v for v in values if v.metric == "average_precision" and v.segment == "all"]
+    assert all(v.calibrated_ci_low is not None and v.calibrated_ci_high is not None for v in ap)
+    assert all(v.calibrated_ci_low <= v.calibrated <= v.calibrated_ci_high for v in ap)  # type: ignore[operator]
+
+
+def test_recomputing_a_window_is_idempotent(session_factory: sessionmaker[Session]) -> None:
+    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
+    scores, labels = gaussian_window(np.random.default_rng(1), 3_000, 0.03, 2.0)
+    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    worker = _worker(session_factory)
+    worker.drain()
+    before = _rows(session_factory)[0]
+    with session_factory.begin() as session:
+        mark_dirty(session, model_id, day_start(0))
+    assert worker.drain() == 1
+    after = _rows(session_factory)[0]
+    assert after.source_version == before.source_version + 1
+    assert after.result == before.result
+    assert after.intervals == before.intervals  # the bootstrap seed is fixed per window
+    assert after.sketch == before.sketch
+
+
+def test_a_window_redirtied_during_its_computation_is_computed_again(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
+    scores, labels = gaussian_window(np.random.default_rng(2), 2_000, 0.03, 2.0)
+    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    with session_factory.begin() as session:
+        claim = WindowQueue(session).claim_next("w1", timedelta(minutes=1), utcnow())
+    assert claim is not None
+    # Ingest lands between the claim and the store.
+    with session_factory.begin() as session:
+        mark_dirty(session, model_id, day_start(0))
+    compute_claim(session_factory, claim, "w1", FAST)
+    assert window_versions(session_factory, model_id)[day_start(0)] == (2, 1)
+    assert _worker(session_factory).drain() == 1
+    assert window_versions(session_factory, model_id)[day_start(0)] == (2, 2)
+
+
+def test_an_expired_lease_is_taken_over_and_the_old_owner_cannot_store(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
+    scores, labels = gaussian_window(np.random.default_rng(3), 2_000, 0.03, 2.0)
+    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    lease = timedelta(seconds=30)
+    now = utcnow()
+    with session_factory.begin() as session:
+        dead = WindowQueue(session).claim_next("dead", lease, now)
+    with session_factory.begin() as session:
+        assert WindowQueue(session).claim_next("other", lease, now) is None  # still leased
+    with session_factory.begin() as session:
+        taken = WindowQueue(session).claim_next("other", lease, now + lease + timedelta(1))
+    assert dead is not None
+    assert taken is not None
+    assert taken.window_start == dead.window_start
+    assert taken.attempts == 2
+    with pytest.raises(LeaseLostError):
+        compute_claim(session_factory, dead, "dead", FAST)
+    assert window_versions(session_factory, model_id)[day_start(0)] == (1, 0)
+    compute_claim(session_factory, taken, "other", FAST)
+    assert window_versions(session_factory, model_id)[day_start(0)] == (1, 1)
+
+
+def test_a_failing_window_is_recorded_backed_off_and_skipped(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
+    rng = np.random.default_rng(4)
+    scores, labels = gaussian_window(rng, 1_000, 0.03, 2.0)
+    scores[7] = np.inf  # the kernel refuses non-finite scores
+    insert_rows(session_factory, model_id, day_start(0), scores, labels, prefix="bad")
+    scores, labels = gaussian_window(rng, 1_000, 0.03, 2.0)
+    insert_rows(session_factory, model_id, day_start(1), scores, labels, prefix="good")
+    worker = _worker(session_factory, backoff_base=60.0)
+    assert worker.drain() == 2
+    assert worker.stats.failures == 1
+    assert worker.stats.windows_computed == 1
+    with session_factory() as session:
+        bad = session.get(Window, (model_id, day_start(0)))
+    assert bad is not None
+    assert bad.computed_version == 0
+    assert bad.attempts == 1
+    assert "finite" in (bad.last_error or "")
+    assert bad.lease_owner is None
+    assert bad.lease_expires_at is not None
+    assert bad.lease_expires_at > utcnow() + timedelta(seconds=50)
+    assert [r.window_start for r in _rows(session_factory)] == [day_start(1)]
+    assert worker.drain() == 0  # backing off, not retried in a hot loop
+
+
+def test_late_labels_redirty_and_update_only_their_window(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(
+        session_factory, pi0_policy="fixed", pi0_fixed=0.05, min_label_coverage=0.9
+    )
+    rng = np.random.default_rng(5)
+    unlabelled: dict[str, int] = {}
+    for index in range(3):
+        scores, labels = gaussian_window(rng, 2_000, 0.05, 2.0)
+        late: list[int | None] = [int(y) for y in labels]
+        if index == 1:  # half of this day's labels arrive later
+            for i in range(0, 2_000, 2):
+                unlabelled[f"d{index}-{i}"] = int(labels[i])
+                late[i] = None
+        insert_rows(session_factory, model_id, day_start(index), scores, late, prefix=f"d{index}")
+    worker = _worker(session_factory)
+    assert worker.drain() == 3
+    before = {r.window_start: r for r in _rows(session_factory)}
+    assert before[day_start(1)].label_coverage == pytest.approx(0.5)
+    assert before[day_start(1)].verdict == "insufficient_data"
+    assert "coverage" in (before[day_start(1)].verdict_reason or "")
+
+    set_labels(session_factory, model_id, day_start(1), unlabelled)
+    versions = window_versions(session_factory, model_id)
+    assert [d > c for d, c in (versions[day_start(i)] for i in range(3))] == [False, True, False]
+    assert worker.drain() == 1
+    after = {r.window_start: r for r in _rows(session_factory)}
+    assert after[day_start(1)].label_coverage == 1.0
+    assert after[day_start(1)].labelled == 2_000
+    assert after[day_start(0)].computed_at == before[day_start(0)].computed_at
+    assert after[day_start(2)].computed_at == before[day_start(2)].computed_at
+
+
+def test_a_pi0_move_recomputes_the_series_from_sketches(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, pi0_tolerance=0.2)
+    rng = np.random.default_rng(6)
+    for index in range(4):
+        scores, labels = gaussian_window(rng, 3_000, 0.02, 2.0)
+        insert_rows(session_factory, model_id, day_start(index), scores, labels, prefix=f"d{index}")
+    worker = _worker(session_factory)
+    worker.drain()
+    with session_factory() as session:
+        first = session.scalars(select(Pi0Version).order_by(Pi0Version.version.desc())).first()
+    assert first is not None
+    reads, recomputed = worker.stats.rows_read, worker.stats.sketch_recomputations
+
+    # A day with three times the fraud rate moves the historical pi0 past 20%.
+    scores, labels = gaussian_window(rng, 3_000, 0.12, 2.0)
+    insert_rows(session_factory, model_id, day_start(4), scores, labels, prefix="d4")
+    assert worker.drain() == 1
+    with session_factory() as session:
+        current = session.scalars(select(Pi0Version).order_by(Pi0Version.version.desc())).first()
+    assert current is not None
+    assert current.version > first.version
+    assert abs(current.value - first.value) > 0.2 * first.value
+    # Only the new window's rows were read; the four stored windows came from their sketches.
+    assert worker.stats.rows_read - reads == 3_000
+    assert worker.stats.sketch_recomputations - recomputed == 4
+    rows = _rows(session_factory)
+    assert len(rows) == 5
+    assert {(r.pi0, r.pi0_version) for r in rows} == {(current.value, current.version)}
+    for row in rows:
+        assert row.result is not None
+        assert row.result["pi0"] == current.value
+
+
+def test_two_workers_share_the_queue_without_computing_a_window_twice(
+    session_factory: sessionmaker[Session],
+) -> None:
+    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
+    rng = np.random.default_rng(7)
+    for index in range(12):
+        scores, labels = gaussian_window(rng, 1_500, 0.03, 2.0)
+        insert_rows(session_factory, model_id, day_start(index), scores, labels, prefix=f"d{index}")
+    workers = [_worker(session_factory) for _ in range(2)]
+    threads = [threading.Thread(target=w.drain) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sum(w.stats.windows_computed for w in workers) == 12
+    assert sum(w.stats.failures for w in workers) == 0
+    assert all(d == c == 1 for d, c in window_versions(session_factory, model_id).values())
+    assert len(_rows(session_factory)) == 12

@@ -1,0 +1,109 @@
+"""Synthetic daily prediction streams for the worker's tests and benchmark.
+
+Scores follow the Gaussian setup of Siblini et al. (2020), section 3.2: negatives ~ N(0, 1),
+positives ~ N(mu, 1), so the model's ranking quality is set by mu alone and the class prior pi by
+the fraction of positives. Three scenarios:
+
+- ``prior_drift``: pi varies day to day between 0.001 and 0.02 (log-uniform), mu constant; the
+  model is unchanged, so calibrated metrics must stay flat while regular ones swing with pi.
+- ``degradation``: pi constant, mu drifts down from ``change_day`` on (P(x|y) drift).
+- ``both``: the two at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Scenario = Literal["prior_drift", "degradation", "both"]
+FIRST_DAY = date(2026, 1, 1)
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One scenario's parameters (defaults: what the end-to-end tests use)."""
+
+    scenario: Scenario
+    days: int = 60
+    rows_per_day: int = 20_000
+    positive_mean: float = 2.0
+    constant_pi: float = 0.01
+    pi_low: float = 0.001
+    pi_high: float = 0.02
+    change_day: int = 40
+    drift_per_day: float = 0.15
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Day:
+    """One day of predictions: the window it falls in, its scores and labels."""
+
+    index: int
+    window_start: datetime
+    pi: float
+    positive_mean: float
+    scores: npt.NDArray[np.float64]
+    labels: npt.NDArray[np.int8]
+
+    def rows(self, *, prefix: str = "p", segment: str | None = None) -> list[dict[str, Any]]:
+        """The day as ingest rows (JSON-ready): ids unique per day, timestamps spread over it."""
+        step = 86_400 / max(self.scores.size, 1)
+        out = []
+        for i in range(self.scores.size):
+            row: dict[str, Any] = {
+                "prediction_id": f"{prefix}-{self.index}-{i}",
+                "ts": (self.window_start + timedelta(seconds=i * step)).isoformat(),
+                "score": float(self.scores[i]),
+                "label": int(self.labels[i]),
+            }
+            if segment is not None:
+                row["segment"] = segment
+            out.append(row)
+        return out
+
+
+def day_start(index: int) -> datetime:
+    """UTC midnight of day ``index`` of the stream (a daily window in UTC)."""
+    return datetime.combine(FIRST_DAY + timedelta(days=index), time(0), UTC)
+
+
+def gaussian_window(
+    rng: np.random.Generator, n: int, pi: float, positive_mean: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
+    """n rows with a Binomial(n, pi) number of positives (Siblini 3.2 score distributions)."""
+    positives = int(rng.binomial(n, pi))
+    labels = np.zeros(n, dtype=np.int8)
+    labels[rng.choice(n, size=positives, replace=False)] = 1
+    scores = rng.normal(0.0, 1.0, n)
+    scores[labels == 1] += positive_mean
+    return scores, labels
+
+
+def daily_prior(spec: StreamSpec, rng: np.random.Generator, index: int) -> float:
+    """The day's positive ratio under the scenario."""
+    if spec.scenario == "degradation":
+        return spec.constant_pi
+    return float(np.exp(rng.uniform(np.log(spec.pi_low), np.log(spec.pi_high))))
+
+
+def daily_positive_mean(spec: StreamSpec, index: int) -> float:
+    """The positives' mean score: constant, or drifting down from ``change_day``."""
+    if spec.scenario == "prior_drift" or index < spec.change_day:
+        return spec.positive_mean
+    return spec.positive_mean - spec.drift_per_day * (index - spec.change_day + 1)
+
+
+def stream(spec: StreamSpec) -> Iterator[Day]:
+    """The scenario's days, in order, reproducible from ``spec.seed``."""
+    rng = np.random.default_rng(spec.seed)
+    for index in range(spec.days):
+        pi = daily_prior(spec, rng, index)
+        mu = daily_positive_mean(spec, index)
+        scores, labels = gaussian_window(rng, spec.rows_per_day, pi, mu)
+        yield Day(index, day_start(index), pi, mu, scores, labels)
