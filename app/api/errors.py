@@ -5,14 +5,23 @@ Every body is ``{"error": {"code", "message", "details": [{"field", "row"?, "mes
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import CalmonError, ErrorDetail, PayloadValidationError
+from app.errors import (
+    CalmonError,
+    ErrorDetail,
+    PayloadValidationError,
+    ServiceUnavailableError,
+)
+
+logger = logging.getLogger("calmon.api")
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
@@ -43,6 +52,23 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    # Connection refused, server gone, or SQLite's lock wait (busy_timeout) exhausted: the
+    # request may succeed on retry, which 503 tells clients and load balancers.
+    logger.warning(
+        "database_unavailable",
+        extra={"path": request.url.path, "reason": str(exc).splitlines()[0][:300]},
+    )
+    return _render(ServiceUnavailableError("the database is unavailable; retry later"))
+
+
+async def _unhandled(request: Request, exc: Exception) -> JSONResponse:
+    logger.error(
+        "unhandled_error", exc_info=exc, extra={"path": request.url.path, "method": request.method}
+    )
+    return _render(CalmonError("internal server error"))
+
+
 def _detail(error: Any) -> ErrorDetail:
     # FastAPI prefixes the location with where the value came from: body, query, path, header.
     location = [str(part) for part in error.get("loc", ())]
@@ -56,3 +82,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(CalmonError, _calmon_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(OperationalError, _database_unavailable)
+    # Registered on Exception, Starlette runs this in its outermost middleware: a JSON body
+    # and one structured log line instead of a plain-text 500.
+    app.add_exception_handler(Exception, _unhandled)

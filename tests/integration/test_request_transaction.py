@@ -16,6 +16,7 @@ from app.errors import ConflictError
 from app.schemas.models import ModelCreate
 from app.services.models import create_model
 from app.settings import Settings
+from tests.support.databases import settings_for
 
 
 def _model_names(factory: sessionmaker[Session]) -> list[str]:
@@ -59,4 +60,21 @@ def test_a_failed_commit_is_an_error_response(
     with TestClient(app, raise_server_exceptions=False) as client:
         response = client.post("/test/orphan")
     assert response.status_code == 500
+    assert response.json() == {
+        "error": {"code": "internal_error", "message": "internal server error"}
+    }
     assert _model_names(session_factory) == []
+
+
+def test_an_unreachable_database_is_503_not_500() -> None:
+    """Nothing listens on port 1: readiness and every database-backed request say 503."""
+    unreachable = "postgresql+psycopg://calmon@127.0.0.1:1/calmon?connect_timeout=2"
+    settings = settings_for(unreachable)
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").status_code == 200
+        ready = client.get("/readyz")
+        models = client.get("/v1/models", headers={"Authorization": "Bearer calmon_x_y"})
+    assert ready.status_code == 503
+    assert ready.json()["error"]["message"] == "database unreachable"
+    assert models.status_code == 503
+    assert models.json()["error"]["code"] == "unavailable"
