@@ -23,6 +23,7 @@ from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.services import tokens as token_service
 from app.settings import Settings, get_settings
+from app.worker.runner import embedded_worker_hook, run_worker_process
 
 logger = logging.getLogger("calmon.cli")
 
@@ -49,7 +50,8 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     if settings.should_migrate_on_start:
         _migrate(settings)
-    app = create_app(settings)
+    hooks = [embedded_worker_hook(settings)] if settings.should_embed_worker else []
+    app = create_app(settings, lifespan_hooks=hooks)
     host = args.host or settings.host
     port = args.port or settings.port
     logger.info("serving", extra={"host": host, "port": port})
@@ -62,6 +64,17 @@ def _add_serve(subparsers: Subparsers) -> None:
     parser.add_argument("--host", help="bind address (default: CALMON_HOST)")
     parser.add_argument("--port", type=int, help="port (default: CALMON_PORT)")
     parser.set_defaults(handler=_cmd_serve)
+
+
+def _cmd_worker(_args: argparse.Namespace, settings: Settings) -> int:
+    return run_worker_process(settings)
+
+
+def _add_worker(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "worker", help="compute dirty windows (any number of workers may run; SIGTERM stops)"
+    )
+    parser.set_defaults(handler=_cmd_worker)
 
 
 def _cmd_migrate(_args: argparse.Namespace, settings: Settings) -> int:
@@ -130,7 +143,7 @@ def _add_token(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_cmd_token)
 
 
-COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _add_migrate, _add_token]
+COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _add_worker, _add_migrate, _add_token]
 
 
 def build_parser() -> argparse.ArgumentParser:

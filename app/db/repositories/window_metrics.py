@@ -150,6 +150,18 @@ class WindowMetricsRepository:
         )
         return value
 
+    def segments(self, model_id: int, window_start: datetime) -> list[str]:
+        """The segments stored for one window, by name."""
+        return list(
+            self.session.scalars(
+                select(WindowMetrics.segment)
+                .where(
+                    WindowMetrics.model_id == model_id, WindowMetrics.window_start == window_start
+                )
+                .order_by(WindowMetrics.segment)
+            )
+        )
+
     # --- pi0 ------------------------------------------------------------------------------
     def current_pi0(self, model_id: int) -> Pi0Version | None:
         """The model's newest pi0 version."""
@@ -177,6 +189,14 @@ class WindowMetricsRepository:
         return version
 
     # --- heartbeats -----------------------------------------------------------------------
+    def heartbeats(self, limit: int = 20) -> list[WorkerHeartbeat]:
+        """The most recently seen workers first."""
+        return list(
+            self.session.scalars(
+                select(WorkerHeartbeat).order_by(WorkerHeartbeat.last_seen_at.desc()).limit(limit)
+            )
+        )
+
     def beat(self, heartbeat: WorkerHeartbeat) -> None:
         """Insert or update a worker's heartbeat row."""
         self.session.merge(heartbeat)

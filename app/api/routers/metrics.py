@@ -1,0 +1,57 @@
+"""The metrics query API (read scope): series, one window, pi0, worker status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import ReadAccess, SessionDep
+from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
+from app.services import metrics as service
+
+router = APIRouter(prefix="/v1/models/{name}", tags=["metrics"])
+
+Segment = Annotated[str, Query(max_length=100, description="Segment; 'all' is the whole window.")]
+
+
+@router.get("/metrics")
+def get_metric_series(
+    name: str,
+    session: SessionDep,
+    _: ReadAccess,
+    *,
+    metric: Annotated[str, Query(description="A registry metric name.")] = "average_precision",
+    segment: Segment = "all",
+    start: Annotated[
+        datetime | None, Query(alias="from", description="First window start (inclusive).")
+    ] = None,
+    end: Annotated[
+        datetime | None, Query(alias="to", description="Last window start (exclusive).")
+    ] = None,
+) -> MetricSeries:
+    """One metric's regular and calibrated series, intervals, effects and verdicts."""
+    return service.metric_series(
+        session, name, metric=metric, segment=segment, start=start, end=end
+    )
+
+
+@router.get("/windows/{window_start}")
+def get_window(
+    name: str, window_start: datetime, session: SessionDep, _: ReadAccess, segment: Segment = "all"
+) -> WindowDetail:
+    """Every metric of one window segment, and its regular and calibrated PR curves."""
+    return service.window_detail(session, name, window_start, segment)
+
+
+@router.get("/pi0")
+def get_pi0(name: str, session: SessionDep, _: ReadAccess) -> Pi0Out:
+    """The reference prior: current value, policy, versions and the history behind it."""
+    return service.pi0_info(session, name)
+
+
+@router.get("/status")
+def get_status(name: str, session: SessionDep, _: ReadAccess) -> StatusOut:
+    """Latest complete window, dirty windows waiting, worker lag and heartbeats."""
+    return service.status(session, name)

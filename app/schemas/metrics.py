@@ -1,0 +1,153 @@
+"""Response schemas of the metrics query API (read scope).
+
+Undefined values are ``null`` with a ``reason`` beside them, never NaN or a fake 0.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+Interval = tuple[float, float]
+
+
+class MetricPoint(BaseModel):
+    """One window of a metric's series."""
+
+    window_start: datetime
+    n: int = Field(description="Labelled rows the metrics were computed on.")
+    rows_total: int = Field(description="Rows in the window, labelled or not.")
+    positives: int
+    pi: float | None = Field(description="Positive ratio among the labelled rows.")
+    pi0: float | None = Field(description="Reference prior the calibrated value is at.")
+    label_coverage: float | None
+    regular: float | None
+    calibrated: float | None
+    regular_ci: Interval | None
+    calibrated_ci: Interval | None
+    prior_effect: float | None = Field(description="Change vs baseline explained by pi.")
+    performance_effect: float | None = Field(description="Change vs baseline at pi0.")
+    verdict: str = Field(description="The window's verdict (gated; see README).")
+    metric_verdict: str | None = Field(description="This metric's own decomposition verdict.")
+    reason: str | None = Field(description="Why a null value is undefined, or why no verdict.")
+
+
+class MetricSeries(BaseModel):
+    """``GET /v1/models/{name}/metrics``: one metric of one segment over time."""
+
+    model: str
+    metric: str
+    segment: str
+    pi0: float | None
+    pi0_version: int | None
+    points: list[MetricPoint]
+
+
+class WindowMetricOut(BaseModel):
+    """One metric of one window segment."""
+
+    regular: float | None
+    calibrated: float | None
+    regular_ci: Interval | None
+    calibrated_ci: Interval | None
+    prior_effect: float | None
+    performance_effect: float | None
+    verdict: str | None
+    reason: str | None
+
+
+class PrCurve(BaseModel):
+    """A precision-recall curve, downsampled for plotting (recall ascending)."""
+
+    recall: list[float]
+    precision: list[float]
+    thresholds: list[float]
+    pi0: float | None = Field(description="Prior of the precision axis; null: as measured.")
+
+
+class WindowDetail(BaseModel):
+    """``GET /v1/models/{name}/windows/{window_start}``."""
+
+    model: str
+    window_start: datetime
+    segment: str
+    segments: list[str] = Field(description="Every segment stored for this window.")
+    rows_total: int
+    n: int
+    positives: int
+    negatives: int
+    pi: float | None
+    pi0: float | None
+    pi0_version: int | None
+    label_coverage: float | None
+    threshold: float
+    verdict: str
+    verdict_reason: str | None
+    computed_at: datetime
+    duration_seconds: float
+    counts: dict[str, int] | None
+    metrics: dict[str, WindowMetricOut]
+    curves: dict[str, PrCurve] = Field(description="'regular' and 'calibrated' PR curves.")
+
+
+class Pi0VersionOut(BaseModel):
+    """One version of a model's reference prior."""
+
+    version: int
+    value: float
+    policy: str
+    windows_used: int
+    rows_used: int
+    positives_used: int
+    computed_at: datetime
+
+
+class Pi0HistoryPoint(BaseModel):
+    """A window's label counts, and whether the current policy uses it for pi0."""
+
+    window_start: datetime
+    labelled: int
+    positives: int
+    pi: float | None
+    label_coverage: float | None
+    used: bool
+
+
+class Pi0Out(BaseModel):
+    """``GET /v1/models/{name}/pi0``."""
+
+    model: str
+    policy: str
+    tolerance: float
+    current: Pi0VersionOut | None
+    candidate: float | None = Field(description="What the policy gives on today's history.")
+    versions: list[Pi0VersionOut]
+    history: list[Pi0HistoryPoint]
+
+
+class WorkerOut(BaseModel):
+    """A worker's last heartbeat."""
+
+    worker_id: str
+    started_at: datetime
+    last_seen_at: datetime
+    windows_computed: int
+    failures: int
+    last_duration_seconds: float | None
+
+
+class StatusOut(BaseModel):
+    """``GET /v1/models/{name}/status``."""
+
+    model: str
+    latest_complete_window: datetime | None
+    latest_computed_at: datetime | None
+    windows: int
+    dirty_windows: int
+    failing_windows: int
+    oldest_dirty_update: datetime | None
+    worker_lag_seconds: float = Field(
+        description="Age of the oldest unprocessed change; 0 if none."
+    )
+    workers: list[WorkerOut]

@@ -1,0 +1,264 @@
+"""Reading the worker's results: metric series, one window in detail, pi0, queue status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+from app.db.repositories.models import ModelRepository
+from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.window_queue import WindowQueue
+from app.db.tables import MonitoredModel
+from app.db.types import utcnow
+from app.errors import NotFoundError, PayloadValidationError
+from app.metrics import METRIC_NAMES, CurveSketch
+from app.metrics.curves import pr_curve
+from app.schemas.metrics import (
+    Interval,
+    MetricPoint,
+    MetricSeries,
+    Pi0HistoryPoint,
+    Pi0Out,
+    Pi0VersionOut,
+    PrCurve,
+    StatusOut,
+    WindowDetail,
+    WindowMetricOut,
+    WorkerOut,
+)
+from app.worker.model_settings import model_policy
+from app.worker.pi0 import estimate_pi0, usable_windows
+
+CURVE_POINTS = 200
+
+
+def _model(session: Session, name: str) -> MonitoredModel:
+    model = ModelRepository(session).get_by_name(name)
+    if model is None:
+        raise NotFoundError(f"no model named {name!r}", extra={"model": name})
+    return model
+
+
+def check_metric(metric: str) -> str:
+    """The metric name if the registry knows it; 422 listing the valid names otherwise."""
+    if metric not in METRIC_NAMES:
+        raise PayloadValidationError(
+            f"unknown metric {metric!r}; valid: {', '.join(METRIC_NAMES)}",
+            details=[{"field": "metric", "message": f"must be one of {', '.join(METRIC_NAMES)}"}],
+            extra={"valid_metrics": list(METRIC_NAMES)},
+        )
+    return metric
+
+
+def _interval(low: float | None, high: float | None) -> Interval | None:
+    return (low, high) if low is not None and high is not None else None
+
+
+def _metric_verdict(row: WindowMetrics, metric: str) -> str | None:
+    entry = (row.decomposition or {}).get("metrics", {}).get(metric)
+    return entry.get("verdict") if isinstance(entry, dict) else None
+
+
+def metric_series(
+    session: Session,
+    name: str,
+    *,
+    metric: str,
+    segment: str,
+    start: datetime | None,
+    end: datetime | None,
+) -> MetricSeries:
+    """One metric of one segment over [start, end), oldest window first."""
+    model = _model(session, name)
+    check_metric(metric)
+    repo = WindowMetricsRepository(session)
+    rows = repo.segment_rows(model.id, segment, start, end)
+    values = {
+        v.window_start: v
+        for v in repo.metric_values(model.id, segment, metric, [r.window_start for r in rows])
+    }
+    current = repo.current_pi0(model.id)
+    points = [_point(row, values.get(row.window_start), metric) for row in rows]
+    return MetricSeries(
+        model=model.name,
+        metric=metric,
+        segment=segment,
+        pi0=current.value if current is not None else None,
+        pi0_version=current.version if current is not None else None,
+        points=points,
+    )
+
+
+def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> MetricPoint:
+    reason = value.undefined_reason if value is not None else "not computed"
+    if row.verdict == "insufficient_data" and reason is None:
+        reason = row.verdict_reason
+    return MetricPoint(
+        window_start=row.window_start,
+        n=row.labelled,
+        rows_total=row.rows_total,
+        positives=row.positives,
+        pi=row.pi,
+        pi0=row.pi0,
+        label_coverage=row.label_coverage,
+        regular=value.regular if value else None,
+        calibrated=value.calibrated if value else None,
+        regular_ci=_interval(value.regular_ci_low, value.regular_ci_high) if value else None,
+        calibrated_ci=(
+            _interval(value.calibrated_ci_low, value.calibrated_ci_high) if value else None
+        ),
+        prior_effect=value.prior_effect if value else None,
+        performance_effect=value.performance_effect if value else None,
+        verdict=row.verdict,
+        metric_verdict=_metric_verdict(row, metric),
+        reason=reason,
+    )
+
+
+def _curve(sketch: CurveSketch, pi0: float | None) -> PrCurve:
+    curve = pr_curve(sketch, pi0=pi0, max_points=CURVE_POINTS)
+    return PrCurve(
+        recall=curve.recall.tolist(),
+        precision=curve.precision.tolist(),
+        thresholds=curve.thresholds.tolist(),
+        pi0=curve.pi0,
+    )
+
+
+def window_detail(
+    session: Session, name: str, window_start: datetime, segment: str
+) -> WindowDetail:
+    """Every metric of one window segment and its regular and calibrated PR curves."""
+    model = _model(session, name)
+    repo = WindowMetricsRepository(session)
+    row = repo.window(model.id, window_start, segment)
+    if row is None:
+        raise NotFoundError(
+            f"no computed window {window_start.isoformat()} (segment {segment!r}) for {name!r}",
+            extra={"model": name, "window_start": window_start.isoformat(), "segment": segment},
+        )
+    values = repo.metric_values(model.id, segment, None, [row.window_start])
+    metrics = {
+        v.metric: WindowMetricOut(
+            regular=v.regular,
+            calibrated=v.calibrated,
+            regular_ci=_interval(v.regular_ci_low, v.regular_ci_high),
+            calibrated_ci=_interval(v.calibrated_ci_low, v.calibrated_ci_high),
+            prior_effect=v.prior_effect,
+            performance_effect=v.performance_effect,
+            verdict=_metric_verdict(row, v.metric),
+            reason=v.undefined_reason,
+        )
+        for v in values
+    }
+    curves: dict[str, PrCurve] = {}
+    if row.sketch is not None:
+        sketch = CurveSketch.from_bytes(row.sketch)
+        curves["regular"] = _curve(sketch, None)
+        if row.pi0 is not None:
+            curves["calibrated"] = _curve(sketch, row.pi0)
+    result: dict[str, Any] = row.result or {}
+    return WindowDetail(
+        model=model.name,
+        window_start=row.window_start,
+        segment=row.segment,
+        segments=repo.segments(model.id, row.window_start),
+        rows_total=row.rows_total,
+        n=row.labelled,
+        positives=row.positives,
+        negatives=row.negatives,
+        pi=row.pi,
+        pi0=row.pi0,
+        pi0_version=row.pi0_version,
+        label_coverage=row.label_coverage,
+        threshold=row.threshold,
+        verdict=row.verdict,
+        verdict_reason=row.verdict_reason,
+        computed_at=row.computed_at,
+        duration_seconds=row.duration_seconds,
+        counts=result.get("counts"),
+        metrics=metrics,
+        curves=curves,
+    )
+
+
+def _version_out(v: Any) -> Pi0VersionOut:
+    return Pi0VersionOut(
+        version=v.version,
+        value=v.value,
+        policy=v.policy,
+        windows_used=v.windows_used,
+        rows_used=v.rows_used,
+        positives_used=v.positives_used,
+        computed_at=v.computed_at,
+    )
+
+
+def pi0_info(session: Session, name: str) -> Pi0Out:
+    """The model's current pi0, its versions, and the window counts the policy draws on."""
+    model = _model(session, name)
+    repo = WindowMetricsRepository(session)
+    policy = model_policy(model)
+    history = repo.history(model.id, "all")
+    used = {w.window_start for w in usable_windows(policy, history)}
+    versions = repo.pi0_versions(model.id)
+    return Pi0Out(
+        model=model.name,
+        policy=model.pi0_policy,
+        tolerance=model.pi0_tolerance,
+        current=_version_out(versions[-1]) if versions else None,
+        candidate=estimate_pi0(policy, history).value,
+        versions=[_version_out(v) for v in versions],
+        history=[
+            Pi0HistoryPoint(
+                window_start=w.window_start,
+                labelled=w.labelled,
+                positives=w.positives,
+                pi=w.positives / w.labelled if w.labelled else None,
+                label_coverage=w.label_coverage,
+                used=policy.name != "fixed" and w.window_start in used,
+            )
+            for w in history
+        ],
+    )
+
+
+def status(session: Session, name: str) -> StatusOut:
+    """Latest complete window, what waits in the queue, and the workers' heartbeats."""
+    model = _model(session, name)
+    queue = WindowQueue(session).state(model.id)
+    repo = WindowMetricsRepository(session)
+    latest = (
+        repo.window(model.id, queue.latest_complete_window, "all")
+        if queue.latest_complete_window is not None
+        else None
+    )
+    lag = (
+        max((utcnow() - queue.oldest_dirty_update).total_seconds(), 0.0)
+        if queue.oldest_dirty_update is not None
+        else 0.0
+    )
+    return StatusOut(
+        model=model.name,
+        latest_complete_window=queue.latest_complete_window,
+        latest_computed_at=latest.computed_at if latest is not None else None,
+        windows=queue.windows,
+        dirty_windows=queue.dirty_windows,
+        failing_windows=queue.failing_windows,
+        oldest_dirty_update=queue.oldest_dirty_update,
+        worker_lag_seconds=lag,
+        workers=[
+            WorkerOut(
+                worker_id=h.worker_id,
+                started_at=h.started_at,
+                last_seen_at=h.last_seen_at,
+                windows_computed=h.windows_computed,
+                failures=h.failures,
+                last_duration_seconds=h.last_duration_seconds,
+            )
+            for h in repo.heartbeats()
+        ],
+    )

@@ -1,0 +1,78 @@
+"""Running the worker: as its own process (`calmon worker`) or beside the API (embedded).
+
+The standalone process finishes the window in progress on SIGTERM/SIGINT and exits 0. The
+embedded worker is a daemon thread started by the API's lifespan and stopped (joined) before the
+engine is disposed; it is the default on the embedded SQLite database so that the one-command
+start computes metrics without a second process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
+from types import FrameType
+
+from fastapi import FastAPI
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import create_db_engine, create_session_factory
+from app.settings import Settings
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
+
+logger = logging.getLogger("calmon.worker")
+
+
+def worker_config(settings: Settings) -> WorkerConfig:
+    """The worker's behaviour from the service settings."""
+    return WorkerConfig(
+        lease=timedelta(seconds=settings.worker_lease_seconds),
+        poll_interval=settings.worker_poll_seconds,
+        heartbeat_interval=settings.worker_heartbeat_seconds,
+        options=ComputeOptions(replicates=settings.bootstrap_replicates),
+    )
+
+
+def run_worker_process(settings: Settings) -> int:
+    """`calmon worker`: claim and compute windows until SIGTERM or SIGINT."""
+    engine = create_db_engine(settings)
+    try:
+        worker = Worker(create_session_factory(engine), worker_config(settings))
+
+        def _stop(signum: int, _frame: FrameType | None) -> None:
+            logger.info("worker_stopping", extra={"signal": signal.Signals(signum).name})
+            worker.stop()
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        worker.run()
+    finally:
+        engine.dispose()
+    return 0
+
+
+def embedded_worker_hook(
+    settings: Settings,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """A lifespan hook for ``create_app`` that runs a worker thread beside the API."""
+
+    @asynccontextmanager
+    async def hook(app: FastAPI) -> AsyncIterator[None]:
+        factory: sessionmaker[Session] = app.state.session_factory
+        worker = Worker(factory, worker_config(settings))
+        thread = threading.Thread(target=worker.run, name="calmon-worker", daemon=True)
+        thread.start()
+        app.state.worker = worker
+        try:
+            yield
+        finally:
+            worker.stop()
+            # Join off the event loop: the worker finishes its current window first.
+            await asyncio.to_thread(thread.join)
+
+    return hook

@@ -1,0 +1,144 @@
+"""The metrics query API over what a real worker stored (both backends)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.repositories.models import ModelRepository
+from app.metrics import METRIC_NAMES
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
+from tests.conftest import AuthHeaders
+from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
+from tests.support.worker_data import insert_day, insert_rows
+
+
+def _register(client: TestClient, auth_headers: AuthHeaders) -> None:
+    body = {"name": "fraud", "threshold": 1.5, "min_positives": 10, "min_label_coverage": 0.5}
+    response = client.post("/v1/models", json=body, headers=auth_headers("admin"))
+    assert response.status_code == 201, response.text
+
+
+def _setup(client: TestClient, auth_headers: AuthHeaders, sf: sessionmaker[Session]) -> int:
+    _register(client, auth_headers)
+    with sf() as session:
+        model = ModelRepository(session).get_by_name("fraud")
+    assert model is not None
+    model_id = model.id
+    spec = StreamSpec("prior_drift", days=5, rows_per_day=3_000, pi_low=0.02, pi_high=0.05)
+    for day in stream(spec):
+        insert_day(sf, model_id, day, segments=2)
+    # Day 5: no positives at all, so every precision-type metric is undefined.
+    scores, _ = gaussian_window(np.random.default_rng(9), 500, 0.0, 2.0)
+    insert_rows(sf, model_id, day_start(5), scores, np.zeros(500, dtype=np.int8), prefix="z")
+    worker = Worker(sf, WorkerConfig(options=ComputeOptions(replicates=200)))
+    assert worker.drain() == 6
+    return model_id
+
+
+def _get(client: TestClient, headers: dict[str, str], path: str, **params: Any) -> Any:
+    response = client.get(path, headers=headers, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_series_window_pi0_and_status(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    _setup(client, auth_headers, session_factory)
+    read = auth_headers("read")
+
+    series = _get(client, read, "/v1/models/fraud/metrics", metric="average_precision")
+    assert series["model"] == "fraud"
+    assert series["segment"] == "all"
+    points = series["points"]
+    assert [p["window_start"][:10] for p in points] == [f"2026-01-0{i}" for i in range(1, 7)]
+    assert series["pi0"] == points[0]["pi0"]
+    first = points[0]
+    assert set(first) >= {
+        "window_start",
+        "n",
+        "positives",
+        "pi",
+        "label_coverage",
+        "regular",
+        "calibrated",
+        "calibrated_ci",
+        "regular_ci",
+        "prior_effect",
+        "performance_effect",
+        "verdict",
+    }
+    low, high = first["calibrated_ci"]
+    assert low <= first["calibrated"] <= high
+    assert first["verdict"] == "insufficient_data"
+    assert points[4]["verdict"] != "insufficient_data"
+    assert points[4]["performance_effect"] is not None
+    empty = points[5]
+    assert empty["positives"] == 0
+    assert empty["regular"] is None
+    assert empty["calibrated"] is None
+    assert "no positives" in empty["reason"]
+
+    ranged = _get(
+        client,
+        read,
+        "/v1/models/fraud/metrics",
+        metric="roc_auc",
+        segment="s1",
+        **{"from": "2026-01-02T00:00:00Z", "to": "2026-01-04T00:00:00Z"},
+    )
+    assert ranged["segment"] == "s1"
+    assert [p["window_start"][:10] for p in ranged["points"]] == ["2026-01-02", "2026-01-03"]
+
+    window = _get(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z")
+    assert window["segments"] == ["all", "s0", "s1"]
+    assert set(window["metrics"]) == set(METRIC_NAMES)
+    assert window["counts"]["tp"] + window["counts"]["fn"] == window["positives"]
+    for variant in ("regular", "calibrated"):
+        curve = window["curves"][variant]
+        assert 2 <= len(curve["recall"]) <= 200
+        assert len(curve["recall"]) == len(curve["precision"]) == len(curve["thresholds"])
+    assert window["curves"]["calibrated"]["pi0"] == window["pi0"]
+    segment = _get(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z", segment="s0")
+    assert segment["rows_total"] == 1_500
+
+    pi0 = _get(client, read, "/v1/models/fraud/pi0")
+    assert pi0["policy"] == "historical"
+    assert pi0["current"]["value"] == series["pi0"]
+    assert pi0["versions"][-1] == pi0["current"]
+    assert len(pi0["history"]) == 6
+    assert all(h["used"] for h in pi0["history"])
+
+    status = _get(client, read, "/v1/models/fraud/status")
+    assert status["dirty_windows"] == 0
+    assert status["windows"] == 6
+    assert status["worker_lag_seconds"] == 0.0
+    assert status["latest_complete_window"].startswith("2026-01-06")
+    assert status["workers"][0]["windows_computed"] == 6
+
+
+def test_unknown_metric_model_window_and_missing_token(
+    client: TestClient, auth_headers: AuthHeaders
+) -> None:
+    _register(client, auth_headers)
+    read = auth_headers("read")
+    response = client.get("/v1/models/fraud/metrics", params={"metric": "auc"}, headers=read)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["valid_metrics"] == list(METRIC_NAMES)
+    assert error["details"][0]["field"] == "metric"
+    assert client.get("/v1/models/nope/metrics", headers=read).status_code == 404
+    missing = client.get("/v1/models/fraud/windows/2030-01-01T00:00:00Z", headers=read)
+    assert missing.status_code == 404
+    assert client.get("/v1/models/fraud/status").status_code == 401
+    assert client.get("/v1/models/fraud/pi0", headers=auth_headers("ingest")).status_code == 403
+    empty = client.get("/v1/models/fraud/metrics", headers=read).json()
+    assert empty["points"] == []
+    assert empty["pi0"] is None
+    status = client.get("/v1/models/fraud/status", headers=read).json()
+    assert status["latest_complete_window"] is None
