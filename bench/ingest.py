@@ -1,0 +1,354 @@
+"""Ingestion throughput through the HTTP API, against a floor measured in the same run.
+
+Floor: the same rows written straight to the same PostgreSQL schema by the same repository
+code (binary COPY into the staging table, the same upsert, the same window dirtying), one
+transaction per batch, no HTTP, no parsing, no validation. Then the same rows go through a real
+`calmon serve` process (uvicorn) as columnar JSON, row JSON and CSV, one request per batch,
+sequentially like the floor. The floor runs before and after the API paths and the faster of
+the two is the reference, so noise elsewhere on the machine can only lower the ratios.
+Printed: rows/s per path, each path's ratio to the floor, request latency p50/p99, and where
+the time of one request goes (parse and validation, measured in-process).
+
+    python -m bench.ingest --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
+
+The database's calmon tables are emptied before each path (it must be a scratch database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import numpy as np
+import orjson
+from sqlalchemy import Engine, text
+
+from app.db.engine import create_db_engine, create_session_factory
+from app.db.migrate import upgrade
+from app.db.types import utcnow
+from app.ingest.body import parse_body
+from app.ingest.repository import IngestRepository, StagedRows
+from app.ingest.service import limits_from
+from app.ingest.validate import Limits, validate
+from app.ingest.windows import floor_to_windows
+from app.schemas.models import ModelCreate
+from app.services.models import create_model
+from app.services.tokens import create_token
+from app.settings import Settings
+from tests.support.server import running_server
+
+MODEL = "bench"
+START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
+SPAN_MICROS = 7 * 86_400 * 1_000_000  # a week of traffic: 7 daily windows
+TABLES = ("predictions", "windows", "batches")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch of synthetic rows (fraud-like: ~0.5% positives, 30% not labelled yet)."""
+
+    batch_id: str
+    ids: list[str]
+    micros: np.ndarray[Any, np.dtype[np.int64]]
+    scores: np.ndarray[Any, np.dtype[np.float64]]
+    labels: list[int | None]
+    segments: list[str]
+
+    def timestamps(self) -> list[str]:
+        iso = np.datetime_as_string(self.micros.astype("datetime64[us]"), unit="us")
+        return [value + "Z" for value in iso.tolist()]
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """Throughput and request latencies of one way of writing the batches."""
+
+    name: str
+    rows: int
+    seconds: float
+    latencies: list[float]
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds
+
+    def percentile(self, q: float) -> float:
+        return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
+
+
+def make_batches(total_rows: int, batch_rows: int, seed: int = 0) -> list[Batch]:
+    """Synthetic batches with globally unique ids."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    for number, first in enumerate(range(0, total_rows, batch_rows)):
+        n = min(batch_rows, total_rows - first)
+        positives = rng.random(n) < 0.005
+        labelled = rng.random(n) < 0.7
+        batches.append(
+            Batch(
+                batch_id=f"batch-{number}",
+                ids=[f"tx-{first + i}" for i in range(n)],
+                micros=np.sort(START_MICROS + rng.integers(0, SPAN_MICROS, n)),
+                scores=np.clip(rng.beta(1, 8, n) + 0.5 * positives, 0, 1).round(6),
+                labels=[
+                    int(p) if lab else None for p, lab in zip(positives, labelled, strict=True)
+                ],
+                segments=rng.choice(["FR", "DE", "ES", "IT"], n).tolist(),
+            )
+        )
+    return batches
+
+
+def columnar_body(batch: Batch) -> bytes:
+    columns = {
+        "id": batch.ids,
+        "timestamp": batch.timestamps(),
+        "score": batch.scores.tolist(),
+        "label": batch.labels,
+        "segment": batch.segments,
+    }
+    return orjson.dumps({"batch_id": batch.batch_id, "columns": columns})
+
+
+def row_body(batch: Batch) -> bytes:
+    rows = [
+        {"id": i, "timestamp": t, "score": s, "label": lab, "segment": seg}
+        for i, t, s, lab, seg in zip(
+            batch.ids,
+            batch.timestamps(),
+            batch.scores.tolist(),
+            batch.labels,
+            batch.segments,
+            strict=True,
+        )
+    ]
+    return orjson.dumps({"batch_id": batch.batch_id, "rows": rows})
+
+
+def csv_body(batch: Batch) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "timestamp", "score", "label", "segment"])
+    labels = ["" if label is None else label for label in batch.labels]
+    writer.writerows(
+        zip(
+            batch.ids,
+            batch.timestamps(),
+            batch.scores.tolist(),
+            labels,
+            batch.segments,
+            strict=True,
+        )
+    )
+    return out.getvalue().encode()
+
+
+def reset(engine: Engine) -> None:
+    with engine.begin() as connection:
+        connection.execute(text(f"TRUNCATE {', '.join(TABLES)}"))
+
+
+def run_floor(engine: Engine, model_id: int, batches: list[Batch]) -> PathResult:
+    """The same repository writes, straight from ready arrays, one transaction per batch."""
+    factory = create_session_factory(engine)
+    staged = [
+        StagedRows(
+            model_id=model_id,
+            ids=batch.ids,
+            timestamps=batch.micros,
+            windows=floor_to_windows(batch.micros, "day", "Europe/Paris"),
+            scores=batch.scores,
+            labels=np.array([-1 if v is None else v for v in batch.labels], dtype=np.int8),
+            segments=batch.segments,
+        )
+        for batch in batches
+    ]
+    latencies = []
+    began = time.perf_counter()
+    for rows in staged:
+        start = time.perf_counter()
+        with factory.begin() as session:
+            repository = IngestRepository(session)
+            repository.write_rows(rows)
+            touched = sorted(set(np.unique(rows.windows).tolist()))
+            repository.mark_windows_dirty(model_id, touched, utcnow())
+        latencies.append(time.perf_counter() - start)
+    seconds = time.perf_counter() - began
+    return PathResult(
+        "floor (COPY + upsert, no HTTP)", sum(len(b.ids) for b in batches), seconds, latencies
+    )
+
+
+def run_api(
+    name: str, *, base_url: str, token: str, bodies: list[bytes], content_type: str, rows: int
+) -> PathResult:
+    """POST every body in turn to a live server and time each request."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
+    latencies = []
+    with httpx.Client(base_url=base_url, headers=headers, timeout=300) as http:
+        began = time.perf_counter()
+        for number, body in enumerate(bodies):
+            start = time.perf_counter()
+            # CSV carries no batch id in its body; it goes in the query string.
+            params = {"batch_id": f"csv-{number}"} if content_type == "text/csv" else {}
+            response = http.post(f"/v1/models/{MODEL}/batches", content=body, params=params)
+            latencies.append(time.perf_counter() - start)
+            if response.status_code != 201:
+                raise RuntimeError(f"{name}: HTTP {response.status_code}: {response.text[:500]}")
+        seconds = time.perf_counter() - began
+    return PathResult(name, rows, seconds, latencies)
+
+
+def best_of(repeat: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def in_process_costs(batch: Batch, settings: Settings) -> list[tuple[str, float]]:
+    """Seconds of the CPU steps of one request, measured in this process (best of 3)."""
+    limits = limits_from(settings, utcnow())
+    bodies = {
+        "columnar JSON": (columnar_body(batch), "application/json"),
+        "row JSON": (row_body(batch), "application/json"),
+        "CSV": (csv_body(batch), "text/csv"),
+    }
+    costs = []
+    for label, (body, content_type) in bodies.items():
+        costs.extend(_parse_and_validate_costs(label, body, content_type, limits))
+    micros = batch.micros
+    costs.append(
+        (
+            "window flooring (Europe/Paris)",
+            best_of(3, lambda: floor_to_windows(micros, "day", "Europe/Paris")),
+        )
+    )
+    row_json = bodies["row JSON"][0]
+    costs.append(("row JSON: stdlib json.loads", best_of(3, lambda: json.loads(row_json))))
+    costs.append(("row JSON: orjson.loads", best_of(3, lambda: orjson.loads(row_json))))
+    return costs
+
+
+def _parse_and_validate_costs(
+    label: str, body: bytes, content_type: str, limits: Limits
+) -> list[tuple[str, float]]:
+    batch_id = "b" if content_type == "text/csv" else None
+    raw = parse_body(body, content_type, batch_id)
+    return [
+        (f"{label}: parse", best_of(3, lambda: parse_body(body, content_type, batch_id))),
+        (f"{label}: validate + hash", best_of(3, lambda: validate(raw, limits).content_hash())),
+    ]
+
+
+def prepare(database_url: str) -> tuple[Settings, Engine, int, str]:
+    """Migrate, register the model, mint a token; returns (settings, engine, model id, token)."""
+    settings = Settings(database_url=database_url, migrate_on_start=False)
+    upgrade(database_url)
+    engine = create_db_engine(settings)
+    with engine.begin() as connection:
+        connection.execute(text("TRUNCATE models, api_tokens CASCADE"))
+    factory = create_session_factory(engine)
+    with factory.begin() as session:
+        spec = ModelCreate(name=MODEL, threshold=0.5, granularity="day", timezone="Europe/Paris")
+        model_id = create_model(session, spec).id
+        token = create_token(session, "bench", ["ingest"]).token
+    return settings, engine, model_id, token
+
+
+def run(database_url: str, total_rows: int, batch_rows: int) -> list[PathResult]:
+    """Every path over the same batches; the floor first, then the API paths."""
+    settings, engine, model_id, token = prepare(database_url)
+    batches = make_batches(total_rows, batch_rows)
+    api_paths: list[tuple[str, Callable[[Batch], bytes], str]] = [
+        ("columnar JSON via API", columnar_body, "application/json"),
+        ("row JSON via API", row_body, "application/json"),
+        ("CSV via API", csv_body, "text/csv"),
+    ]
+    results = []
+    try:
+        # The floor runs before and after the API paths and the faster run counts, so load
+        # from elsewhere on the machine can only make the reported ratios smaller.
+        floors = []
+        reset(engine)
+        floors.append(run_floor(engine, model_id, batches))
+        print(f"floor (before): {floors[0].rows_per_second:,.0f} rows/s", flush=True)
+        with running_server(database_url) as server:
+            for name, encode, content_type in api_paths:
+                bodies = [encode(batch) for batch in batches]  # client-side cost not timed
+                reset(engine)
+                result = run_api(
+                    name,
+                    base_url=server.base_url,
+                    token=token,
+                    bodies=bodies,
+                    content_type=content_type,
+                    rows=total_rows,
+                )
+                results.append(result)
+                print(f"{name}: {result.rows_per_second:,.0f} rows/s", flush=True)
+        reset(engine)
+        floors.append(run_floor(engine, model_id, batches))
+        print(f"floor (after): {floors[1].rows_per_second:,.0f} rows/s", flush=True)
+        results.insert(0, max(floors, key=lambda floor: floor.rows_per_second))
+        costs = in_process_costs(batches[0], settings)
+    finally:
+        reset(engine)
+        engine.dispose()
+    report(results, costs, batch_rows)
+    return results
+
+
+def report(results: list[PathResult], costs: list[tuple[str, float]], batch_rows: int) -> None:
+    floor = results[0]
+    print(f"\ningestion, {floor.rows:,} rows in batches of {batch_rows:,} (PostgreSQL, one run)")
+    print(f"{'path':34} {'rows/s':>10} {'vs floor':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    for result in results:
+        print(
+            f"{result.name:34} {result.rows_per_second:10,.0f} "
+            f"{result.rows_per_second / floor.rows_per_second:9.0%} "
+            f"{result.percentile(50) * 1e3:8.0f} {result.percentile(99) * 1e3:8.0f}"
+        )
+    print(f"\nCPU steps of one {batch_rows:,}-row request, in-process (best of 3):")
+    for label, seconds in costs:
+        print(f"  {label:40} {seconds * 1e3:8.1f} ms")
+
+
+def ratios(results: list[PathResult]) -> dict[str, float]:
+    """Each API path's rows/s as a fraction of the floor's."""
+    floor = results[0].rows_per_second
+    return {result.name: result.rows_per_second / floor for result in results[1:]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--batch-rows", type=int, default=50_000)
+    args = parser.parse_args(argv)
+    results = run(args.database_url, args.rows, args.batch_rows)
+    found = ratios(results)
+    targets = {"columnar JSON via API": 0.70, "row JSON via API": 0.35}
+    failed = [name for name, target in targets.items() if found[name] < target]
+    print(
+        "\ntargets: columnar >= 70% of floor, row JSON >= 35%:",
+        "MET" if not failed else f"MISSED {failed}",
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""Parsing and validation of batch bodies, without a database."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+
+from app.errors import PayloadTooLargeError
+from app.ingest.body import decode_body, parse_body
+from app.ingest.errors import BatchValidationError, UnsupportedMediaTypeError
+from app.ingest.labels import parse_labels
+from app.ingest.parse import RawBatch, parse_csv, parse_json
+from app.ingest.timestamps import parse_timestamps
+from app.ingest.validate import NO_LABEL, Limits, ValidBatch, validate
+
+LIMITS = Limits(
+    max_rows=1_000,
+    min_timestamp_micros=946_684_800_000_000,  # 2000-01-01
+    max_timestamp_micros=4_102_444_800_000_000,  # 2100-01-01
+)
+ROWS: list[dict[str, Any]] = [
+    {"id": "a", "timestamp": "2026-11-02T10:00:00Z", "score": 0.9, "label": 1, "segment": "FR"},
+    {"id": "b", "timestamp": "2026-11-02T11:00:00+01:00", "score": 0.1, "label": None},
+    {"id": "c", "timestamp": "2026-11-02 10:00:00.250000+00:00", "score": 1, "label": 0},
+]
+
+
+def errors_of(error: pytest.ExceptionInfo[BatchValidationError]) -> list[tuple[Any, ...]]:
+    return [(d.get("row"), d["field"]) for d in error.value.details]
+
+
+def valid(body: dict[str, Any]) -> ValidBatch:
+    return validate(parse_json(orjson.dumps(body)), LIMITS)
+
+
+def test_timestamps_need_an_offset_and_are_exact_to_the_microsecond() -> None:
+    parsed = parse_timestamps(
+        ["2026-11-02T10:00:00.000001Z", "2026-11-02T11:00:00+01:00", 1_793_613_600, 1.5]
+    )
+    assert parsed.errors == []
+    assert parsed.micros.tolist() == [
+        1_793_613_600_000_001,
+        1_793_613_600_000_000,
+        1_793_613_600_000_000,
+        1_500_000,
+    ]
+    bad = parse_timestamps(["2026-11-02T10:00:00Z", "2026-11-02T10:00:00", "soon", None, True])
+    assert [row for row, _ in bad.errors] == [1, 2, 3, 4]
+    assert "no UTC offset" in bad.errors[0][1]
+
+
+def test_row_and_columnar_json_and_csv_give_the_same_canonical_content() -> None:
+    from_rows = valid({"batch_id": "x", "rows": ROWS})
+    columns = {
+        name: [row.get(name) for row in ROWS]
+        for name in ("id", "timestamp", "score", "label", "segment")
+    }
+    from_columns = valid({"batch_id": "x", "columns": columns})
+    csv_text = "id,timestamp,score,label\n" + "\n".join(
+        f"{r['id']},{r['timestamp']},{r['score']},{'' if r['label'] is None else r['label']}"
+        for r in ROWS
+    )
+    from_csv = validate(parse_csv(csv_text.encode(), "x"), LIMITS)
+    assert from_rows.content_hash() == from_columns.content_hash() != ""
+    # CSV has no segment column here, so every row is "all": a different content.
+    assert from_csv.segments == ["all"] * 3
+    assert from_csv.timestamps.tolist() == from_rows.timestamps.tolist()
+    assert from_rows.labels.tolist() == [1, NO_LABEL, 0]
+    assert from_rows.segments == ["FR", "all", "all"]
+    changed = valid({"batch_id": "x", "rows": [*ROWS[:2], {**ROWS[2], "score": 0.99}]})
+    assert changed.content_hash() != from_rows.content_hash()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (b"not json", "body"),
+        (b"[1, 2]", "body"),
+        (b'{"rows": []}', "batch_id"),
+        (b'{"batch_id": "x", "rows": [], "columns": {}}', "rows"),
+        (b'{"batch_id": "x", "rows": [], "extra": 1}', "extra"),
+        (b'{"batch_id": "x", "columns": {"id": ["a"], "timestamp": []}}', "score"),
+        (b'{"batch_id": "x", "columns": {"id": ["a"], "timestamp": [], "score": [1]}}', "columns"),
+        (b'{"batch_id": "x", "columns": {"id": "a", "timestamp": [], "score": [1]}}', "columns.id"),
+    ],
+)
+def test_shape_errors_name_the_field(body: bytes, field: str) -> None:
+    with pytest.raises(BatchValidationError) as error:
+        validate(parse_json(body), LIMITS)
+    assert errors_of(error) == [(None, field)]
+
+
+def test_every_bad_row_is_counted_and_the_first_twenty_listed_in_row_order() -> None:
+    rows = [dict(ROWS[0], id=f"r{i}") for i in range(100)]
+    for row in rows[50:]:
+        row["score"] = "high"
+    for row in rows[40:45]:
+        row["label"] = 3
+    rows[41]["id"] = "r0"
+    with pytest.raises(BatchValidationError) as error:
+        valid({"batch_id": "x", "rows": rows})
+    assert error.value.extra["error_count"] == 56
+    listed = errors_of(error)
+    assert len(listed) == 20
+    assert listed[:4] == [(40, "label"), (41, "id"), (41, "label"), (42, "label")]
+    assert listed[6:8] == [(50, "score"), (51, "score")]
+
+
+def test_ids_segments_scores_and_labels_are_checked() -> None:
+    rows = [
+        dict(ROWS[0], id=""),
+        dict(ROWS[0], id="x" * 201),
+        dict(ROWS[0], id=7),
+        dict(ROWS[0], id="ok1", segment=""),
+        dict(ROWS[0], id="ok2", score=True),
+        dict(ROWS[0], id="ok3", label=True),
+        dict(ROWS[0], id="ok4", label=0.5),
+        dict(ROWS[0], id="ok5", timestamp="1999-12-31T23:59:59Z"),
+    ]
+    with pytest.raises(BatchValidationError) as error:
+        valid({"batch_id": "x", "rows": rows})
+    assert errors_of(error) == [
+        (0, "id"),
+        (1, "id"),
+        (2, "id"),
+        (3, "segment"),
+        (4, "score"),
+        (5, "label"),
+        (6, "label"),
+        (7, "timestamp"),
+    ]
+
+
+def test_float_labels_from_dataframes_are_accepted() -> None:
+    batch = valid(
+        {
+            "batch_id": "x",
+            "columns": {
+                "id": ["a", "b"],
+                "timestamp": [1e9, 1e9],
+                "score": [0.1, 0.2],
+                "label": [1.0, None],
+            },
+        }
+    )
+    assert batch.labels.tolist() == [1, NO_LABEL]
+
+
+def test_csv_rows_of_the_wrong_width_are_named() -> None:
+    with pytest.raises(BatchValidationError) as error:
+        parse_csv(b"id,timestamp,score\na,2026-11-02T10:00:00Z,0.5\nb,2026-11-02T10:00:00Z\n", "x")
+    assert errors_of(error) == [(1, "row")]
+    with pytest.raises(BatchValidationError) as error:
+        parse_csv(b"id,timestamp,scor\n", "x")
+    assert errors_of(error) == [(None, "scor")]
+
+
+def test_csv_needs_a_batch_id_from_outside_the_body() -> None:
+    with pytest.raises(BatchValidationError) as error:
+        parse_csv(b"id,timestamp,score\na,2026-11-02T10:00:00Z,0.5\n", None)
+    assert errors_of(error) == [(None, "batch_id")]
+
+
+def test_gzip_is_decoded_and_capped_after_decompression() -> None:
+    body = orjson.dumps({"batch_id": "x", "rows": ROWS})
+    assert decode_body(gzip.compress(body), "gzip", len(body)) == body
+    assert decode_body(gzip.compress(body[:10]) + gzip.compress(body[10:]), "GZIP", 10**6) == body
+    with pytest.raises(PayloadTooLargeError):
+        decode_body(gzip.compress(body), "gzip", len(body) - 1)
+    bomb = gzip.compress(b"0" * 50_000_000)
+    assert len(bomb) < 100_000
+    with pytest.raises(PayloadTooLargeError):
+        decode_body(bomb, "gzip", 1_000_000)
+    with pytest.raises(UnsupportedMediaTypeError):
+        decode_body(gzip.compress(body)[:-20], "gzip", 10**6)
+    with pytest.raises(UnsupportedMediaTypeError):
+        decode_body(body, "br", 10**6)
+
+
+def test_content_types_are_dispatched_and_others_refused() -> None:
+    body = orjson.dumps({"batch_id": "x", "rows": ROWS})
+    assert isinstance(parse_body(body, "application/json; charset=utf-8", None), RawBatch)
+    with pytest.raises(UnsupportedMediaTypeError):
+        parse_body(body, "application/x-parquet", None)
+    with pytest.raises(UnsupportedMediaTypeError):
+        parse_body(body, None, None)
+
+
+def test_label_updates_are_validated_entry_by_entry() -> None:
+    assert parse_labels(b'{"labels": [{"id": "a", "label": 1}]}') == [("a", 1)]
+    assert parse_labels(b'[{"id": "a", "label": 0}]') == [("a", 0)]
+    with pytest.raises(BatchValidationError) as error:
+        parse_labels(
+            b'[{"id": "a", "label": 1}, {"id": "a", "label": 0}, '
+            b'{"id": "b", "label": null}, {"id": "c"}]'
+        )
+    assert errors_of(error) == [(1, "id"), (2, "label"), (3, "row")]
+
+
+def test_now_bounds_come_from_the_limits() -> None:
+    future = datetime(2200, 1, 1, tzinfo=UTC).isoformat()
+    with pytest.raises(BatchValidationError) as error:
+        valid({"batch_id": "x", "rows": [dict(ROWS[0], timestamp=future)]})
+    assert errors_of(error) == [(0, "timestamp")]
