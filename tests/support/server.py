@@ -3,6 +3,9 @@
     with running_server(database_url) as server:
         httpx.get(f"{server.base_url}/v1/models", headers=...)
 
+    with calmon_process(["worker"], database_url) as (process, log_path):
+        ...
+
 The server gets a free loopback port, a clean environment (no inherited ``CALMON_*``
 variables, so a developer's shell cannot change what a test sees) plus ``env``, and the context
 manager returns only once ``/readyz`` answers 200. Its output goes to ``server.log_path``.
@@ -57,6 +60,35 @@ def clean_environment(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 @contextmanager
+def calmon_process(
+    args: Sequence[str],
+    database_url: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """Run ``calmon <args>`` (e.g. ``["worker"]``) on ``database_url``; SIGTERM it afterwards.
+
+    Yields the process and the file that receives its stdout and stderr.
+    """
+    if log_path is None:
+        log_path = Path(tempfile.mkdtemp(prefix="calmon-process-")) / "process.log"
+    settings_env = {"CALMON_DATABASE_URL": database_url, **(env or {})}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", *args],
+            cwd=REPO_ROOT,
+            env=clean_environment(settings_env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield process, log_path
+    finally:
+        stop_process(process)
+
+
+@contextmanager
 def running_server(
     database_url: str,
     *,
@@ -73,23 +105,12 @@ def running_server(
     """
     port = free_port()
     directory = log_dir or Path(tempfile.mkdtemp(prefix="calmon-server-"))
+    command = ["serve", "--host", "127.0.0.1", "--port", str(port), *args]
     log_path = directory / f"server-{port}.log"
-    settings_env = {"CALMON_DATABASE_URL": database_url, **(env or {})}
-    command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [*command, *args],
-            cwd=REPO_ROOT,
-            env=clean_environment(settings_env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = LiveServer(f"http://127.0.0.1:{port}", port, process, log_path)
-    try:
+    with calmon_process(command, database_url, env=env, log_path=log_path) as (process, _):
+        server = LiveServer(f"http://127.0.0.1:{port}", port, process, log_path)
         _wait_until_ready(server, ready_timeout)
         yield server
-    finally:
-        stop_process(process)
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
