@@ -3,7 +3,8 @@
 Which fixture to take:
 
 - ``db_session``: a Session inside an outer transaction that is rolled back after the test
-  (fast; repository/service tests). Commits inside the test become savepoints.
+  (fast; repository/service tests). Commits inside the test become savepoints. On SQLite it
+  holds the write lock for the whole test, so no other connection (client, server) can write.
 - ``session_factory`` / ``engine`` / ``database_url``: the real thing, with real commits, on a
   database emptied before the test (concurrency, worker claims, anything another connection
   or process must see).
