@@ -65,8 +65,8 @@ def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
         fp_t=fp[:, j],
         scores=counts.scores,
     )
-    pi = c.npos / (c.npos + c.nneg)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
         # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
         k = (pi * (1.0 - pi0)) / (pi0 * (1.0 - pi))
         gains = _GainCurve.of(c)

@@ -199,9 +199,11 @@ def _poisson(
         z = rng.standard_normal((size, lam.size))
         return np.maximum(z * np.sqrt(lam) + lam, 0.0)
     out = np.zeros((size, lam.size))
-    small = np.flatnonzero((lam > 0) & ~large)
-    if small.size:
-        out[:, small] = rng.poisson(lam[small], size=(size, small.size))
+    # Small means are counts of tied rows, so few distinct values: a scalar mean per value is
+    # several times faster in numpy than an array of means.
+    for value in np.unique(lam[(lam > 0) & ~large]):
+        cols = np.flatnonzero(lam == value)
+        out[:, cols] = rng.poisson(value, size=(size, cols.size))
     cols = np.flatnonzero(large)
     if cols.size:
         mean = lam[cols]
