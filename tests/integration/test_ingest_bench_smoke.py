@@ -1,0 +1,25 @@
+"""A small run of bench/ingest.py, so the benchmark keeps working and keeps its shape.
+
+PostgreSQL only: the bench measures the COPY path against its floor. The ratio asked of this
+smoke run is deliberately loose (20,000 rows on a shared CI machine are noisy); the real
+figures come from the full run of 10^6 rows (``python -m bench.ingest``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.ingest import ratios, run
+
+
+@pytest.mark.slow
+def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
+    backend: str, database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("the ingestion bench measures PostgreSQL's COPY path")
+    results = run(database_url, total_rows=20_000, batch_rows=5_000)
+    found = ratios(results)
+    assert found["columnar JSON via API"] >= 0.35, capsys.readouterr().out
+    assert found["row JSON via API"] >= 0.15, capsys.readouterr().out
+    assert {result.rows for result in results} == {20_000}
