@@ -33,6 +33,11 @@ def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
         timezone=spec.timezone,
         min_positives=spec.min_positives,
         min_label_coverage=spec.min_label_coverage,
+        baseline_windows=spec.baseline_windows,
+        min_history_windows=spec.min_history_windows,
+        min_history_positives=spec.min_history_positives,
+        pi0_tolerance=spec.pi0_tolerance,
+        alert_floor=spec.alert_floor,
     )
     _apply_pi0(model, spec.pi0)
     try:
@@ -61,23 +66,22 @@ def get_model(session: Session, name: str) -> MonitoredModel:
 def update_model(session: Session, name: str, patch: ModelPatch) -> MonitoredModel:
     """Apply the fields present in ``patch``.
 
-    Threshold, pi0 policy and verdict gates all change what a window's stored metrics mean,
-    so every window of the model is marked dirty for the worker to recompute.
+    Threshold, pi0 policy, baseline and verdict gates all change what a window's stored metrics
+    mean, so every window of the model is marked dirty for the worker to recompute. The alert
+    floor is read at scrape time and needs no recomputation.
     """
     model = get_model(session, name)
-    changes = patch.model_dump(exclude_unset=True, exclude={"pi0"})
-    changed = False
-    for field, value in changes.items():
-        if value is not None and getattr(model, field) != value:
+    changed: set[str] = set()
+    for field, value in patch.model_dump(exclude_unset=True, exclude={"pi0"}).items():
+        if getattr(model, field) != value:
             setattr(model, field, value)
-            changed = True
+            changed.add(field)
     if patch.pi0 is not None and to_out(model).pi0 != patch.pi0:
         _apply_pi0(model, patch.pi0)
-        changed = True
-    if changed:
-        repository = ModelRepository(session)
-        session.flush()
-        repository.mark_all_windows_dirty(model.id)
+        changed.add("pi0")
+    session.flush()
+    if changed - {"alert_floor"}:
+        ModelRepository(session).mark_all_windows_dirty(model.id)
     return model
 
 
@@ -104,6 +108,11 @@ def to_out(model: MonitoredModel) -> ModelOut:
         pi0=pi0,
         min_positives=model.min_positives,
         min_label_coverage=model.min_label_coverage,
+        baseline_windows=model.baseline_windows,
+        min_history_windows=model.min_history_windows,
+        min_history_positives=model.min_history_positives,
+        pi0_tolerance=model.pi0_tolerance,
+        alert_floor=model.alert_floor,
         created_at=model.created_at,
         updated_at=model.updated_at,
     )

@@ -42,6 +42,11 @@ def test_register_then_read_back(client: TestClient, admin: dict[str, str]) -> N
     assert created["pi0"] == {"policy": "historical", "lookback_windows": None}
     assert created["min_positives"] == 20
     assert created["min_label_coverage"] == 0.8
+    assert created["baseline_windows"] == 7
+    assert created["min_history_windows"] == 3
+    assert created["min_history_positives"] == 30
+    assert created["pi0_tolerance"] == 0.1
+    assert created["alert_floor"] is None
     created_at = datetime.fromisoformat(created["created_at"])
     assert created_at.utcoffset() is not None
     assert abs((datetime.now(UTC) - created_at).total_seconds()) < 60
@@ -97,6 +102,10 @@ def test_models_are_listed_by_name(client: TestClient, admin: dict[str, str]) ->
         ({"pi0": {"policy": "historical", "lookback_windows": 0}}, "pi0.historical"),
         ({"min_positives": -1}, "min_positives"),
         ({"min_label_coverage": 1.5}, "min_label_coverage"),
+        ({"baseline_windows": 0}, "baseline_windows"),
+        ({"min_history_windows": -1}, "min_history_windows"),
+        ({"pi0_tolerance": -0.1}, "pi0_tolerance"),
+        ({"alert_floor": 1.5}, "alert_floor"),
         ({"colour": "red"}, "colour"),
     ],
 )
@@ -178,6 +187,25 @@ def test_patch_changes_fields_and_redirties_every_window(
     assert client.get("/v1/models/fraud-v1", headers=admin).json() == updated
 
 
+def test_alert_floor_is_set_and_cleared_without_recomputing_windows(
+    client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    """The floor is read at scrape time: no window needs recomputing when it moves."""
+    _register(client, admin)
+    _add_windows(session_factory, "fraud-v1", 2)
+    url = "/v1/models/fraud-v1"
+    assert (
+        client.patch(url, json={"alert_floor": 0.35}, headers=admin).json()["alert_floor"] == 0.35
+    )
+    assert (
+        client.patch(url, json={"alert_floor": None}, headers=admin).json()["alert_floor"] is None
+    )
+    assert _windows_of(session_factory, "fraud-v1") == [3, 3]
+    moved = client.patch(url, json={"baseline_windows": 14}, headers=admin).json()
+    assert moved["baseline_windows"] == 14
+    assert _windows_of(session_factory, "fraud-v1") == [4, 4]
+
+
 def test_patch_without_a_change_leaves_windows_alone(
     client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
 ) -> None:
@@ -197,6 +225,9 @@ def test_patch_without_a_change_leaves_windows_alone(
         ({"threshold": "x"}, "threshold"),
         ({"min_label_coverage": -0.1}, "min_label_coverage"),
         ({"pi0": {"policy": "fixed", "value": 2}}, "pi0.fixed.value"),
+        ({"threshold": None}, "threshold"),
+        ({"baseline_windows": None}, "baseline_windows"),
+        ({"alert_floor": -1}, "alert_floor"),
     ],
 )
 def test_invalid_patch_is_422_and_changes_nothing(
