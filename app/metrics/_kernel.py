@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from app.metrics._validation import FloatArray
 
@@ -47,6 +48,7 @@ class _Curve:
     tp_t: FloatArray
     fp_t: FloatArray
     scores: FloatArray
+    rows: npt.NDArray[np.intp]  # arange(R), for picking one entry per row
 
 
 def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
@@ -64,6 +66,7 @@ def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
         tp_t=tp[:, j],
         fp_t=fp[:, j],
         scores=counts.scores,
+        rows=np.arange(tp.shape[0]),
     )
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
@@ -72,7 +75,7 @@ def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
         gains = _GainCurve.of(c)
         invariant = _invariant(c)
         regular = _prior_dependent(c, None, gains.area(c, pi))
-        calibrated = _prior_dependent(c, k, gains.area(c, np.full_like(pi, pi0)))
+        calibrated = _prior_dependent(c, k, gains.area(c, pi0))
     regular.update(invariant)
     calibrated.update(invariant)
     return regular, calibrated, pi
@@ -108,7 +111,7 @@ def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -
     # beats it, and argmax takes the first (highest-threshold) maximum.
     f1_curve = 2.0 * tp / (tp + wfp + c.npos[:, None])
     best = np.argmax(f1_curve, axis=1)
-    best_f1 = np.take_along_axis(f1_curve, best[:, None], axis=1)[:, 0]
+    best_f1 = f1_curve[c.rows, best]
     defined = c.npos > 0
     return {
         "precision": c.tp_t / (c.tp_t + wfp_t),
@@ -136,7 +139,7 @@ class _GainCurve:
     """
 
     inv_tp: FloatArray
-    suffix: FloatArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
+    suffix: FloatArray  # (R, E + 1): sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r)
     pg_r: FloatArray
     ratio: FloatArray
 
@@ -149,17 +152,18 @@ class _GainCurve:
         pg_l = 1.0 - ratio * (fp_l * inv_tp_l)
         # Segments starting at TP_l = 0 are never whole (recall gain -inf there); zero them so
         # their inf/NaN stays out of the suffix sums.
-        h = np.where(tp_l > 0, (inv_tp_l - inv_tp) * (pg_l + pg_r), 0.0)
+        h = np.zeros((tp_l.shape[0], tp_l.shape[1] + 1))  # a last column of 0: nothing after
+        h[:, :-1] = np.where(tp_l > 0, (inv_tp_l - inv_tp) * (pg_l + pg_r), 0.0)
         suffix = np.cumsum(h[:, ::-1], axis=1)[:, ::-1]
         return cls(inv_tp=inv_tp, suffix=suffix, pg_r=pg_r, ratio=ratio[:, 0])
 
-    def area(self, c: _Curve, prior: FloatArray) -> FloatArray:
-        """Area with recall gain at ``prior`` (one value per row)."""
+    def area(self, c: _Curve, prior: FloatArray | float) -> FloatArray:
+        """Area with recall gain at ``prior`` (a float, or one value per row)."""
         tp_x = prior * c.npos  # recall gain is 0 where TP = p P
-        rows = np.arange(c.tp.shape[0])
+        rows = c.rows
         m = np.argmax(c.tp > tp_x[:, None], axis=1)  # the segment that crosses recall gain 0
         scale = tp_x / (1.0 - prior)
-        after = np.concatenate((self.suffix, np.zeros((rows.size, 1))), axis=1)[rows, m + 1]
+        after = self.suffix[rows, m + 1]  # the whole segments after m
         tp_r, pos, tied = c.tp[rows, m], c.pos[rows, m], c.tied[rows, m]
         fp_x = c.fp[rows, m] - tied + (tp_x - (tp_r - pos)) / pos * tied
         pg_x = 1.0 - self.ratio * (fp_x / tp_x)
