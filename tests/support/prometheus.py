@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -22,6 +21,7 @@ from typing import Any, cast
 
 import yaml
 
+from tests.support.server import free_port
 from tests.support.tools import REPO_ROOT
 
 PROMETHEUS_DIR = REPO_ROOT / "config" / "prometheus"
@@ -67,13 +67,6 @@ def render_loopback_config(
     path = directory / "prometheus.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PrometheusServer:
