@@ -267,15 +267,20 @@ def prepare(database_url: str) -> tuple[Settings, Engine, int, str]:
     return settings, engine, model_id, token
 
 
-def run(database_url: str, total_rows: int, batch_rows: int) -> list[PathResult]:
-    """Every path over the same batches; the floor first, then the API paths."""
+API_PATHS: list[tuple[str, Callable[[Batch], bytes], str]] = [
+    ("columnar JSON via API", columnar_body, "application/json"),
+    ("row JSON via API", row_body, "application/json"),
+    ("CSV via API", csv_body, "text/csv"),
+]
+
+
+def run(
+    database_url: str, total_rows: int, batch_rows: int, *, with_csv: bool = True
+) -> list[PathResult]:
+    """The floor, then every API path over the same batches, then the floor again."""
     settings, engine, model_id, token = prepare(database_url)
     batches = make_batches(total_rows, batch_rows)
-    api_paths: list[tuple[str, Callable[[Batch], bytes], str]] = [
-        ("columnar JSON via API", columnar_body, "application/json"),
-        ("row JSON via API", row_body, "application/json"),
-        ("CSV via API", csv_body, "text/csv"),
-    ]
+    api_paths = API_PATHS if with_csv else API_PATHS[:2]
     results = []
     try:
         # The floor runs before and after the API paths and the faster run counts, so load

@@ -1,9 +1,10 @@
 """Timestamp parsing for ingestion: ISO-8601 with an explicit offset, or Unix seconds.
 
-The whole column goes through ``datetime.fromisoformat`` (C) inside one ``np.fromiter`` pass:
-measured at ~0.5 µs a row here, faster than a numpy code-point parser of the same grammar
-(~0.9 µs a row, mostly temporaries) and exactly as permissive as the standard library. Only a
-column that fails is walked again row by row, to name each bad row.
+The whole column goes through ``datetime.fromisoformat`` and ``datetime.timestamp`` with
+``map`` (both in C, no Python bytecode per row). Measured here, that beat a numpy code-point
+parser of the same grammar (temporaries dominate) and numpy's own datetime64 parser (which
+would also need a separate strictness check), and it is exactly as permissive as the standard
+library. Only a column that fails is walked again row by row, to name each bad row.
 
 Timestamps without an offset are refused: in a model whose windows live in Europe/Paris a naive
 ``10:00`` could be either of two instants, and guessing shifts rows into the wrong window.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from operator import attrgetter
 from typing import Final, cast
 
 import numpy as np
@@ -23,6 +25,7 @@ MICROS_PER_SECOND: Final = 1_000_000
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICRO: Final = timedelta(microseconds=1)
 _fromisoformat: Final = datetime.fromisoformat
+_tzinfo: Final = attrgetter("tzinfo")
 
 
 @dataclass(frozen=True)
@@ -48,22 +51,22 @@ def parse_timestamps(values: list[object]) -> ParsedTimestamps:
     """
     n = len(values)
     if n and set(map(type, values)) == {str}:
-        strings = cast("list[str]", values)
         try:
-            micros = np.fromiter(
-                ((_fromisoformat(value) - _EPOCH) // _ONE_MICRO for value in strings),
-                dtype=np.int64,
-                count=n,
-            )
+            parsed = list(map(_fromisoformat, cast("list[str]", values)))
+        except ValueError:
+            parsed = []
+        if parsed and None not in set(map(_tzinfo, parsed)):
+            # Float seconds are exact to the microsecond while |t| < 2**33 s (year 2242), far
+            # beyond any accepted timestamp; map() keeps the whole pass in C.
+            seconds = np.fromiter(map(datetime.timestamp, parsed), np.float64, n)
+            micros = np.round(seconds * MICROS_PER_SECOND).astype(np.int64)
             return ParsedTimestamps(micros=micros, errors=[])
-        except (ValueError, TypeError):  # TypeError: a naive value minus the aware epoch
-            pass
     micros = np.zeros(n, dtype=np.int64)
     errors: list[tuple[int, str]] = []
     for row, value in enumerate(values):
-        parsed, message = _parse_one(value)
+        row_micros, message = _parse_one(value)
         if message is None:
-            micros[row] = parsed
+            micros[row] = row_micros
         else:
             errors.append((row, message))
     return ParsedTimestamps(micros=micros, errors=errors)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gzip
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.errors import PayloadTooLargeError
 from app.ingest.body import decode_body, parse_body
@@ -206,3 +208,23 @@ def test_now_bounds_come_from_the_limits() -> None:
     with pytest.raises(BatchValidationError) as error:
         valid({"batch_id": "x", "rows": [dict(ROWS[0], timestamp=future)]})
     assert errors_of(error) == [(0, "timestamp")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    instants=st.lists(
+        st.datetimes(
+            min_value=datetime(1990, 1, 1),
+            max_value=datetime(2150, 1, 1),
+            timezones=st.sampled_from(
+                [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=7))]
+            ),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_the_column_parse_is_exact_to_the_microsecond(instants: list[datetime]) -> None:
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    expected = [(t - epoch) // timedelta(microseconds=1) for t in instants]
+    assert parse_timestamps([t.isoformat() for t in instants]).micros.tolist() == expected
