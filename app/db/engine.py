@@ -18,13 +18,16 @@ def create_db_engine(settings: Settings) -> Engine:
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(settings)
+    if url.drivername == "postgresql":
+        # A plain postgresql:// URL (as psql and most hosting panels print it) means psycopg 3.
+        url = url.set(drivername="postgresql+psycopg")
     if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
         # The bulk write path uses psycopg 3's COPY; refuse other drivers early and clearly.
         raise ValueError(
             f"PostgreSQL URLs must use the psycopg 3 driver (postgresql+psycopg://...), "
             f"got {url.drivername}"
         )
-    return create_engine(url, pool_size=settings.db_pool_size, pool_pre_ping=True, future=True)
+    return create_engine(url, pool_size=settings.db_pool_size, pool_pre_ping=True)
 
 
 def _sqlite_engine(settings: Settings) -> Engine:
