@@ -46,7 +46,9 @@ def metric_names(expr: str) -> set[str]:
 def documented_metric_names(interfaces: Path = REPO_ROOT / "docs" / "interfaces.md") -> set[str]:
     """The Prometheus names listed in docs/interfaces.md section 3 (the contract)."""
     text = interfaces.read_text()
-    section = text[text.index("## 3. Prometheus names") :]
+    start = text.index("## 3. Prometheus names")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end != -1 else len(text)]
     names: set[str] = set()
     for code in re.findall(r"`(calmon_[^`]+)`", section):
         # `calmon_window_verdict_{stable,prior_shift}` is a family; `name{model}` names labels.
