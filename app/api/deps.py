@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import AuthenticationError
@@ -36,27 +37,40 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionDep = Annotated[Session, Depends(db_session, scope="function")]
 
 
-def _bearer_token(request: Request) -> str:
-    header = request.headers.get("authorization")
-    if not header:
-        raise AuthenticationError("missing bearer token (Authorization: Bearer <token>)")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+# Declared through FastAPI's security scheme so that /docs offers an "Authorize" button.
+_bearer_scheme = HTTPBearer(
+    auto_error=False, description="A token printed by `calmon token create`."
+)
+BearerCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer_scheme)]
+
+
+def _bearer_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str:
+    token = credentials.credentials.strip() if credentials is not None else ""
+    if token:
+        return token
+    if request.headers.get("authorization"):
         raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
-    return token.strip()
+    raise AuthenticationError("missing bearer token (Authorization: Bearer <token>)")
 
 
-def require_scope(scope: Scope) -> Callable[[Request, Settings, Session], Principal]:
+def require_scope(
+    scope: Scope,
+) -> Callable[[Request, HTTPAuthorizationCredentials | None, Settings, Session], Principal]:
     """A dependency that authenticates the caller and insists on ``scope``.
 
     401 when the token is missing, malformed, unknown or revoked; 403 when it is valid but
     lacks the scope.
     """
 
-    def dependency(request: Request, settings: SettingsDep, session: SessionDep) -> Principal:
+    def dependency(
+        request: Request,
+        credentials: BearerCredentials,
+        settings: SettingsDep,
+        session: SessionDep,
+    ) -> Principal:
         if settings.auth_disabled:
             return ANONYMOUS
-        principal = authenticate(session, _bearer_token(request))
+        principal = authenticate(session, _bearer_token(request, credentials))
         principal.require(scope)
         return principal
 
