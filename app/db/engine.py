@@ -27,7 +27,11 @@ def create_db_engine(settings: Settings) -> Engine:
             f"PostgreSQL URLs must use the psycopg 3 driver (postgresql+psycopg://...), "
             f"got {url.drivername}"
         )
-    return create_engine(url, pool_size=settings.db_pool_size, pool_pre_ping=True)
+    # libpq waits forever for an unreachable host by default; /readyz must answer instead.
+    connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": 10}
+    return create_engine(
+        url, pool_size=settings.db_pool_size, pool_pre_ping=True, connect_args=connect_args
+    )
 
 
 def _sqlite_engine(settings: Settings) -> Engine:
