@@ -4,14 +4,16 @@ Floor: the same rows written straight to the same PostgreSQL schema by the same 
 code (binary COPY into the staging table, the same upsert, the same window dirtying), one
 transaction per batch, no HTTP, no parsing, no validation. Then the same rows go through a real
 `calmon serve` process (uvicorn) as columnar JSON, row JSON and CSV, one request per batch,
-sequentially like the floor. The floor runs before and after the API paths and the faster of
-the two is the reference, so noise elsewhere on the machine can only lower the ratios.
+sequentially like the floor. A path's rows/s is its rows over the sum of its own write (floor)
+or request (API) times.
 Printed: rows/s per path, each path's ratio to the floor, request latency p50/p99, and where
 the time of one request goes (parse and validation, measured in-process).
 
     python -m bench.ingest --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
 
-The database's calmon tables are emptied before each path (it must be a scratch database).
+The database's calmon tables are emptied first and last (it must be a scratch database). Every
+path writes every batch into its own model, interleaved batch by batch with a rotating order, so
+that load from elsewhere on the machine falls on all paths alike.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import httpx
 import numpy as np
 import orjson
 from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
@@ -46,7 +49,6 @@ from app.services.tokens import create_token
 from app.settings import Settings
 from tests.support.server import running_server
 
-MODEL = "bench"
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
 SPAN_MICROS = 7 * 86_400 * 1_000_000  # a week of traffic: 7 daily windows
 TABLES = ("predictions", "windows", "batches")
@@ -157,55 +159,47 @@ def reset(engine: Engine) -> None:
         connection.execute(text(f"TRUNCATE {', '.join(TABLES)}"))
 
 
-def run_floor(engine: Engine, model_id: int, batches: list[Batch]) -> PathResult:
-    """The same repository writes, straight from ready arrays, one transaction per batch."""
-    factory = create_session_factory(engine)
-    staged = [
-        StagedRows(
-            model_id=model_id,
-            ids=batch.ids,
-            timestamps=batch.micros,
-            windows=floor_to_windows(batch.micros, "day", "Europe/Paris"),
-            scores=batch.scores,
-            labels=np.array([-1 if v is None else v for v in batch.labels], dtype=np.int8),
-            segments=batch.segments,
-        )
-        for batch in batches
-    ]
-    latencies = []
-    began = time.perf_counter()
-    for rows in staged:
-        start = time.perf_counter()
-        with factory.begin() as session:
-            repository = IngestRepository(session)
-            repository.write_rows(rows)
-            touched = sorted(set(np.unique(rows.windows).tolist()))
-            repository.mark_windows_dirty(model_id, touched, utcnow())
-        latencies.append(time.perf_counter() - start)
-    seconds = time.perf_counter() - began
-    return PathResult(
-        "floor (COPY + upsert, no HTTP)", sum(len(b.ids) for b in batches), seconds, latencies
+def staged_rows(model_id: int, batch: Batch) -> StagedRows:
+    """The floor's input: the batch as the repository takes it, prepared before timing."""
+    return StagedRows(
+        model_id=model_id,
+        ids=batch.ids,
+        timestamps=batch.micros,
+        windows=floor_to_windows(batch.micros, "day", "Europe/Paris"),
+        scores=batch.scores,
+        labels=np.array([-1 if v is None else v for v in batch.labels], dtype=np.int8),
+        segments=batch.segments,
     )
 
 
-def run_api(
-    name: str, *, base_url: str, token: str, bodies: list[bytes], content_type: str, rows: int
-) -> PathResult:
-    """POST every body in turn to a live server and time each request."""
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
-    latencies = []
-    with httpx.Client(base_url=base_url, headers=headers, timeout=300) as http:
-        began = time.perf_counter()
-        for number, body in enumerate(bodies):
-            start = time.perf_counter()
-            # CSV carries no batch id in its body; it goes in the query string.
-            params = {"batch_id": f"csv-{number}"} if content_type == "text/csv" else {}
-            response = http.post(f"/v1/models/{MODEL}/batches", content=body, params=params)
-            latencies.append(time.perf_counter() - start)
-            if response.status_code != 201:
-                raise RuntimeError(f"{name}: HTTP {response.status_code}: {response.text[:500]}")
-        seconds = time.perf_counter() - began
-    return PathResult(name, rows, seconds, latencies)
+def write_floor(factory: sessionmaker[Session], rows: StagedRows) -> float:
+    """The same repository writes as the API, straight from ready arrays; seconds taken."""
+    start = time.perf_counter()
+    with factory.begin() as session:
+        repository = IngestRepository(session)
+        repository.write_rows(rows)
+        touched = sorted(set(np.unique(rows.windows).tolist()))
+        repository.mark_windows_dirty(rows.model_id, touched, utcnow())
+    return time.perf_counter() - start
+
+
+def post_batch(
+    http: httpx.Client, model: str, body: bytes, content_type: str, batch_id: str
+) -> float:
+    """One request to the live server; seconds taken."""
+    # CSV carries no batch id in its body; it goes in the query string.
+    params = {"batch_id": batch_id} if content_type == "text/csv" else {}
+    start = time.perf_counter()
+    response = http.post(
+        f"/v1/models/{model}/batches",
+        content=body,
+        params=params,
+        headers={"Content-Type": content_type},
+    )
+    seconds = time.perf_counter() - start
+    if response.status_code != 201:
+        raise RuntimeError(f"{model}: HTTP {response.status_code}: {response.text[:500]}")
+    return seconds
 
 
 def best_of(repeat: int, work: Callable[[], object]) -> float:
@@ -252,65 +246,86 @@ def _parse_and_validate_costs(
     ]
 
 
-def prepare(database_url: str) -> tuple[Settings, Engine, int, str]:
-    """Migrate, register the model, mint a token; returns (settings, engine, model id, token)."""
+def prepare(database_url: str, paths: list[str]) -> tuple[Settings, Engine, dict[str, int], str]:
+    """Migrate, register one model per path, mint a token.
+
+    Returns (settings, engine, model id by path, token).
+    """
     settings = Settings(database_url=database_url, migrate_on_start=False)
     upgrade(database_url)
     engine = create_db_engine(settings)
     with engine.begin() as connection:
         connection.execute(text("TRUNCATE models, api_tokens CASCADE"))
     factory = create_session_factory(engine)
+    model_ids = {}
     with factory.begin() as session:
-        spec = ModelCreate(name=MODEL, threshold=0.5, granularity="day", timezone="Europe/Paris")
-        model_id = create_model(session, spec).id
+        for path in paths:
+            spec = ModelCreate(
+                name=model_name(path), threshold=0.5, granularity="day", timezone="Europe/Paris"
+            )
+            model_ids[path] = create_model(session, spec).id
         token = create_token(session, "bench", ["ingest"]).token
-    return settings, engine, model_id, token
+    return settings, engine, model_ids, token
 
 
-API_PATHS: list[tuple[str, Callable[[Batch], bytes], str]] = [
-    ("columnar JSON via API", columnar_body, "application/json"),
-    ("row JSON via API", row_body, "application/json"),
-    ("CSV via API", csv_body, "text/csv"),
-]
+def model_name(path: str) -> str:
+    return "bench-" + path.split(maxsplit=1)[0].lower()
+
+
+FLOOR = "floor (COPY + upsert, no HTTP)"
+API_PATHS: dict[str, tuple[Callable[[Batch], bytes], str]] = {
+    "columnar JSON via API": (columnar_body, "application/json"),
+    "row JSON via API": (row_body, "application/json"),
+    "CSV via API": (csv_body, "text/csv"),
+}
 
 
 def run(
     database_url: str, total_rows: int, batch_rows: int, *, with_csv: bool = True
 ) -> list[PathResult]:
-    """The floor, then every API path over the same batches, then the floor again."""
-    settings, engine, model_id, token = prepare(database_url)
+    """Every path writes every batch, interleaved: batch 1 by each path, then batch 2...
+
+    Each path writes into its own model of the same tables, so all of them see the same table
+    sizes and, batch by batch, the same load from the rest of the machine; the order of the
+    paths rotates from one batch to the next.
+    """
+    api_paths = list(API_PATHS) if with_csv else list(API_PATHS)[:2]
+    paths = [FLOOR, *api_paths]
+    settings, engine, model_ids, token = prepare(database_url, paths)
     batches = make_batches(total_rows, batch_rows)
-    api_paths = API_PATHS if with_csv else API_PATHS[:2]
-    results = []
+    latencies: dict[str, list[float]] = {path: [] for path in paths}
+    factory = create_session_factory(engine)
     try:
-        # The floor runs before and after the API paths and the faster run counts, so load
-        # from elsewhere on the machine can only make the reported ratios smaller.
-        floors = []
         reset(engine)
-        floors.append(run_floor(engine, model_id, batches))
-        print(f"floor (before): {floors[0].rows_per_second:,.0f} rows/s", flush=True)
-        with running_server(database_url) as server:
-            for name, encode, content_type in api_paths:
-                bodies = [encode(batch) for batch in batches]  # client-side cost not timed
-                reset(engine)
-                result = run_api(
-                    name,
-                    base_url=server.base_url,
-                    token=token,
-                    bodies=bodies,
-                    content_type=content_type,
-                    rows=total_rows,
-                )
-                results.append(result)
-                print(f"{name}: {result.rows_per_second:,.0f} rows/s", flush=True)
-        reset(engine)
-        floors.append(run_floor(engine, model_id, batches))
-        print(f"floor (after): {floors[1].rows_per_second:,.0f} rows/s", flush=True)
-        results.insert(0, max(floors, key=lambda floor: floor.rows_per_second))
+        with (
+            running_server(database_url) as server,
+            httpx.Client(
+                base_url=server.base_url,
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=300,
+            ) as http,
+        ):
+            for number, batch in enumerate(batches):
+                # Inputs are prepared before any timing: client-side encoding is not measured.
+                floor_rows = staged_rows(model_ids[FLOOR], batch)
+                bodies = {path: API_PATHS[path][0](batch) for path in api_paths}
+                for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
+                    if path == FLOOR:
+                        latencies[path].append(write_floor(factory, floor_rows))
+                    else:
+                        content_type = API_PATHS[path][1]
+                        seconds = post_batch(
+                            http, model_name(path), bodies[path], content_type, batch.batch_id
+                        )
+                        latencies[path].append(seconds)
+                print(f"batch {number + 1}/{len(batches)} done", file=sys.stderr, flush=True)
         costs = in_process_costs(batches[0], settings)
     finally:
         reset(engine)
         engine.dispose()
+    results = [
+        PathResult(path, total_rows, sum(latencies[path]), latencies[path]) for path in paths
+    ]
     report(results, costs, batch_rows)
     return results
 
