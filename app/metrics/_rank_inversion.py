@@ -59,13 +59,17 @@ def _difference(a: _StepSum, b: _StepSum, x: FloatArray, pivot: float) -> FloatA
     weights = np.concatenate([a.weights, -b.weights])
     locations = np.concatenate([a.locations, b.locations])
     out = np.empty_like(x)
-    for start in range(0, x.size, _CHUNK):
-        chunk = x[start : start + _CHUNK]
-        left = chunk <= pivot
-        z = chunk[:, None] - locations[None, :]
-        direct = (a.constant - b.constant) + _sigmoid(z) @ weights
-        complement = (a.total - b.total) - _sigmoid(-z) @ weights
-        out[start : start + _CHUNK] = np.where(left, direct, complement)
+    left = x <= pivot
+    for side, offset, sign in (
+        (left, a.constant - b.constant, 1.0),
+        (~left, a.total - b.total, -1.0),
+    ):
+        points = x[side]
+        values = np.empty_like(points)
+        for start in range(0, points.size, _CHUNK):
+            z = points[start : start + _CHUNK, None] - locations[None, :]
+            values[start : start + _CHUNK] = offset + sign * (_sigmoid(sign * z) @ weights)
+        out[side] = values
     return out
 
 
