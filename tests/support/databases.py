@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from sqlalchemy import URL, Engine, MetaData, create_engine, make_url, text
+from sqlalchemy import URL, Connection, Engine, MetaData, create_engine, make_url, text
 
 from app.settings import Settings
 
 Backend = Literal["sqlite", "postgresql"]
 POSTGRES_URL_ENV = "CALMON_TEST_DATABASE_URL"
+SCHEMA_PREFIX = "calmon_test_"
 
 
 def settings_for(database_url: str, **overrides: object) -> Settings:
@@ -67,10 +68,11 @@ def fresh_database(backend: Backend, directory: Path) -> Iterator[str]:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return
     base = postgres_base_url()
-    schema = f"calmon_test_{os.getpid()}_{secrets.token_hex(3)}"
+    schema = f"{SCHEMA_PREFIX}{os.getpid()}_{secrets.token_hex(3)}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as connection:
+            _drop_orphaned_schemas(connection)
             connection.execute(text(f'CREATE SCHEMA "{schema}"'))
         url = base.update_query_dict({"options": f"-csearch_path={schema}"})
         yield url.render_as_string(hide_password=False)
@@ -78,6 +80,32 @@ def fresh_database(backend: Backend, directory: Path) -> Iterator[str]:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
     finally:
         admin.dispose()
+
+
+def _drop_orphaned_schemas(connection: Connection) -> None:
+    """Drop schemas left by pytest runs that were killed before their teardown.
+
+    The schema name carries the creating process id; a schema whose process is gone (on this
+    host, where the tests run) is garbage. A live process, or a reused pid, keeps its schema.
+    """
+    names = connection.scalars(
+        text("SELECT nspname FROM pg_namespace WHERE nspname LIKE :prefix"),
+        {"prefix": f"{SCHEMA_PREFIX}%"},
+    )
+    for name in list(names):
+        pid = name.removeprefix(SCHEMA_PREFIX).split("_", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def table_names(engine: Engine) -> list[str]:
