@@ -181,7 +181,9 @@ def test_patch_changes_fields_and_redirties_every_window(
     assert updated["pi0"] == {"policy": "fixed", "value": 0.01}
     assert updated["min_positives"] == 5
     assert updated["granularity"] == created["granularity"]
-    assert updated["updated_at"] > created["updated_at"]
+    assert datetime.fromisoformat(updated["updated_at"]) > datetime.fromisoformat(
+        created["updated_at"]
+    )
     # The worker must recompute every window under the new threshold and pi0.
     assert _windows_of(session_factory, "fraud-v1") == [4, 4, 4]
     assert client.get("/v1/models/fraud-v1", headers=admin).json() == updated
