@@ -90,6 +90,24 @@ def test_concurrent_batches_into_one_window_lose_nothing(
         [expected_batches],  # one window, bumped once per stored batch, never lost
     )
 
+    # Different batch ids carrying the same new prediction ids, at once (a feed replayed by
+    # several senders): no batch fails, each id is stored once, the others count as updates.
+    def same_ids(client_index: int) -> dict[str, Any]:
+        body = {"batch_id": f"feed-{client_index}", "rows": rows("same", 300)}
+        with httpx.Client(base_url=live_server.base_url, headers=headers, timeout=60) as http:
+            barrier.wait()
+            response = http.post(f"/v1/models/{MODEL}/batches", json=body)
+        assert response.status_code == 201, response.text
+        result: dict[str, Any] = response.json()
+        return result
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        replies = list(pool.map(same_ids, range(CLIENTS)))
+    assert sum(reply["rows_inserted"] for reply in replies) == 300
+    assert sum(reply["rows_updated"] for reply in replies) == 300 * (CLIENTS - 1)
+    total = expected_batches + CLIENTS
+    assert counts(session_factory) == (expected_batches * rows_per_batch + 300, total, [total])
+
 
 @pytest.fixture
 def reject_score_half(engine: Engine, backend: str) -> Iterator[None]:
@@ -126,12 +144,15 @@ def reject_score_half(engine: Engine, backend: str) -> Iterator[None]:
                 connection.exec_driver_sql("DROP FUNCTION reject_score_half()")
 
 
+@pytest.mark.parametrize("updates_a_stored_row", [True, False], ids=["upsert", "plain-insert"])
 def test_a_batch_refused_inside_the_database_leaves_nothing_behind(
     client: TestClient,
     auth_headers: AuthHeaders,
     session_factory: sessionmaker[Session],
     reject_score_half: None,
+    updates_a_stored_row: bool,
 ) -> None:
+    """Both write paths: all ids new (plain INSERT in a savepoint) and some stored (upsert)."""
     spec = {"name": MODEL, "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
     assert client.post("/v1/models", json=spec, headers=auth_headers("admin")).status_code == 201
     headers = auth_headers("ingest")
@@ -146,7 +167,8 @@ def test_a_batch_refused_inside_the_database_leaves_nothing_behind(
 
     poisoned = rows("bad", 2_000)
     poisoned[1_500]["score"] = 0.5  # valid for calmon, refused by the database
-    poisoned[10]["id"] = "ok-3"  # an update of a stored row, which must be undone too
+    if updates_a_stored_row:
+        poisoned[10]["id"] = "ok-3"  # an update of a stored row, which must be undone too
     response = client.post(url, json={"batch_id": "bad", "rows": poisoned}, headers=headers)
 
     assert response.status_code == 422, response.text
