@@ -51,22 +51,6 @@ class Day:
     scores: npt.NDArray[np.float64]
     labels: npt.NDArray[np.int8]
 
-    def rows(self, *, prefix: str = "p", segment: str | None = None) -> list[dict[str, Any]]:
-        """The day as ingest rows (JSON-ready): ids unique per day, timestamps spread over it."""
-        step = 86_400 / max(self.scores.size, 1)
-        out = []
-        for i in range(self.scores.size):
-            row: dict[str, Any] = {
-                "prediction_id": f"{prefix}-{self.index}-{i}",
-                "ts": (self.window_start + timedelta(seconds=i * step)).isoformat(),
-                "score": float(self.scores[i]),
-                "label": int(self.labels[i]),
-            }
-            if segment is not None:
-                row["segment"] = segment
-            out.append(row)
-        return out
-
 
 def day_start(index: int) -> datetime:
     """UTC midnight of day ``index`` of the stream (a daily window in UTC)."""
@@ -107,3 +91,20 @@ def stream(spec: StreamSpec) -> Iterator[Day]:
         mu = daily_positive_mean(spec, index)
         scores, labels = gaussian_window(rng, spec.rows_per_day, pi, mu)
         yield Day(index, day_start(index), pi, mu, scores, labels)
+
+
+def batch_body(day: Day, *, prefix: str = "p", segment: str | None = None) -> dict[str, Any]:
+    """The day as one columnar ingest batch (``POST /v1/models/{name}/batches``)."""
+    n = day.scores.size
+    start = np.datetime64(day.window_start.replace(tzinfo=None), "ms")
+    offsets = (np.arange(n) * (86_400_000 // max(n, 1))).astype("timedelta64[ms]")
+    stamps = np.char.add(np.datetime_as_string(start + offsets, unit="ms"), "Z")
+    columns: dict[str, list[Any]] = {
+        "id": [f"{prefix}-{day.index}-{i}" for i in range(n)],
+        "timestamp": stamps.tolist(),
+        "score": day.scores.tolist(),
+        "label": day.labels.astype(int).tolist(),
+    }
+    if segment is not None:
+        columns["segment"] = [segment] * n
+    return {"batch_id": f"{prefix}-{day.index}", "columns": columns}
