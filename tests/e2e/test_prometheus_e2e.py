@@ -56,9 +56,12 @@ def day_rows(rng: np.random.Generator, start: datetime, pi: float, mu: float) ->
     }
 
 
+# The stream's last day is yesterday, so its windows look current to the rules.
+TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     spec = {"name": model, "threshold": THRESHOLD, "granularity": "day", "timezone": "UTC"}
     assert client.post("/v1/models", json=spec).status_code == 201
     for day in range(DAYS):
@@ -67,7 +70,7 @@ def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -
         mu = 1.0 if degrade and changed else 2.5
         body = {
             "batch_id": f"day-{day}",
-            "columns": day_rows(rng, today - timedelta(days=DAYS - day), pi, mu),
+            "columns": day_rows(rng, TODAY - timedelta(days=DAYS - day), pi, mu),
         }
         response = client.post(f"/v1/models/{model}/batches", json=body, timeout=60)
         assert response.status_code == 201, response.text
@@ -140,12 +143,16 @@ def test_drop_pages_and_prior_drift_does_not(
         with session_factory.begin() as session:
             session.execute(update(MonitoredModel).values(alert_floor=FLOOR))
         with run_prometheus(tmp_path / "prometheus", target=f"127.0.0.1:{server.port}") as prom:
-            check_alerts(prom, server, worker, deadline)
+            check_alerts(prom, server, worker, tmp_path / "worker.log", deadline)
             check_dashboard_queries(prom)
 
 
 def check_alerts(
-    prom: PrometheusServer, server: LiveServer, worker: subprocess.Popen[bytes], deadline: float
+    prom: PrometheusServer,
+    server: LiveServer,
+    worker: subprocess.Popen[bytes],
+    worker_log: Path,
+    deadline: float,
 ) -> None:
     def diagnostics() -> str:
         verdicts = prom.query('{__name__=~"calmon_window_verdict_.+"} == 1')
@@ -154,11 +161,10 @@ def check_alerts(
             f"verdicts: {verdicts}\n"
             f"dirty: {prom.query('calmon_dirty_windows')}\n"
             f"server log tail:\n{server.logs()[-3000:]}\nprometheus log:\n{prom.log()[-2000:]}"
+            f"\nworker log tail:\n{worker_log.read_text(errors='replace')[-3000:]}"
         )
 
-    last_day = (datetime.now(UTC) - timedelta(days=1)).replace(
-        hour=0, minute=0, second=0, microsecond=0
-    )
+    last_day = TODAY - timedelta(days=1)
 
     def all_computed() -> bool:
         newest = prom.query("min(calmon_window_start_timestamp_seconds)")
