@@ -223,9 +223,11 @@ def test_initdb_script_creates_a_read_only_reader() -> None:
     def sql(
         statement: str, *, user: str, dbname: str = database
     ) -> subprocess.CompletedProcess[str]:
+        # Where the server asks TCP clients for passwords, the reader logs in with its own.
+        login = {**env, "PGPASSWORD": "secret"} if user == reader else env
         return subprocess.run(
             [psql, "-v", "ON_ERROR_STOP=1", "-U", user, "-d", dbname, "-c", statement],
-            env=env,
+            env=login,
             capture_output=True,
             text=True,
             timeout=30,
