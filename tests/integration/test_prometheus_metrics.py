@@ -26,8 +26,12 @@ from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, m
 from tests.support.server import LiveServer
 from tests.support.tools import require_tool, run_tool
 
-NOW = datetime.now(UTC).replace(microsecond=0)
-NEWEST = NOW.replace(hour=0, minute=0, second=0) - timedelta(days=1)
+
+def newest_window(now: datetime) -> datetime:
+    """The seed's newest computed window: yesterday (UTC midnight)."""
+    return now.replace(hour=0, minute=0, second=0) - timedelta(days=1)
+
+
 # Counters that appear once a model's batch was counted (the seed posts none).
 IN_PROCESS_COUNTERS = (
     "calmon_ingested_rows_total",
@@ -37,8 +41,13 @@ IN_PROCESS_COUNTERS = (
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
-def seed(factory: sessionmaker[Session]) -> None:
-    """Two windows of one model (the newest must win), a dirty window, pi0, two workers."""
+def seed(factory: sessionmaker[Session]) -> datetime:
+    """Two windows of one model (the newest must win), a dirty window, pi0, two workers.
+
+    Times are relative to now (returned), read when the test runs, not when it was collected.
+    """
+    now = datetime.now(UTC).replace(microsecond=0)
+    newest = newest_window(now)
     with factory.begin() as session:
         model = MonitoredModel(
             name="fraud",
@@ -53,8 +62,8 @@ def seed(factory: sessionmaker[Session]) -> None:
         session.add(model)
         session.flush()
         for start, verdict, calibrated in (
-            (NEWEST - timedelta(days=1), "stable", 0.6),
-            (NEWEST, "performance_drop", 0.25),
+            (newest - timedelta(days=1), "stable", 0.6),
+            (newest, "performance_drop", 0.25),
         ):
             session.add(
                 WindowMetrics(
@@ -72,7 +81,7 @@ def seed(factory: sessionmaker[Session]) -> None:
                     threshold=0.5,
                     verdict=verdict,
                     source_version=1,
-                    computed_at=NOW - timedelta(minutes=5),
+                    computed_at=now - timedelta(minutes=5),
                     duration_seconds=0.2,
                 )
             )
@@ -117,25 +126,26 @@ def seed(factory: sessionmaker[Session]) -> None:
         session.add(
             Window(
                 model_id=model.id,
-                window_start=NOW.replace(hour=0, minute=0, second=0),
+                window_start=now.replace(hour=0, minute=0, second=0),
                 dirty_version=3,
                 computed_version=2,
-                updated_at=NOW - timedelta(minutes=2),
+                updated_at=now - timedelta(minutes=2),
             )
         )
         for worker, seen, computed, failures in (
-            ("w-alive", NOW - timedelta(seconds=10), 7, 1),
-            ("w-gone", NOW - timedelta(days=1), 5, 0),
+            ("w-alive", now - timedelta(seconds=10), 7, 1),
+            ("w-gone", now - timedelta(days=1), 5, 0),
         ):
             session.add(
                 WorkerHeartbeat(
                     worker_id=worker,
-                    started_at=NOW - timedelta(days=2),
+                    started_at=now - timedelta(days=2),
                     last_seen_at=seen,
                     windows_computed=computed,
                     failures=failures,
                 )
             )
+    return now
 
 
 def samples(text: str) -> Samples:
@@ -153,7 +163,7 @@ def value(found: Samples, name: str, **labels: str) -> float:
 def test_collector_exports_the_newest_window(
     client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
-    seed(session_factory)
+    now = seed(session_factory)
     response = client.get("/metrics")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
@@ -168,7 +178,10 @@ def test_collector_exports_the_newest_window(
     for verdict in VERDICTS:
         expected = 1.0 if verdict == "performance_drop" else 0.0
         assert value(found, f"calmon_window_verdict_{verdict}", **series) == expected
-    assert value(found, "calmon_window_start_timestamp_seconds", **series) == NEWEST.timestamp()
+    assert (
+        value(found, "calmon_window_start_timestamp_seconds", **series)
+        == newest_window(now).timestamp()
+    )
     assert value(found, "calmon_window_label_coverage_ratio", **series) == 0.9
     assert value(found, "calmon_window_positives", **series) == 40
     assert value(found, "calmon_reference_positive_ratio", model="fraud") == 0.004
@@ -184,16 +197,16 @@ def test_collector_exports_the_newest_window(
     assert value(found, "calmon_worker_windows_computed_total") == 12
     assert value(found, "calmon_worker_failures_total") == 1
     last_seen = value(found, "calmon_worker_last_seen_timestamp_seconds")
-    assert last_seen == (NOW - timedelta(seconds=10)).timestamp()
+    assert last_seen == (now - timedelta(seconds=10)).timestamp()
 
 
 def test_exported_names_are_the_documented_ones(
     client: TestClient, session_factory: sessionmaker[Session], auth_headers: AuthHeaders
 ) -> None:
     """With data and traffic, the exported names are exactly the documented ones."""
-    seed(session_factory)
+    now = seed(session_factory)
     rows = [
-        {"id": f"r{i}", "timestamp": NOW.isoformat(), "score": 0.5, "label": 0} for i in range(3)
+        {"id": f"r{i}", "timestamp": now.isoformat(), "score": 0.5, "label": 0} for i in range(3)
     ]
     ingest = auth_headers("ingest")
     assert (
