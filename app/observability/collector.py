@@ -69,6 +69,8 @@ class CalmonCollector(Collector):
         The workers' lease period (liveness is judged in lease periods).
     ttl_seconds:
         How long one database read serves scrapes.
+    clock:
+        Monotonic seconds, for the TTL (tests pass a fake one).
     """
 
     def __init__(
