@@ -81,7 +81,13 @@ class PathResult:
 
     @property
     def rows_per_second(self) -> float:
+        """Rows over the total time of this path's writes."""
         return self.rows / self.seconds
+
+    @property
+    def median_rows_per_second(self) -> float:
+        """Rows per batch over the median batch time: one stalled batch does not decide it."""
+        return self.rows / len(self.latencies) / self.percentile(50)
 
     def percentile(self, q: float) -> float:
         return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
@@ -333,12 +339,17 @@ def run(
 def report(results: list[PathResult], costs: list[tuple[str, float]], batch_rows: int) -> None:
     floor = results[0]
     print(f"\ningestion, {floor.rows:,} rows in batches of {batch_rows:,} (PostgreSQL, one run)")
-    print(f"{'path':34} {'rows/s':>10} {'vs floor':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    print(
+        f"{'path':32} {'rows/s':>8} {'vs floor':>9} {'median-batch rows/s':>20} {'vs floor':>9} "
+        f"{'p50 ms':>7} {'p99 ms':>7}"
+    )
     for result in results:
         print(
-            f"{result.name:34} {result.rows_per_second:10,.0f} "
+            f"{result.name:32} {result.rows_per_second:8,.0f} "
             f"{result.rows_per_second / floor.rows_per_second:9.0%} "
-            f"{result.percentile(50) * 1e3:8.0f} {result.percentile(99) * 1e3:8.0f}"
+            f"{result.median_rows_per_second:20,.0f} "
+            f"{result.median_rows_per_second / floor.median_rows_per_second:9.0%} "
+            f"{result.percentile(50) * 1e3:7.0f} {result.percentile(99) * 1e3:7.0f}"
         )
     print(f"\nCPU steps of one {batch_rows:,}-row request, in-process (best of 3):")
     for label, seconds in costs:
@@ -346,9 +357,19 @@ def report(results: list[PathResult], costs: list[tuple[str, float]], batch_rows
 
 
 def ratios(results: list[PathResult]) -> dict[str, float]:
-    """Each API path's rows/s as a fraction of the floor's."""
-    floor = results[0].rows_per_second
-    return {result.name: result.rows_per_second / floor for result in results[1:]}
+    """Each API path's rows/s as a fraction of the floor's, the lower of the two measures.
+
+    Total-time and median-batch throughput disagree when a few batches stall (a checkpoint, a
+    neighbour's load); taking the lower ratio never flatters the API.
+    """
+    floor = results[0]
+    return {
+        result.name: min(
+            result.rows_per_second / floor.rows_per_second,
+            result.median_rows_per_second / floor.median_rows_per_second,
+        )
+        for result in results[1:]
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,8 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     found = ratios(results)
     targets = {"columnar JSON via API": 0.70, "row JSON via API": 0.35}
     failed = [name for name, target in targets.items() if found[name] < target]
+    shown = ", ".join(f"{name} {ratio:.0%}" for name, ratio in found.items())
+    print(f"\nratios (lower of the two measures): {shown}")
     print(
-        "\ntargets: columnar >= 70% of floor, row JSON >= 35%:",
+        "targets: columnar >= 70% of floor, row JSON >= 35%:",
         "MET" if not failed else f"MISSED {failed}",
     )
     return 1 if failed else 0
