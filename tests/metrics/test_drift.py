@@ -32,6 +32,7 @@ def _estimate(
     positives: int = 100,
 ) -> WindowEstimate:
     """A window whose every metric is (regular ap, calibrated ap_c) with standard error se."""
+    unit = {} if se is None else dict.fromkeys(METRIC_NAMES, se * positives**0.5)
     return WindowEstimate(
         n=n,
         positives=positives,
@@ -41,6 +42,7 @@ def _estimate(
         calibrated=MappingProxyType(dict.fromkeys(METRIC_NAMES, ap_c)),
         regular_se=MappingProxyType(dict.fromkeys(METRIC_NAMES, se)),
         calibrated_se=MappingProxyType(dict.fromkeys(METRIC_NAMES, se)),
+        calibrated_unit_se=MappingProxyType(unit),
     )
 
 
@@ -71,6 +73,20 @@ def test_verdict_rule(current: WindowEstimate, verdict: str) -> None:
     assert result.verdict == verdict, result.reason
     assert result.verdict in VERDICTS
     assert result.primary_metric == "average_precision"
+
+
+def test_a_small_window_is_judged_with_the_baselines_spread() -> None:
+    """30 positives that happened to rank badly: the window's own bootstrap interval is narrow
+    around the low value, but windows that small scatter like the baseline's do at that size."""
+    baseline = pool_baseline(
+        [_estimate(ap=0.5, ap_c=0.5, se=0.03, positives=150) for _ in range(3)]
+    )
+    assert baseline.calibrated_unit_se["average_precision"] == pytest.approx(0.03 * 150**0.5)
+    unlucky = _estimate(ap=0.3, ap_c=0.3, se=0.02, positives=30)
+    assert decompose(unlucky, baseline).verdict == "stable"
+    assert decompose(_estimate(ap=0.1, ap_c=0.1, se=0.02, positives=30), baseline).verdict == (
+        "performance_drop"
+    )
 
 
 def test_lower_is_better_metrics_flip_the_direction() -> None:
