@@ -158,25 +158,32 @@ def temporal_precision(
 def _uniform_integrated_precision(
     t: FloatArray, f: FloatArray, pi_lo: float, pi_hi: float
 ) -> FloatArray:
-    """Closed form of eq. (7): mean of P_pi over [pi_lo, pi_hi], stable as TPR - FPR -> 0.
+    """Closed form of eq. (7): mean of P_pi over [pi_lo, pi_hi], stable for any rates.
 
-    With c = TPR - FPR, w = pi_hi - pi_lo, D = TPR pi_lo + FPR (1 - pi_lo), u = c w / D and
-    h(u) = (u - ln(1 + u)) / u^2, the mean reduces to (TPR / D) (pi_lo + FPR w h(u) / D).
-    h is evaluated by its series near u = 0, where the direct form cancels.
+    With c = TPR - FPR, w = pi_hi - pi_lo, D = TPR pi_lo + FPR (1 - pi_lo) and u = c w / D,
+    the mean is TPR pi_lo / D + TPR (FPR / D) (1 - ln(1 + u) / u) / c. Near u = 0 (TPR close to
+    FPR) that cancels, so there it is written with h(u) = (u - ln(1 + u)) / u^2 and h's series:
+    TPR pi_lo / D + (TPR / D) (FPR / D) w h(u). Both forms avoid overflow for rates near 0.
     """
     width = pi_hi - pi_lo
     denominator = t * pi_lo + f * (1.0 - pi_lo)
     safe = np.where(denominator > 0.0, denominator, 1.0)
-    u = (t - f) * width / safe
+    gap = t - f
+    u = gap * width / safe
     small = np.abs(u) < 0.1
+    fpr_share = f / safe
+    fixed_part = t * pi_lo / safe
     powers = np.arange(20, dtype=np.float64)
-    series = ((-u[..., None]) ** powers / (powers + 2.0)).sum(axis=-1)
-    safe_u = np.where(small | (u <= -1.0), 1.0, u)
-    direct = (safe_u - np.log1p(safe_u)) / safe_u**2
-    h = np.where(small, series, direct)
-    value = (t / safe) * (pi_lo + f * width * h / safe)
-    # FPR = 0 with pi_lo = 0 gives D = 0: precision is 1 on all of (0, pi_hi]. TPR = 0 gives 0
-    # (also covers u = -1, i.e. TPR = 0 with pi_hi = 1, where h is infinite).
+    small_u = np.where(small, u, 0.0)  # keeps the powers of large u from overflowing
+    h = ((-small_u[..., None]) ** powers / (powers + 2.0)).sum(axis=-1)
+    near = fixed_part + (t / safe) * fpr_share * width * h
+    # u = -1 only when TPR = 0 (result 0 below); 1 stands in to keep the logarithm finite.
+    large_u = np.where(small | (u <= -1.0), 1.0, u)
+    far = fixed_part + t * fpr_share * (1.0 - np.log1p(large_u) / large_u) / np.where(
+        small, 1.0, gap
+    )
+    value = np.where(small, near, far)
+    # FPR = 0 with pi_lo = 0 gives D = 0: precision is 1 on all of (0, pi_hi]. TPR = 0 gives 0.
     value = np.where(denominator > 0.0, value, 1.0)
     result: FloatArray = np.where(t > 0.0, value, 0.0)
     return result

@@ -6,6 +6,8 @@ Lampert & Gancarski (2014) eq. (7) (integrated precision), eq. (20) (the dilogar
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.integrate import quad
@@ -18,6 +20,7 @@ from app.metrics.skew import (
     integrated_auc_pr,
     integrated_pr_curve,
     integrated_precision,
+    min_integrated_auc,
     precision_at_skew,
     temporal_precision,
     transform_precision,
@@ -91,6 +94,38 @@ def test_eq_7_closed_form_matches_numerical_integration(
     """Lampert eq. (7) in closed form equals scipy's quadrature to 1e-12, also as TPR -> FPR."""
     value = float(integrated_precision(tpr, fpr, lo, hi))
     assert value == pytest.approx(_scipy_integrated_precision(tpr, fpr, lo, hi), abs=1e-12)
+
+
+def test_eq_7_extreme_rates_stay_finite_without_warnings() -> None:
+    """FPR 1e-300 against TPR 1 (u ~ 1e300 in the closed form) gives ~1, and the reverse ~0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = integrated_precision([1.0, 1e-300], [1e-300, 1.0], 0.0, 1.0)
+    assert value[0] == pytest.approx(1.0, abs=1e-12)
+    assert value[1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_eq_7_closed_form_equals_quadrature_on_random_rates() -> None:
+    """Eq. (7) closed form vs adaptive quadrature (uniform weight) on 40 log-uniform rate pairs
+    in [1e-9, 1] (a fifth with TPR ~ FPR) and several ranges: both closed-form branches agree
+    with the quadrature to 1e-12."""
+    rng = np.random.default_rng(2)
+    tpr = 10.0 ** rng.uniform(-9, 0, 40)
+    fpr = np.where(rng.random(40) < 0.2, tpr * (1 - 1e-9), 10.0 ** rng.uniform(-9, 0, 40))
+    for lo, hi in ((0.0, 1.0), (0.0, 0.001), (0.2, 0.21), (0.5, 1.0)):
+        closed = integrated_precision(tpr, fpr, lo, hi)
+        numeric = integrated_precision(tpr, fpr, lo, hi, weight=np.ones_like)
+        assert np.allclose(closed, numeric, rtol=0, atol=1e-12)
+
+
+def test_eq_20_with_a_single_skew_is_boyds_minimum_area() -> None:
+    """Lampert eq. (20) as pi1' -> pi2' = pi tends to Boyd et al.'s 1 + (1 - pi) ln(1 - pi) / pi."""
+    for pi in (0.001, 0.2, 0.7):
+        boyd = 1.0 + (1.0 - pi) * np.log1p(-pi) / pi
+        assert min_integrated_auc(pi, pi) == pytest.approx(boyd, abs=1e-15)
+        assert min_integrated_auc(pi - 1e-5, pi + 1e-5) == pytest.approx(boyd, abs=1e-9)
+    assert min_integrated_auc(0.0, 0.0) == 0.0
+    assert min_integrated_auc(1.0, 1.0) == 1.0
 
 
 def test_eq_7_edge_rates_and_degenerate_range() -> None:
