@@ -84,8 +84,9 @@ def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
 def _invariant(c: _Curve) -> Columns:
     recall = c.tp_t / c.npos
     fpr = c.fp_t / c.nneg
-    # Mann-Whitney: each positive beats the negatives below its score, half of those tied.
-    wins = np.sum(c.pos * (c.nneg[:, None] - c.fp + 0.5 * c.tied), axis=1)
+    # Mann-Whitney: each positive beats the negatives below its score, half of those tied:
+    # sum of pos * (N - FP + tied / 2), with the row products done by einsum (no temporaries).
+    wins = c.npos * c.nneg - _rowdot(c.pos, c.fp) + 0.5 * _rowdot(c.pos, c.tied)
     return {
         "recall": recall,
         "fpr": fpr,
@@ -98,6 +99,11 @@ def _invariant(c: _Curve) -> Columns:
 _TINY = np.finfo(np.float64).tiny
 
 
+def _rowdot(a: FloatArray, b: FloatArray) -> FloatArray:
+    result: FloatArray = np.einsum("ij,ij->i", a, b)
+    return result
+
+
 def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -> Columns:
     """Precision-type metrics with false positives weighted by ``k`` (``None``: weight 1)."""
     tp = c.tp
@@ -106,10 +112,11 @@ def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -
     # sklearn's AP: recall steps (positives of the group / all positives) times the precision
     # with the whole tie group counted. An entry above every positive has 0/0 precision but
     # adds no recall; the floor on the denominator turns its term into 0 instead of NaN.
-    ap = np.sum(c.pos * tp / np.maximum(tp + wfp, _TINY), axis=1) / c.npos
+    predicted = tp + wfp
+    ap = _rowdot(c.pos, tp / np.maximum(predicted, _TINY)) / c.npos
     # An entry without positives has the TP of the entry above and at least its FP, so it never
     # beats it, and argmax takes the first (highest-threshold) maximum.
-    f1_curve = 2.0 * tp / (tp + wfp + c.npos[:, None])
+    f1_curve = (tp + tp) / (predicted + c.npos[:, None])
     best = np.argmax(f1_curve, axis=1)
     best_f1 = f1_curve[c.rows, best]
     defined = c.npos > 0
@@ -139,21 +146,22 @@ class _GainCurve:
     """
 
     inv_tp: FloatArray
-    suffix: FloatArray  # (R, E + 1): sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r)
+    suffix: FloatArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
     pg_r: FloatArray
     ratio: FloatArray
 
     @classmethod
     def of(cls, c: _Curve) -> _GainCurve:
         ratio = (c.npos / c.nneg)[:, None]
-        tp_l, fp_l = c.tp - c.pos, c.fp - c.tied
+        tp_l = c.tp - c.pos
         inv_tp, inv_tp_l = 1.0 / c.tp, 1.0 / tp_l
-        pg_r = 1.0 - ratio * (c.fp * inv_tp)
-        pg_l = 1.0 - ratio * (fp_l * inv_tp_l)
-        # Segments starting at TP_l = 0 are never whole (recall gain -inf there); zero them so
-        # their inf/NaN stays out of the suffix sums.
-        h = np.zeros((tp_l.shape[0], tp_l.shape[1] + 1))  # a last column of 0: nothing after
-        h[:, :-1] = np.where(tp_l > 0, (inv_tp_l - inv_tp) * (pg_l + pg_r), 0.0)
+        fp_over_tp = c.fp * inv_tp
+        pg_r = 1.0 - ratio * fp_over_tp
+        pg_sum = 2.0 - ratio * (fp_over_tp + (c.fp - c.tied) * inv_tp_l)
+        # Segments starting at TP_l = 0 (recall gain -inf) give inf/NaN terms. They lie at or
+        # before the first entry with positives, which is at or before the crossing segment m,
+        # and only the suffixes after m are read, so they never reach a result.
+        h = (inv_tp_l - inv_tp) * pg_sum
         suffix = np.cumsum(h[:, ::-1], axis=1)[:, ::-1]
         return cls(inv_tp=inv_tp, suffix=suffix, pg_r=pg_r, ratio=ratio[:, 0])
 
@@ -163,7 +171,9 @@ class _GainCurve:
         rows = c.rows
         m = np.argmax(c.tp > tp_x[:, None], axis=1)  # the segment that crosses recall gain 0
         scale = tp_x / (1.0 - prior)
-        after = self.suffix[rows, m + 1]  # the whole segments after m
+        last = self.suffix.shape[1] - 1
+        # The whole segments after m (none if m is the last entry).
+        after = np.where(m < last, self.suffix[rows, np.minimum(m + 1, last)], 0.0)
         tp_r, pos, tied = c.tp[rows, m], c.pos[rows, m], c.tied[rows, m]
         fp_x = c.fp[rows, m] - tied + (tp_x - (tp_r - pos)) / pos * tied
         pg_x = 1.0 - self.ratio * (fp_x / tp_x)

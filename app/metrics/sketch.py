@@ -228,9 +228,14 @@ def build_sketch(scores: npt.ArrayLike, labels: npt.ArrayLike, *, threshold: flo
     entries = np.union1d(group_scores, np.array([t]))  # ascending, distinct
     pos_at = np.zeros(entries.size, dtype=np.int64)
     pos_at[np.searchsorted(entries, group_scores)] = group_pos
-    # Rows at or above each entry, and rows tied with it, from the one sorted array.
+    # Rows at or above each entry, and rows tied with it, from the one sorted array. Each
+    # entry's own positives sit right after `left`; only where the next row still ties (a tied
+    # negative) is a second binary search needed.
     left = np.searchsorted(ordered, entries, side="left")
-    right = np.searchsorted(ordered, entries, side="right")
+    right = left + pos_at
+    more = np.flatnonzero(ordered[np.minimum(right, n - 1)] == entries)
+    more = more[right[more] < n]
+    right[more] = np.searchsorted(ordered, entries[more], side="right")
     entries, pos_at = entries[::-1], pos_at[::-1]
     neg_tied = (right - left)[::-1] - pos_at
     neg_at_or_above = (n - left)[::-1] - np.cumsum(pos_at)
