@@ -43,20 +43,20 @@ def recompute_series(
     repo: WindowMetricsRepository,
     model: MonitoredModel,
     version: Pi0Version,
-    fresh: FreshWindow,
+    fresh: FreshWindow | None,
     *,
     replicates: int,
 ) -> int:
-    """Re-evaluate every stored window at ``version`` and store ``fresh`` with them.
+    """Re-evaluate every stored window at ``version``, and store ``fresh`` (if any) with them.
 
     Returns how many stored window segments were recomputed from sketches.
     """
-    fresh_start = fresh.inputs[0].window_start
+    fresh_start = fresh.inputs[0].window_start if fresh is not None else None
     stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
     sources: dict[str, list[tuple[SegmentInput, WindowMetrics | None]]] = {}
     for row in stored:
         sources.setdefault(row.segment, []).append((_stored_input(row), row))
-    for source in fresh.inputs:
+    for source in fresh.inputs if fresh is not None else ():
         sources.setdefault(source.segment, []).append((source, None))
     settings, policy = gate_settings(model), model_policy(model)
     now = utcnow()
@@ -82,6 +82,7 @@ def recompute_series(
             ]
             judgement = judge_segment(current, baseline, settings)
             if stored_row is None:
+                assert fresh is not None  # only the fresh window has no stored row
                 source_version, duration = fresh.source_version, fresh.duration_seconds
             else:
                 source_version, duration = stored_row.source_version, stored_row.duration_seconds
@@ -99,5 +100,6 @@ def recompute_series(
             (fresh_rows if stored_row is None else updated).append(new_row)
             (fresh_values if stored_row is None else stored_values).extend(values)
     repo.rewrite_series(model.id, updated, stored_values)
-    repo.replace_window(model.id, fresh_start, fresh_rows, fresh_values)
+    if fresh_start is not None:
+        repo.replace_window(model.id, fresh_start, fresh_rows, fresh_values)
     return len(updated)

@@ -1,0 +1,279 @@
+"""Worker speed on PostgreSQL, as ratios against floors measured in the same run.
+
+1. One window of 10^6 rows (4 segments): claim -> stored metrics (every segment, 1,000-replicate
+   intervals, decomposition, verdict, one commit) against the floor "binary COPY of the window's
+   score and label columns into numpy + one ``evaluate``". The COPY is read the fastest way
+   psycopg allows (raw COPY OUT chunks parsed by numpy, no per-row Python objects). The
+   worker's own transfer (one binary array per column) is timed alone too, to show where the
+   time goes.
+2. A series of W windows of R rows (default 365 x 50,000): after a pi0 move, the series is
+   recomputed from the stored sketches (what the worker does) against recomputing every window
+   from its raw rows (what it would do without sketches: read, sort, evaluate, bootstrap, judge,
+   store). Both store the same rows.
+
+    python -m bench.worker --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
+
+The database's calmon tables are emptied first (it must be a scratch database). Rows are
+generated inside PostgreSQL (Box-Muller on random(), seeded) so loading 18M rows takes seconds.
+Each timing is the median of ``--repeats`` runs, the paths interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import psycopg
+from sqlalchemy import Engine, text, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import create_db_engine, create_session_factory
+from app.db.metrics_tables import Pi0Version
+from app.db.migrate import upgrade
+from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.window_queue import WindowQueue
+from app.db.tables import MonitoredModel, Window
+from app.db.types import utcnow
+from app.metrics import evaluate
+from app.settings import Settings
+from app.worker.compute import ComputeOptions, compute_claim
+from app.worker.rows import read_window
+from app.worker.series import recompute_series
+
+FIRST = datetime(2025, 1, 1, tzinfo=UTC)
+THRESHOLD = 1.5
+PI = 0.005
+OWNER = "bench"
+
+_GENERATE = """
+INSERT INTO predictions (model_id, prediction_id, window_start, ts, score, label, segment)
+SELECT :model, 'p' || w || '-' || g, :first + w * interval '1 day', :first + w * interval '1 day',
+       sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 2.0 * lab, lab, 's' || (g % 4)
+FROM generate_series(0, :windows - 1) AS w,
+     LATERAL (SELECT g, (random() < :pi)::int AS lab FROM generate_series(1, :rows) AS g) AS t
+"""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median and spread of repeated timings."""
+
+    runs: list[float]
+
+    @property
+    def median(self) -> float:
+        """Median seconds."""
+        return statistics.median(self.runs)
+
+    def __str__(self) -> str:
+        return f"{self.median:8.3f} s (min {min(self.runs):.3f}, max {max(self.runs):.3f})"
+
+
+def _reset(engine: Engine) -> None:
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "TRUNCATE window_metric_values, window_metrics, pi0_versions, worker_heartbeats, "
+                "windows, predictions, batches, models RESTART IDENTITY CASCADE"
+            )
+        )
+
+
+def _load(
+    factory: sessionmaker[Session], name: str, windows: int, rows: int, pi0_fixed: float | None
+) -> int:
+    """A model with ``windows`` dirty windows of ``rows`` generated rows each; its id."""
+    with factory.begin() as session:
+        model = MonitoredModel(
+            name=name,
+            threshold=THRESHOLD,
+            granularity="day",
+            timezone="UTC",
+            pi0_policy="fixed" if pi0_fixed else "historical",
+            pi0_fixed=pi0_fixed,
+            min_positives=20,
+            min_label_coverage=0.8,
+        )
+        session.add(model)
+        session.flush()
+        model_id = model.id
+        session.execute(text("SELECT setseed(0.42)"))
+        params = {"model": model_id, "first": FIRST, "windows": windows, "rows": rows, "pi": PI}
+        session.execute(text(_GENERATE), params)
+        for w in range(windows):
+            session.add(
+                Window(model_id=model_id, window_start=FIRST + timedelta(w), dirty_version=1)
+            )
+    with factory().connection() as connection:
+        connection.execute(text("ANALYZE predictions"))
+        connection.commit()
+    return model_id
+
+
+def _redirty(factory: sessionmaker[Session], model_id: int) -> None:
+    with factory.begin() as session:
+        session.execute(
+            update(Window)
+            .where(Window.model_id == model_id)
+            .values(dirty_version=Window.dirty_version + 1)
+        )
+
+
+def _copy_floor(engine: Engine, model_id: int, start: datetime, pi0: float) -> None:
+    """Binary COPY of score and label into numpy, then one evaluate (the floor)."""
+    with engine.connect() as connection:
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        buffer = bytearray()
+        query = (
+            "COPY (SELECT score, label FROM predictions WHERE model_id = %s "
+            "AND window_start = %s AND label IS NOT NULL) TO STDOUT (FORMAT BINARY)"
+        )
+        with raw.cursor() as cursor, cursor.copy(query, (model_id, start)) as copy:
+            for chunk in copy:
+                buffer += chunk
+        header = 19 + int.from_bytes(buffer[15:19], "big")
+        record = np.dtype(
+            [("fields", ">i2"), ("l1", ">i4"), ("score", ">f8"), ("l2", ">i4"), ("label", ">i2")]
+        )
+        rows = np.frombuffer(
+            buffer, dtype=record, offset=header, count=(len(buffer) - header - 2) // 20
+        )
+        scores, labels = rows["score"].astype(np.float64), rows["label"].astype(np.int8)
+    evaluate(scores, labels, threshold=THRESHOLD, pi0=pi0)
+
+
+def _transfer_only(factory: sessionmaker[Session], model_id: int, start: datetime) -> None:
+    with factory.begin() as session:
+        read_window(session, model_id, start)
+
+
+def _claim_to_stored(factory: sessionmaker[Session], options: ComputeOptions) -> None:
+    with factory.begin() as session:
+        claim = WindowQueue(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
+    assert claim is not None
+    compute_claim(factory, claim, OWNER, options)
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def bench_one_window(
+    engine: Engine, factory: sessionmaker[Session], rows: int, repeats: int, replicates: int
+) -> dict[str, Timing]:
+    """Part 1: claim -> stored against the COPY + evaluate floor."""
+    pi0 = 0.005
+    model_id = _load(factory, "one-window", 1, rows, pi0_fixed=pi0)
+    options = ComputeOptions(replicates=replicates)
+    floor, transfer, worker = [], [], []
+    for _ in range(repeats):
+        floor.append(_timed(lambda: _copy_floor(engine, model_id, FIRST, pi0)))
+        transfer.append(_timed(lambda: _transfer_only(factory, model_id, FIRST)))
+        worker.append(_timed(lambda: _claim_to_stored(factory, options)))
+        _redirty(factory, model_id)
+    return {"floor": Timing(floor), "transfer": Timing(transfer), "worker": Timing(worker)}
+
+
+def _drain(factory: sessionmaker[Session], options: ComputeOptions) -> int:
+    done = 0
+    while True:
+        with factory.begin() as session:
+            claim = WindowQueue(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
+        if claim is None:
+            return done
+        compute_claim(factory, claim, OWNER, options)
+        done += 1
+
+
+def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates: int) -> int:
+    """Move pi0 by 20% (a new version) and recompute the series from sketches, one commit."""
+    with factory.begin() as session:
+        model = session.get(MonitoredModel, model_id)
+        assert model is not None
+        repo = WindowMetricsRepository(session)
+        current = repo.current_pi0(model_id)
+        assert current is not None
+        version = repo.add_pi0_version(
+            Pi0Version(
+                model_id=model_id,
+                version=current.version + 1,
+                value=current.value * 1.2,
+                policy=current.policy,
+                windows_used=current.windows_used,
+                rows_used=current.rows_used,
+                positives_used=current.positives_used,
+                computed_at=utcnow(),
+            )
+        )
+        return recompute_series(repo, model, version, None, replicates=replicates)
+
+
+def bench_series(
+    factory: sessionmaker[Session],
+    windows: int,
+    rows: int,
+    repeats: int,
+    replicates: int,
+) -> dict[str, Timing]:
+    """Part 2: recomputing the series from sketches against from raw rows."""
+    model_id = _load(factory, "series", windows, rows, pi0_fixed=None)
+    options = ComputeOptions(replicates=replicates)
+    _drain(factory, options)  # the stored series the recomputations start from
+    raw, sketch = [], []
+    for _ in range(repeats):
+        _redirty(factory, model_id)
+        raw.append(_timed(lambda: _drain(factory, options)))
+        sketch.append(_timed(lambda: _sketch_recompute(factory, model_id, replicates)))
+    return {"raw": Timing(raw), "sketch": Timing(sketch)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both parts and print the timings and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--window-rows", type=int, default=1_000_000)
+    parser.add_argument("--series-windows", type=int, default=365)
+    parser.add_argument("--series-rows", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--replicates", type=int, default=1000)
+    args = parser.parse_args(argv)
+    settings = Settings(database_url=args.database_url)
+    if settings.is_sqlite:
+        parser.error("the worker benchmark measures PostgreSQL")
+    upgrade(args.database_url)
+    engine = create_db_engine(settings)
+    factory = create_session_factory(engine)
+    try:
+        _reset(engine)
+        one = bench_one_window(engine, factory, args.window_rows, args.repeats, args.replicates)
+        _reset(engine)
+        series = bench_series(
+            factory, args.series_windows, args.series_rows, args.repeats, args.replicates
+        )
+        _reset(engine)
+    finally:
+        engine.dispose()
+    print(f"one window, {args.window_rows:,} rows, 4 segments, {args.replicates} replicates")
+    print(f"  floor: binary COPY score+label -> numpy + evaluate  {one['floor']}")
+    print(f"  worker transfer alone (binary arrays, 4 segments)  {one['transfer']}")
+    print(f"  worker: claim -> stored metrics                    {one['worker']}")
+    print(f"  ratio worker / floor: {one['worker'].median / one['floor'].median:.2f} (target <= 2)")
+    print(f"series, {args.series_windows} windows x {args.series_rows:,} rows")
+    print(f"  recompute from raw rows (re-dirty + drain)         {series['raw']}")
+    print(f"  recompute from sketches after a pi0 move           {series['sketch']}")
+    ratio = series["sketch"].median / series["raw"].median
+    print(f"  ratio sketches / raw rows: {ratio:.2%} (target <= 1%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
