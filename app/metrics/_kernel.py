@@ -14,11 +14,13 @@ metrics by pi0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._validation import FloatArray
+# float64 for point values, float32 for bootstrap replicates: the formulas are the same.
+FloatArray = npt.NDArray[np.floating[Any]]
 
 Columns = dict[str, FloatArray]
 
@@ -96,7 +98,8 @@ def _invariant(c: _Curve) -> Columns:
     }
 
 
-_TINY = np.finfo(np.float64).tiny
+# A Python float (no upcast of float32 replicates); any real denominator here is >= 1 or 0.
+_TINY = 1e-30
 
 
 def _rowdot(a: FloatArray, b: FloatArray) -> FloatArray:

@@ -128,7 +128,7 @@ def counts_of(sketch: CurveSketch) -> Counts:
 
 
 def _value(
-    columns: Mapping[str, npt.NDArray[np.float64]],
+    columns: Mapping[str, npt.NDArray[np.floating[Any]]],
     name: str,
     undefined: Mapping[str, str],
     variant: str,
