@@ -54,7 +54,8 @@ OWNER = "bench"
 _GENERATE = """
 INSERT INTO predictions (model_id, prediction_id, window_start, ts, score, label, segment)
 SELECT :model, 'p' || w || '-' || g, :first + w * interval '1 day', :first + w * interval '1 day',
-       sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 2.0 * lab, lab, 's' || (g % 4)
+       sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 2.0 * lab, lab,
+       CASE WHEN :segments > 1 THEN 's' || (g % :segments) ELSE 'all' END
 FROM generate_series(0, :windows - 1) AS w,
      LATERAL (SELECT g, (random() < :pi)::int AS lab FROM generate_series(1, :rows) AS g) AS t
 """
@@ -86,7 +87,13 @@ def _reset(engine: Engine) -> None:
 
 
 def _load(
-    factory: sessionmaker[Session], name: str, windows: int, rows: int, pi0_fixed: float | None
+    factory: sessionmaker[Session],
+    name: str,
+    windows: int,
+    rows: int,
+    *,
+    segments: int,
+    pi0_fixed: float | None,
 ) -> int:
     """A model with ``windows`` dirty windows of ``rows`` generated rows each; its id."""
     with factory.begin() as session:
@@ -104,7 +111,14 @@ def _load(
         session.flush()
         model_id = model.id
         session.execute(text("SELECT setseed(0.42)"))
-        params = {"model": model_id, "first": FIRST, "windows": windows, "rows": rows, "pi": PI}
+        params = {
+            "model": model_id,
+            "first": FIRST,
+            "windows": windows,
+            "rows": rows,
+            "pi": PI,
+            "segments": segments,
+        }
         session.execute(text(_GENERATE), params)
         for w in range(windows):
             session.add(
@@ -172,7 +186,7 @@ def bench_one_window(
 ) -> dict[str, Timing]:
     """Part 1: claim -> stored against the COPY + evaluate floor."""
     pi0 = 0.005
-    model_id = _load(factory, "one-window", 1, rows, pi0_fixed=pi0)
+    model_id = _load(factory, "one-window", 1, rows, segments=4, pi0_fixed=pi0)
     options = ComputeOptions(replicates=replicates)
     floor, transfer, worker = [], [], []
     for _ in range(repeats):
@@ -225,7 +239,7 @@ def bench_series(
     replicates: int,
 ) -> dict[str, Timing]:
     """Part 2: recomputing the series from sketches against from raw rows."""
-    model_id = _load(factory, "series", windows, rows, pi0_fixed=None)
+    model_id = _load(factory, "series", windows, rows, segments=1, pi0_fixed=None)
     options = ComputeOptions(replicates=replicates)
     _drain(factory, options)  # the stored series the recomputations start from
     raw, sketch = [], []
@@ -243,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window-rows", type=int, default=1_000_000)
     parser.add_argument("--series-windows", type=int, default=365)
     parser.add_argument("--series-rows", type=int, default=50_000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="runs of the one-window part")
+    parser.add_argument("--series-repeats", type=int, default=1, help="runs of the series part")
     parser.add_argument("--replicates", type=int, default=1000)
     args = parser.parse_args(argv)
     settings = Settings(database_url=args.database_url)
@@ -257,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         one = bench_one_window(engine, factory, args.window_rows, args.repeats, args.replicates)
         _reset(engine)
         series = bench_series(
-            factory, args.series_windows, args.series_rows, args.repeats, args.replicates
+            factory, args.series_windows, args.series_rows, args.series_repeats, args.replicates
         )
         _reset(engine)
     finally:
@@ -267,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  worker transfer alone (binary arrays, 4 segments)  {one['transfer']}")
     print(f"  worker: claim -> stored metrics                    {one['worker']}")
     print(f"  ratio worker / floor: {one['worker'].median / one['floor'].median:.2f} (target <= 2)")
-    print(f"series, {args.series_windows} windows x {args.series_rows:,} rows")
+    print(f"series, {args.series_windows} windows x {args.series_rows:,} rows (segment all only)")
     print(f"  recompute from raw rows (re-dirty + drain)         {series['raw']}")
     print(f"  recompute from sketches after a pi0 move           {series['sketch']}")
     ratio = series["sketch"].median / series["raw"].median
