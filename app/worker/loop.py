@@ -78,11 +78,6 @@ class Worker:
         """Ask the loop to exit after the window in progress (safe from a signal handler)."""
         self._stopping.set()
 
-    @property
-    def stopping(self) -> bool:
-        """Whether a stop was requested."""
-        return self._stopping.is_set()
-
     def run(self) -> None:
         """Process windows until stopped; sleep ``poll_interval`` whenever none is dirty."""
         logger.info("worker_started", extra={"worker_id": self.worker_id})

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session, defer
 
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
@@ -142,13 +142,6 @@ class WindowMetricsRepository:
     def window(self, model_id: int, window_start: datetime, segment: str) -> WindowMetrics | None:
         """One stored window segment, sketch included."""
         return self.session.get(WindowMetrics, (model_id, window_start, segment))
-
-    def latest_window_start(self, model_id: int) -> datetime | None:
-        """The newest window with stored metrics."""
-        value: datetime | None = self.session.scalar(
-            select(func.max(WindowMetrics.window_start)).where(WindowMetrics.model_id == model_id)
-        )
-        return value
 
     def segments(self, model_id: int, window_start: datetime) -> list[str]:
         """The segments stored for one window, by name."""

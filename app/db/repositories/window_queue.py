@@ -143,19 +143,6 @@ class WindowQueue:
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
-    def release(self, claim: Claim, owner: str) -> None:
-        """Give the window back unchanged (shutdown before it was computed)."""
-        self.session.execute(
-            update(Window)
-            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
-            .values(
-                lease_owner=None,
-                lease_expires_at=None,
-                attempts=Window.attempts - 1,
-                updated_at=Window.updated_at,
-            )
-        )
-
     def state(self, model_id: int) -> QueueState:
         """A model's queue: windows, dirty ones, failing ones, oldest change, newest done."""
         dirty = Window.dirty_version > Window.computed_version
