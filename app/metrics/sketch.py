@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,7 @@ class CurveSketch:
     negatives_between: IntArray
     negatives_below: int
 
-    @property
+    @cached_property
     def positives(self) -> int:
         """Positive rows in the window."""
         return int(self.positives_at.sum())
@@ -78,7 +79,7 @@ class CurveSketch:
         """Negative rows in the window."""
         return self.n - self.positives
 
-    @property
+    @cached_property
     def threshold_index(self) -> int:
         """Index of the entry whose score is the threshold."""
         return int(np.flatnonzero(self.scores == self.threshold)[0])
