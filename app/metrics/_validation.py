@@ -48,7 +48,7 @@ def positive_mask(y: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
     if y.dtype == np.bool_:
         return y  # type: ignore[return-value]
     if np.issubdtype(y.dtype, np.integer):
-        unsigned = y.view(np.dtype(f"u{y.dtype.itemsize}"))
+        unsigned = y.view(y.dtype.str.replace("i", "u"))  # keeps the byte order
         if int(unsigned.max()) <= 1:
             return y.astype(np.bool_)
     elif np.issubdtype(y.dtype, np.floating):
