@@ -22,10 +22,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from sqlalchemy import update
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.tables import MonitoredModel
 from tests.static.test_grafana_dashboard import dashboard_promql
 from tests.support.prometheus import PrometheusServer, run_prometheus
 from tests.support.server import LiveServer, clean_environment, running_server, stop_process
@@ -62,7 +59,13 @@ TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    spec = {"name": model, "threshold": THRESHOLD, "granularity": "day", "timezone": "UTC"}
+    spec = {
+        "name": model,
+        "threshold": THRESHOLD,
+        "granularity": "day",
+        "timezone": "UTC",
+        "alert_floor": FLOOR,
+    }
     assert client.post("/v1/models", json=spec).status_code == 201
     for day in range(DAYS):
         changed = day >= CHANGE_DAY
@@ -125,7 +128,6 @@ def drop_alerts(prometheus: PrometheusServer, model: str) -> list[dict[str, Any]
 )
 def test_drop_pages_and_prior_drift_does_not(
     database_url: str,
-    session_factory: sessionmaker[Session],
     make_token: Callable[..., str],
     worker: subprocess.Popen[bytes],
     tmp_path: Path,
@@ -140,8 +142,6 @@ def test_drop_pages_and_prior_drift_does_not(
     ):
         post_stream(client, "degrading", degrade=True, seed=1)
         post_stream(client, "drifting", degrade=False, seed=2)
-        with session_factory.begin() as session:
-            session.execute(update(MonitoredModel).values(alert_floor=FLOOR))
         with run_prometheus(tmp_path / "prometheus", target=f"127.0.0.1:{server.port}") as prom:
             check_alerts(prom, server, worker, tmp_path / "worker.log", deadline)
             check_dashboard_queries(prom)
