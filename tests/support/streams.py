@@ -1,8 +1,8 @@
 """Synthetic daily prediction streams for the worker's tests and benchmark.
 
-Scores follow the Gaussian setup of Siblini et al. (2020), section 3.2: negatives ~ N(0, 1),
-positives ~ N(mu, 1), so the model's ranking quality is set by mu alone and the class prior pi by
-the fraction of positives. Three scenarios:
+Scores follow the Gaussian setup of Siblini et al. (2020), section 3.2 (tests/support/synthetic.py)
+with negatives ~ N(0, 1) and positives ~ N(mu, 1), so the model's ranking quality is set by mu
+alone and the class prior pi by the fraction of positives. Three scenarios:
 
 - ``prior_drift``: pi varies day to day between 0.001 and 0.02 (log-uniform), mu constant; the
   model is unchanged, so calibrated metrics must stay flat while regular ones swing with pi.
@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from tests.support.synthetic import siblini_window
 
 Scenario = Literal["prior_drift", "degradation", "both"]
 FIRST_DAY = date(2026, 1, 1)
@@ -60,13 +62,9 @@ def day_start(index: int) -> datetime:
 def gaussian_window(
     rng: np.random.Generator, n: int, pi: float, positive_mean: float
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]:
-    """n rows with a Binomial(n, pi) number of positives (Siblini 3.2 score distributions)."""
-    positives = int(rng.binomial(n, pi))
-    labels = np.zeros(n, dtype=np.int8)
-    labels[rng.choice(n, size=positives, replace=False)] = 1
-    scores = rng.normal(0.0, 1.0, n)
-    scores[labels == 1] += positive_mean
-    return scores, labels
+    """n rows of the Siblini 3.2 setup with negatives ~ N(0, 1), positives ~ N(mu, 1)."""
+    scores, labels = siblini_window(n, pi, mu1=positive_mean, mu0=0.0, rng=rng)
+    return scores, labels.astype(np.int8)
 
 
 def daily_prior(spec: StreamSpec, rng: np.random.Generator, index: int) -> float:
