@@ -145,8 +145,10 @@ def compute_claim(
 
 
 def _lock_model(session: Session, model_id: int) -> MonitoredModel:
+    # FOR NO KEY UPDATE serialises workers storing windows of one model (one pi0 version at a
+    # time) but, unlike FOR UPDATE, not the foreign-key checks of ingest inserting predictions.
     model = session.scalar(
-        select(MonitoredModel).where(MonitoredModel.id == model_id).with_for_update()
+        select(MonitoredModel).where(MonitoredModel.id == model_id).with_for_update(key_share=True)
     )
     if model is None:
         raise LeaseLostError(f"model {model_id} no longer exists")
