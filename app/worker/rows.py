@@ -37,7 +37,7 @@ class SegmentRows:
     labels: LabelArray
 
 
-class _RawBinary(Loader):
+class RawBinaryLoader(Loader):
     """Keep a binary array value as bytes: numpy parses it, not Python objects."""
 
     format = psycopg.pq.Format.BINARY
@@ -81,7 +81,7 @@ def _read_postgresql(session: Session, model_id: int, window_start: datetime) ->
         raise TypeError("the PostgreSQL reader needs a psycopg 3 connection")
     cursor = raw.cursor(binary=True)
     for element in ("float8", "int2"):  # built-in types: their array oids are fixed
-        cursor.adapters.register_loader(psycopg.postgres.types[element].array_oid, _RawBinary)
+        cursor.adapters.register_loader(psycopg.postgres.types[element].array_oid, RawBinaryLoader)
     with cursor:
         cursor.execute(_PG_QUERY, (model_id, window_start))
         fetched = cursor.fetchall()
