@@ -1,9 +1,9 @@
 """One claimed window, from raw rows to stored metrics (the worker's job).
 
-Three steps, each in its own transaction:
+After the claim (the loop's own short transaction), two steps in two transactions:
 
-1. read the window's rows and build one sketch per segment (the only O(n log n) work), and
-   evaluate them at the model's current pi0 version, outside any lock;
+1. read the window's rows; then, outside any transaction, build one sketch per segment (the only
+   O(n log n) work) and evaluate them at the model's current pi0 version;
 2. store: lock the model (so two workers never cut competing pi0 versions), confirm the lease,
    refresh pi0 from the label counts; if pi0 moved past the tolerance, recompute the rest of the
    series from stored sketches (no raw rows); judge the window against its baseline; write it and
