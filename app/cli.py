@@ -23,7 +23,6 @@ from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.services import tokens as token_service
 from app.settings import Settings, get_settings
-from app.worker.runner import embedded_worker_hook, run_worker_process
 
 logger = logging.getLogger("calmon.cli")
 
@@ -47,6 +46,7 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn  # noqa: PLC0415
 
     from app.api.app import create_app  # noqa: PLC0415
+    from app.worker.runner import embedded_worker_hook  # noqa: PLC0415
 
     if settings.should_migrate_on_start:
         _migrate(settings)
@@ -67,6 +67,10 @@ def _add_serve(subparsers: Subparsers) -> None:
 
 
 def _cmd_worker(_args: argparse.Namespace, settings: Settings) -> int:
+    # The worker pulls in numpy, the kernel and FastAPI (its runner also serves the embedded
+    # hook): imported here so `calmon token` and `calmon migrate` start without them.
+    from app.worker.runner import run_worker_process  # noqa: PLC0415
+
     return run_worker_process(settings)
 
 
