@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Subquery, and_, func, select
+from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
@@ -77,8 +77,9 @@ class WorkerTotals:
     last_seen_at: datetime | None
 
 
-def _latest_window_keys() -> Subquery:
-    return (
+def _is_latest_window(table: type[WindowMetrics] | type[WindowMetricValue]) -> ColumnElement[bool]:
+    """Join condition: ``table``'s row belongs to the newest window of its (model, segment)."""
+    latest = (
         select(
             WindowMetrics.model_id,
             WindowMetrics.segment,
@@ -87,11 +88,15 @@ def _latest_window_keys() -> Subquery:
         .group_by(WindowMetrics.model_id, WindowMetrics.segment)
         .subquery("latest")
     )
+    return and_(
+        latest.c.model_id == table.model_id,
+        latest.c.segment == table.segment,
+        latest.c.window_start == table.window_start,
+    )
 
 
 def latest_windows(session: Session) -> list[LatestWindow]:
     """The newest window of every (model, segment)."""
-    latest = _latest_window_keys()
     rows = session.execute(
         select(
             MonitoredModel.name,
@@ -105,14 +110,7 @@ def latest_windows(session: Session) -> list[LatestWindow]:
             WindowMetrics.verdict,
         )
         .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-        .join(
-            latest,
-            and_(
-                latest.c.model_id == WindowMetrics.model_id,
-                latest.c.segment == WindowMetrics.segment,
-                latest.c.window_start == WindowMetrics.window_start,
-            ),
-        )
+        .where(_is_latest_window(WindowMetrics))
         .order_by(MonitoredModel.name, WindowMetrics.segment)
     )
     return [LatestWindow(*row) for row in rows]
@@ -120,7 +118,6 @@ def latest_windows(session: Session) -> list[LatestWindow]:
 
 def latest_values(session: Session) -> list[LatestValue]:
     """Every metric row of the newest window of every (model, segment)."""
-    latest = _latest_window_keys()
     value = WindowMetricValue
     rows = session.execute(
         select(
@@ -137,14 +134,7 @@ def latest_values(session: Session) -> list[LatestValue]:
             value.performance_effect,
         )
         .join(MonitoredModel, MonitoredModel.id == value.model_id)
-        .join(
-            latest,
-            and_(
-                latest.c.model_id == value.model_id,
-                latest.c.segment == value.segment,
-                latest.c.window_start == value.window_start,
-            ),
-        )
+        .where(_is_latest_window(value))
         .order_by(MonitoredModel.name, value.segment, value.metric)
     )
     return [LatestValue(*row) for row in rows]
