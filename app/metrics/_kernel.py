@@ -55,32 +55,60 @@ class _Curve:
 
 def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
     """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined."""
-    tp = np.cumsum(counts.positives_at, axis=1)
-    fp = np.cumsum(counts.negatives_between + counts.negatives_tied, axis=1)
-    j = counts.threshold_index
-    c = _Curve(
-        tp=tp,
-        fp=fp,
-        pos=counts.positives_at,
-        tied=counts.negatives_tied,
-        npos=tp[:, -1],
-        nneg=fp[:, -1] + counts.negatives_below,
-        tp_t=tp[:, j],
-        fp_t=fp[:, j],
-        scores=counts.scores,
-        rows=np.arange(tp.shape[0]),
-    )
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
-        # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
-        k = (pi * (1.0 - pi0)) / (pi0 * (1.0 - pi))
-        gains = _GainCurve.of(c)
-        invariant = _invariant(c)
-        regular = _prior_dependent(c, None, gains.area(c, pi))
-        calibrated = _prior_dependent(c, k, gains.area(c, pi0))
-    regular.update(invariant)
-    calibrated.update(invariant)
-    return regular, calibrated, pi
+    prepared = Prepared.of(counts)
+    regular = prepared.regular()
+    calibrated = prepared.calibrated(pi0)
+    calibrated.update(prepared.invariant)
+    return regular, calibrated, prepared.pi
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The prior-free part of :func:`compute`, shared when calibrating at several priors."""
+
+    curve: _Curve
+    gains: _GainCurve
+    pi: FloatArray
+    invariant: Columns
+
+    @classmethod
+    def of(cls, counts: Counts) -> Prepared:
+        """Cumulate the counts once."""
+        tp = np.cumsum(counts.positives_at, axis=1)
+        fp = np.cumsum(counts.negatives_between + counts.negatives_tied, axis=1)
+        j = counts.threshold_index
+        c = _Curve(
+            tp=tp,
+            fp=fp,
+            pos=counts.positives_at,
+            tied=counts.negatives_tied,
+            npos=tp[:, -1],
+            nneg=fp[:, -1] + counts.negatives_below,
+            tp_t=tp[:, j],
+            fp_t=fp[:, j],
+            scores=counts.scores,
+            rows=np.arange(tp.shape[0]),
+        )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
+            return cls(curve=c, gains=_GainCurve.of(c), pi=pi, invariant=_invariant(c))
+
+    def regular(self) -> Columns:
+        """Every metric at the rows' own priors."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = _prior_dependent(self.curve, None, self.gains.area(self.curve, self.pi))
+        out.update(self.invariant)
+        return out
+
+    def calibrated(self, pi0: FloatArray | float) -> Columns:
+        """The prior-dependent metrics calibrated to ``pi0`` (a float, or one value per row).
+
+        The prior-invariant metrics are left out: their calibrated value is :attr:`invariant`.
+        """
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
+            k = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
+            return _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
 
 
 def _invariant(c: _Curve) -> Columns:

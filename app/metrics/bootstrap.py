@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import Columns, Counts, compute
+from app.metrics._kernel import Columns, Counts, Prepared, compute
 from app.metrics._validation import FloatArray, IntArray, check_pi0
 from app.metrics.errors import InvalidInputError
+from app.metrics.prior_grid import GRID_METRICS, Interval, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 
-Interval = tuple[float, float]
 Array32 = npt.NDArray[np.float32]
 RealArray = npt.NDArray[np.floating[Any]]
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
@@ -56,6 +56,26 @@ class Intervals:
     replicates: int
     regular: Mapping[str, Interval | None]
     calibrated: Mapping[str, Interval | None]
+    grid: IntervalGrid | None = None
+    """The calibrated intervals at priors around this pi0 (when the bootstrap was asked to)."""
+
+    def at_pi0(self, pi0: float) -> Intervals | None:
+        """These intervals recalibrated to ``pi0`` from :attr:`grid`; ``None`` if it cannot.
+
+        Regular and prior-invariant intervals do not depend on pi0 and are kept as they are.
+        """
+        if self.grid is None or not self.grid.covers(pi0):
+            return None
+        moved = self.grid.at(pi0)
+        return Intervals(
+            level=self.level,
+            replicates=self.replicates,
+            regular=self.regular,
+            calibrated=MappingProxyType(
+                {name: moved.get(name, bounds) for name, bounds in self.calibrated.items()}
+            ),
+            grid=self.grid,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of docs/interfaces.md: intervals as ``[lo, hi]`` lists or ``None``."""
@@ -67,8 +87,11 @@ class Intervals:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Intervals:
-        """Inverse of :meth:`to_dict` (e.g. for intervals read back from the database)."""
+    def from_dict(cls, d: Mapping[str, Any], grid: IntervalGrid | None = None) -> Intervals:
+        """Inverse of :meth:`to_dict` (e.g. for intervals read back from the database).
+
+        The grid is stored apart (:meth:`IntervalGrid.to_bytes`) and passed back in here.
+        """
 
         def side(m: Mapping[str, Any]) -> Mapping[str, Interval | None]:
             return MappingProxyType(
@@ -80,6 +103,7 @@ class Intervals:
             replicates=int(d["replicates"]),
             regular=side(d["regular"]),
             calibrated=side(d["calibrated"]),
+            grid=grid,
         )
 
 
@@ -92,6 +116,7 @@ def bootstrap(
     level: float = 0.95,
     max_entries: int | None = 128,
     normal_above: float = 30.0,
+    grid: PriorGrid | None = None,
 ) -> Intervals:
     """Percentile intervals for every metric of ``evaluate_sketch(sketch, pi0=pi0)``.
 
@@ -111,6 +136,9 @@ def bootstrap(
         Merge larger sketches into this many blocks for the replicates (``None``: never).
     normal_above:
         Poisson means from this value on are drawn from the matching normal (``inf``: never).
+    grid:
+        Also take the calibrated intervals at these priors around ``pi0`` from the same
+        replicates (:attr:`Intervals.grid`, see :mod:`app.metrics.prior_grid`).
     """
     p0 = check_pi0(pi0)
     if replicates < 10:
@@ -123,41 +151,112 @@ def bootstrap(
         counts = _merged(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
     merged_reg, merged_cal, _ = compute(counts, p0)
+    priors = grid.priors(p0) if grid is not None else [p0]
+    middle = len(priors) // 2
     rng = np.random.default_rng(seed)
     reg_cols: dict[str, list[RealArray]] = {spec.name: [] for spec in METRICS}
-    cal_cols: dict[str, list[RealArray]] = {spec.name: [] for spec in METRICS}
+    cal_cols: list[dict[str, list[RealArray]]] = [{n: [] for n in GRID_METRICS} for _ in priors]
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
-        reg, cal, _ = compute(_resample(counts, size, rng, normal_above), p0)
-        for name, parts in reg_cols.items():
-            parts.append(reg[name])
-            cal_cols[name].append(cal[name])
-    alpha = (1.0 - level) / 2.0
-
-    def intervals(
-        values: dict[str, list[RealArray]],
-        merged: Columns,
-        exact: Mapping[str, float | None],
-    ) -> Mapping[str, Interval | None]:
-        out: dict[str, Interval | None] = {}
-        for name, parts in values.items():
-            x = np.concatenate(parts)
-            x = x[np.isfinite(x)]
-            centre, base = exact[name], float(merged[name][0])
-            if centre is None or not math.isfinite(base) or x.size < replicates * (1 - alpha):
-                out[name] = None
-                continue
-            lo, hi = np.quantile(x, [alpha, 1.0 - alpha])
-            out[name] = (float(lo) + centre - base, float(hi) + centre - base)
-        return MappingProxyType(out)
-
+        prepared = Prepared.of(_resample(counts, size, rng, normal_above))
+        for name, column in prepared.regular().items():
+            reg_cols[name].append(column)
+        for prior, columns in zip(priors, cal_cols, strict=True):
+            for name, column in prepared.calibrated(prior).items():
+                columns[name].append(column)
+    cut = _Cut(replicates, level)
+    regular = {
+        name: cut.interval(parts, point.regular[name], float(merged_reg[name][0]))
+        for name, parts in reg_cols.items()
+    }
+    calibrated = {
+        name: cut.interval(cal_cols[middle][name], point.calibrated[name], merged_cal[name][0])
+        if name in cal_cols[middle]
+        else regular[name]  # prior-invariant: the calibrated value is the regular one
+        for name in reg_cols
+    }
+    interval_grid = None
+    if grid is not None:
+        interval_grid = _grid(
+            sketch,
+            counts,
+            priors=priors,
+            cal_cols=cal_cols,
+            cut=cut,
+            grid=grid,
+            point=point.calibrated,
+        )
     return Intervals(
         level=level,
         replicates=replicates,
-        regular=intervals(reg_cols, merged_reg, point.regular),
-        calibrated=intervals(cal_cols, merged_cal, point.calibrated),
+        regular=MappingProxyType(regular),
+        calibrated=MappingProxyType(calibrated),
+        grid=interval_grid,
     )
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """Turns replicate values into a percentile interval (see :class:`Intervals`)."""
+
+    replicates: int
+    level: float
+
+    def interval(
+        self, parts: list[RealArray], centre: float | None, base: float
+    ) -> Interval | None:
+        """Percentiles of ``parts`` shifted by ``centre - base`` (exact minus merged value)."""
+        alpha = (1.0 - self.level) / 2.0
+        x = np.concatenate(parts)
+        x = x[np.isfinite(x)]
+        if centre is None or not math.isfinite(base) or x.size < self.replicates * (1 - alpha):
+            return None
+        lo, hi = np.quantile(x, [alpha, 1.0 - alpha])
+        return (float(lo) + centre - base, float(hi) + centre - base)
+
+
+def _grid(
+    sketch: CurveSketch,
+    counts: Counts,
+    *,
+    priors: list[float],
+    cal_cols: list[dict[str, list[RealArray]]],
+    cut: _Cut,
+    grid: PriorGrid,
+    point: Mapping[str, float | None],
+) -> IntervalGrid:
+    """The calibrated intervals at every prior of the grid (the middle one is ``pi0``)."""
+    exact = _calibrated_rows(counts_of(sketch), priors)
+    merged = _calibrated_rows(counts, priors)
+    middle = len(priors) // 2
+    bounds = np.full((len(GRID_METRICS), len(priors), 2), np.nan)
+    for m, name in enumerate(GRID_METRICS):
+        for g, columns in enumerate(cal_cols):
+            centre = None if point[name] is None else float(exact[name][g])
+            if g == middle:  # bit for bit the interval reported at pi0
+                centre = point[name]
+            interval = cut.interval(columns[name], centre, float(merged[name][g]))
+            if interval is not None:
+                bounds[m, g] = interval
+    return IntervalGrid(pi0=priors[middle], step=grid.step, metrics=GRID_METRICS, bounds=bounds)
+
+
+def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
+    """One-row ``counts`` calibrated to each prior in one vectorised pass (row g: prior g)."""
+
+    def tile(a: RealArray) -> RealArray:
+        return np.repeat(a, len(priors), axis=0)
+
+    tiled = Counts(
+        positives_at=tile(counts.positives_at),
+        negatives_tied=tile(counts.negatives_tied),
+        negatives_between=tile(counts.negatives_between),
+        negatives_below=tile(counts.negatives_below),
+        threshold_index=counts.threshold_index,
+        scores=counts.scores,
+    )
+    return Prepared.of(tiled).calibrated(np.asarray(priors, dtype=np.float64))
 
 
 def _merged(sketch: CurveSketch, max_entries: int) -> Counts:
