@@ -70,6 +70,9 @@ class WindowMetrics(Base):
     intervals: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     decomposition: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     sketch: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Calibrated intervals at priors around pi0 (app.metrics.prior_grid): a pi0 move
+    # interpolates them instead of rerunning the bootstrap.
+    interval_grid: Mapped[bytes | None] = mapped_column(LargeBinary)
     source_version: Mapped[int] = mapped_column(BigInteger)
     computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     duration_seconds: Mapped[float] = mapped_column(Double)

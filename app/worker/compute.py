@@ -122,7 +122,11 @@ def compute_claim(
             if pi0 != guess:
                 evaluated = [
                     evaluate_segment(
-                        e.source, pi0, model_name=model.name, replicates=options.replicates
+                        e.source,
+                        pi0,
+                        model_name=model.name,
+                        replicates=options.replicates,
+                        stored=e.intervals,
                     )
                     for e in evaluated
                 ]

@@ -11,10 +11,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
-from app.metrics import METRICS, CurveSketch, EvaluationResult, evaluate_sketch
+from app.metrics import METRICS, CurveSketch, EvaluationResult, WindowEstimate, evaluate_sketch
 from app.metrics.bootstrap import Intervals, bootstrap
+from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
 from app.worker.gating import GateSettings, insufficient_reason
 from app.worker.pi0 import WindowCounts
 from app.worker.verdicts import Judgement, judge
@@ -47,6 +49,12 @@ class Evaluated:
     result: EvaluationResult | None
     intervals: Intervals | None
 
+    @cached_property
+    def estimate(self) -> WindowEstimate | None:
+        """Values and standard errors for the decomposition (derived once: a window serves in
+        the baselines of the next several windows)."""
+        return WindowEstimate.of(self.result, self.intervals) if self.result is not None else None
+
 
 def seed_for(model_name: str, window_start: datetime, segment: str) -> int:
     """A bootstrap seed fixed by (model, window, segment): recomputation gives equal intervals."""
@@ -60,8 +68,14 @@ def evaluate_segment(
     *,
     model_name: str,
     replicates: int,
+    stored: Intervals | None = None,
 ) -> Evaluated:
     """Point values and 95% bootstrap intervals of one segment at ``pi0``.
+
+    ``stored`` are the segment's intervals from an earlier evaluation: when their prior grid
+    covers ``pi0`` (and they have as many replicates), the calibrated intervals are moved there
+    by interpolation (:mod:`app.metrics.prior_grid`) instead of rerunning the bootstrap, which
+    then also draws a grid around ``pi0`` for the next move.
 
     Without a pi0 yet (no labelled history), the regular values are still worth storing; they
     are evaluated at the window's own prior, and :func:`rows_for` blanks the calibrated side.
@@ -70,11 +84,13 @@ def evaluate_segment(
         return Evaluated(source, pi0, None, None)
     at = pi0 if pi0 is not None else _own_prior(source)
     result = evaluate_sketch(source.sketch, pi0=at)
-    intervals = bootstrap(
+    moved = stored.at_pi0(at) if stored is not None and stored.replicates == replicates else None
+    intervals = moved or bootstrap(
         source.sketch,
         pi0=at,
         seed=seed_for(model_name, source.window_start, source.segment),
         replicates=replicates,
+        grid=DEFAULT_PRIOR_GRID if pi0 is not None else None,
     )
     return Evaluated(source, pi0, result, intervals)
 
@@ -139,6 +155,8 @@ def rows_for(
     }
     if with_sketch:
         row["sketch"] = source.sketch.to_bytes() if source.sketch is not None else None
+    grid = current.intervals.grid if current.intervals is not None else None
+    row["interval_grid"] = grid.to_bytes() if grid is not None and current.pi0 is not None else None
     values = [
         {**key, "metric": spec.name, **_metric_values(spec.name, result, intervals, judgement)}
         for spec in METRICS

@@ -7,6 +7,7 @@ say what "normal" is.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,26 +36,45 @@ def window_is_usable(w: WindowCounts, settings: GateSettings) -> bool:
     )
 
 
+class Baselines:
+    """The baseline of each window of one segment's history (usable windows sorted once).
+
+    With the ``reference`` pi0 policy the baseline is the reference period (the same period that
+    defines pi0, so "normal" means one thing); otherwise it is the trailing ``baseline_windows``
+    usable windows strictly before the window, so a slow drift is judged against the recent past.
+    """
+
+    def __init__(
+        self, history: Sequence[WindowCounts], settings: GateSettings, policy: Pi0Policy
+    ) -> None:
+        self._usable = sorted(
+            (w for w in history if window_is_usable(w, settings)), key=lambda w: w.window_start
+        )
+        self._starts = [w.window_start for w in self._usable]
+        self._keep = settings.baseline_windows
+        self._reference: list[WindowCounts] | None = None
+        if policy.name == "reference" and policy.reference_start and policy.reference_end:
+            start, end = policy.reference_start, policy.reference_end
+            self._reference = [w for w in self._usable if start <= w.window_start < end]
+
+    def of(self, window_start: datetime) -> list[WindowCounts]:
+        """The usable windows the window at ``window_start`` is compared against."""
+        if self._reference is not None:
+            return list(self._reference)
+        if self._keep <= 0:
+            return []
+        before = bisect_left(self._starts, window_start)
+        return self._usable[max(0, before - self._keep) : before]
+
+
 def baseline_windows(
     window_start: datetime,
     history: Sequence[WindowCounts],
     settings: GateSettings,
     policy: Pi0Policy,
 ) -> list[WindowCounts]:
-    """The usable windows the window at ``window_start`` is compared against.
-
-    With the ``reference`` pi0 policy the baseline is the reference period (the same period that
-    defines pi0, so "normal" means one thing); otherwise it is the trailing ``baseline_windows``
-    usable windows strictly before the window, so a slow drift is judged against the recent past.
-    """
-    usable = sorted(
-        (w for w in history if window_is_usable(w, settings)), key=lambda w: w.window_start
-    )
-    if policy.name == "reference" and policy.reference_start and policy.reference_end:
-        start, end = policy.reference_start, policy.reference_end
-        return [w for w in usable if start <= w.window_start < end]
-    before = [w for w in usable if w.window_start < window_start]
-    return before[-settings.baseline_windows :] if settings.baseline_windows > 0 else []
+    """The usable windows the window at ``window_start`` is compared against (see Baselines)."""
+    return Baselines(history, settings, policy).of(window_start)
 
 
 def insufficient_reason(

@@ -1,9 +1,9 @@
 """Recompute a model's whole series at a new pi0 from the stored sketches.
 
 Raw prediction rows are never read here: every stored window segment is rebuilt from its sketch
-(point values in O(entries), intervals by the sketch bootstrap with the same seed), and windows
-are judged in time order against baselines evaluated in this same pass, so the whole series ends
-up at one pi0 version.
+(point values in O(entries); intervals moved along the stored prior grid, or, outside it, by
+the sketch bootstrap with the same seed), and windows are judged in time order against
+baselines evaluated in this same pass, so the whole series ends up at one pi0 version.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import CurveSketch
+from app.metrics.bootstrap import Intervals
+from app.metrics.prior_grid import IntervalGrid
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, judge_segment, rows_for
-from app.worker.gating import baseline_windows
+from app.worker.gating import Baselines
 from app.worker.model_settings import gate_settings, model_policy
 
 
@@ -37,6 +39,12 @@ def _stored_input(row: WindowMetrics) -> SegmentInput:
     return SegmentInput(
         row.segment, row.window_start, row.rows_total, row.labelled, row.positives, sketch
     )
+
+
+def _stored_intervals(row: WindowMetrics | None) -> Intervals | None:
+    if row is None or row.intervals is None or row.interval_grid is None:
+        return None
+    return Intervals.from_dict(row.intervals, grid=IntervalGrid.from_bytes(row.interval_grid))
 
 
 def recompute_series(
@@ -66,17 +74,21 @@ def recompute_series(
     fresh_values: list[dict[str, Any]] = []
     for entries in sources.values():
         entries.sort(key=lambda e: e[0].window_start)
-        history = [source.counts for source, _ in entries]
+        baselines = Baselines([source.counts for source, _ in entries], settings, policy)
         # Evaluate every window first: a reference-period baseline may lie after the window.
         done: dict[datetime, Evaluated] = {
             source.window_start: evaluate_segment(
-                source, version.value, model_name=model.name, replicates=replicates
+                source,
+                version.value,
+                model_name=model.name,
+                replicates=replicates,
+                stored=_stored_intervals(stored_row),
             )
-            for source, _ in entries
+            for source, stored_row in entries
         }
         for source, stored_row in entries:
             current = done[source.window_start]
-            chosen = baseline_windows(source.window_start, history, settings, policy)
+            chosen = baselines.of(source.window_start)
             baseline = [
                 done[w.window_start] for w in chosen if w.window_start != source.window_start
             ]

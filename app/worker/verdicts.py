@@ -46,13 +46,13 @@ def judge(
     The effects are kept even when the gate says the data are too thin for a verdict: they are
     still the best estimate of what moved, just not one to alert on.
     """
-    usable = [(b.result, b.intervals) for b in baseline if b.result is not None]
-    if current.result is None or current.pi0 is None or not usable:
+    usable = [b.estimate for b in baseline if b.estimate is not None]
+    if current.estimate is None or current.pi0 is None or not usable:
         reason = gate_reason or (
             "no labelled rows" if current.result is None else "no usable baseline windows"
         )
         return Judgement(INSUFFICIENT, reason, baseline_windows=len(usable))
-    decomposition = decompose((current.result, current.intervals), pool_baseline(usable))
+    decomposition = decompose(current.estimate, pool_baseline(usable))
     verdict = INSUFFICIENT if gate_reason else decomposition.verdict
     return Judgement(
         verdict=verdict,

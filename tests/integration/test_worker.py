@@ -18,8 +18,10 @@ from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue
 from app.db.repositories.window_queue import WindowQueue
 from app.db.tables import Window
 from app.db.types import utcnow
-from app.metrics import METRIC_NAMES
+from app.metrics import METRIC_NAMES, CurveSketch, bootstrap
+from app.metrics.prior_grid import IntervalGrid
 from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
+from app.worker.evaluation import seed_for
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
 from tests.support.worker_data import (
@@ -243,6 +245,29 @@ def test_a_pi0_move_recomputes_the_series_from_sketches(
     for row in rows:
         assert row.result is not None
         assert row.result["pi0"] == current.value
+    # The stored windows' intervals were moved along their prior grids, not re-bootstrapped:
+    # their grids are still centred where they were drawn, and the moved intervals stay within
+    # a few hundredths of an interval width of a rerun at the new pi0 with the same seed.
+    for row in rows:
+        assert row.interval_grid is not None
+        assert row.intervals is not None
+        assert row.sketch is not None
+        centre = IntervalGrid.from_bytes(row.interval_grid).pi0
+        if row.window_start == day_start(4):
+            assert centre == current.value
+            continue
+        assert centre != current.value
+        rerun = bootstrap(
+            CurveSketch.from_bytes(row.sketch),
+            pi0=current.value,
+            seed=seed_for("fraud", row.window_start, "all"),
+            replicates=FAST.replicates,
+        ).calibrated["average_precision"]
+        moved = row.intervals["calibrated"]["average_precision"]
+        assert rerun is not None
+        width = rerun[1] - rerun[0]
+        assert moved != list(rerun)
+        assert max(abs(moved[0] - rerun[0]), abs(moved[1] - rerun[1])) < 0.03 * width
 
 
 def test_two_workers_share_the_queue_without_computing_a_window_twice(

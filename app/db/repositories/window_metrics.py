@@ -6,11 +6,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, defer
 
+from app.db.bulk import insert_many, update_many
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
 from app.worker.pi0 import WindowCounts
+
+_WINDOW_KEY = ("model_id", "window_start", "segment")
 
 
 class WindowMetricsRepository:
@@ -83,10 +86,8 @@ class WindowMetricsRepository:
                 WindowMetrics.model_id == model_id, WindowMetrics.window_start == window_start
             )
         )
-        if rows:
-            self.session.execute(insert(WindowMetrics), list(rows))
-        if values:
-            self.session.execute(insert(WindowMetricValue), list(values))
+        insert_many(self.session, WindowMetrics, rows)
+        insert_many(self.session, WindowMetricValue, values)
 
     def rewrite_series(
         self, model_id: int, rows: Sequence[dict[str, Any]], values: Sequence[dict[str, Any]]
@@ -95,13 +96,11 @@ class WindowMetricsRepository:
 
         Used after a pi0 move: the sketch and counts of each row stay as stored.
         """
-        if rows:
-            self.session.execute(update(WindowMetrics), list(rows))
+        update_many(self.session, WindowMetrics, rows, key=_WINDOW_KEY)
         self.session.execute(
             delete(WindowMetricValue).where(WindowMetricValue.model_id == model_id)
         )
-        if values:
-            self.session.execute(insert(WindowMetricValue), list(values))
+        insert_many(self.session, WindowMetricValue, values)
 
     def segment_rows(
         self,
