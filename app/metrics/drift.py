@@ -40,13 +40,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from statistics import NormalDist
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from app.metrics.bootstrap import Intervals
 from app.metrics.errors import InvalidInputError
-from app.metrics.registry import METRICS, MetricSpec, metric_spec
+from app.metrics.registry import METRIC_NAMES, METRICS, MetricSpec, metric_spec
 from app.metrics.result import EvaluationResult
 
 INSUFFICIENT = "insufficient_data"
@@ -72,6 +76,17 @@ class WindowEstimate:
     def pi(self) -> float:
         """Pooled positive ratio."""
         return self.positives / self.n
+
+    @cached_property
+    def arrays(self) -> Mapping[str, npt.NDArray[np.float64]]:
+        """Values and standard errors as arrays in registry order (NaN for ``None``)."""
+        sides = ("regular", "calibrated", "regular_se", "calibrated_se")
+        return {
+            side: np.array(
+                [getattr(self, side).get(name) for name in METRIC_NAMES], dtype=np.float64
+            )
+            for side in sides
+        }
 
     @classmethod
     def of(cls, result: EvaluationResult, intervals: Intervals | None) -> WindowEstimate:
@@ -129,45 +144,46 @@ def pool_baseline(windows: Sequence[WindowLike]) -> WindowEstimate:
     pi0 = estimates[0].pi0
     if any(e.pi0 != pi0 for e in estimates):
         raise InvalidInputError("baseline windows were evaluated at different pi0")
-    values: dict[str, dict[str, float | None]] = {"regular": {}, "calibrated": {}}
-    errors: dict[str, dict[str, float | None]] = {"regular": {}, "calibrated": {}}
+    # One row per window, one column per metric (NaN = None): the windows serve in several
+    # baselines each, and numpy does the weighted means of all metrics at once.
+    weights = np.array([float(e.positives or 1) for e in estimates])[:, None]
+    pooled: dict[str, Mapping[str, float | None]] = {}
+    for side in ("regular", "calibrated"):
+        values = np.stack([e.arrays[side] for e in estimates])
+        errors = np.stack([e.arrays[f"{side}_se"] for e in estimates])
+        defined = ~np.isnan(values)
+        used = np.where(defined, weights, 0.0)
+        total = used.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(defined, used * values, 0.0).sum(axis=0) / total
+            spread = np.sqrt(np.where(defined, (used * errors) ** 2, 0.0).sum(axis=0)) / total
+        # A standard error is unknown if any window contributing a value lacks one.
+        unknown = (defined & np.isnan(errors)).any(axis=0) | (total == 0.0)
+        pooled[side] = _mapping(mean, total == 0.0)
+        pooled[f"{side}_se"] = _mapping(spread, unknown)
     unit_se: dict[str, float] = {}
     for spec in METRICS:
         units = [u for e in estimates if (u := e.calibrated_unit_se.get(spec.name)) is not None]
         if units:
             unit_se[spec.name] = math.sqrt(sum(u * u for u in units) / len(units))
-    for side, spec in ((side, spec) for side in values for spec in METRICS):
-        weights, points, ses = [], [], []
-        for e in estimates:
-            value = getattr(e, side)[spec.name]
-            if value is not None:
-                weights.append(float(e.positives or 1))
-                points.append(value)
-                ses.append(getattr(e, f"{side}_se")[spec.name])
-        if not points:
-            values[side][spec.name] = errors[side][spec.name] = None
-            continue
-        total = sum(weights)
-        mean = sum(w * v for w, v in zip(weights, points, strict=True)) / total
-        values[side][spec.name] = mean
-        known = [s for s in ses if s is not None]
-        if len(known) < len(ses):
-            errors[side][spec.name] = None
-            continue
-        errors[side][spec.name] = (
-            math.sqrt(sum((w * s) ** 2 for w, s in zip(weights, known, strict=True))) / total
-        )
     return WindowEstimate(
         n=sum(e.n for e in estimates),
         positives=sum(e.positives for e in estimates),
         pi0=pi0,
         windows=sum(e.windows for e in estimates),
-        regular=MappingProxyType(values["regular"]),
-        calibrated=MappingProxyType(values["calibrated"]),
-        regular_se=MappingProxyType(errors["regular"]),
-        calibrated_se=MappingProxyType(errors["calibrated"]),
+        regular=pooled["regular"],
+        calibrated=pooled["calibrated"],
+        regular_se=pooled["regular_se"],
+        calibrated_se=pooled["calibrated_se"],
         calibrated_unit_se=MappingProxyType(unit_se),
     )
+
+
+def _mapping(
+    values: npt.NDArray[np.float64], missing: npt.NDArray[np.bool_]
+) -> Mapping[str, float | None]:
+    pairs = zip(METRIC_NAMES, values.tolist(), missing.tolist(), strict=True)
+    return MappingProxyType({name: None if gone else value for name, value, gone in pairs})
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import Counts, compute
+from app.metrics._kernel import Columns, Counts, FloatArray, compute
 from app.metrics._validation import check_pi0
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
@@ -86,22 +86,65 @@ def evaluate(
 def evaluate_sketch(sketch: CurveSketch, *, pi0: float) -> EvaluationResult:
     """Recompute a window's metrics from its sketch at any reference prior, in O(entries)."""
     p0 = check_pi0(pi0)
-    counts = counts_of(sketch)
-    regular_arr, calibrated_arr, pi_arr = compute(counts, p0)
+    return _result(sketch, p0, compute(counts_of(sketch), p0), 0)
+
+
+def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[EvaluationResult]:
+    """``[evaluate_sketch(s, pi0=pi0) for s in sketches]``, bit for bit, in one vectorised pass.
+
+    For a series re-evaluated at a new pi0: one evaluation costs ~80 numpy calls on a few hundred
+    entries, mostly call overhead, so hundreds of windows share each call instead. Shorter
+    sketches are padded with empty entries, which change no count.
+    """
+    p0 = check_pi0(pi0)
+    if not sketches:
+        return []
+    width = max(s.scores.size for s in sketches)
+
+    def padded(field: str, fill: float) -> FloatArray:
+        out = np.full((len(sketches), width), fill)
+        for row, sketch in enumerate(sketches):
+            values = getattr(sketch, field)
+            out[row, : values.size] = values
+        return out
+
+    counts = Counts(
+        positives_at=padded("positives_at", 0.0),
+        negatives_tied=padded("negatives_tied", 0.0),
+        negatives_between=padded("negatives_between", 0.0),
+        negatives_below=np.array([float(s.negatives_below) for s in sketches]),
+        threshold_index=np.array([s.threshold_index for s in sketches], dtype=np.intp),
+        scores=padded("scores", -np.inf),
+    )
+    columns = compute(counts, p0)
+    return [_result(sketch, p0, columns, row) for row, sketch in enumerate(sketches)]
+
+
+def _result(
+    sketch: CurveSketch,
+    p0: float,
+    columns: tuple[Columns, Columns, FloatArray],
+    row: int,
+) -> EvaluationResult:
+    """Row ``row`` of :func:`compute`'s columns as the result of ``sketch``."""
+    regular_arr, calibrated_arr, pi_arr = columns
     positives, negatives = sketch.positives, sketch.negatives
     j = sketch.threshold_index
     tp = int(np.sum(sketch.positives_at[: j + 1]))
     fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
     undefined = _undefined_reasons(positives, negatives, tp, fp)
-    regular = {spec.name: _value(regular_arr, spec.name, undefined, "regular") for spec in METRICS}
+    regular = {
+        spec.name: _value(regular_arr, spec.name, undefined, "regular", row) for spec in METRICS
+    }
     calibrated = {
-        spec.name: _value(calibrated_arr, spec.name, undefined, "calibrated") for spec in METRICS
+        spec.name: _value(calibrated_arr, spec.name, undefined, "calibrated", row)
+        for spec in METRICS
     }
     return EvaluationResult(
         n=sketch.n,
         positives=positives,
         negatives=negatives,
-        pi=float(pi_arr[0]),
+        pi=float(pi_arr[row]),
         pi0=p0,
         threshold=sketch.threshold,
         tp=tp,
@@ -132,10 +175,11 @@ def _value(
     name: str,
     undefined: Mapping[str, str],
     variant: str,
+    row: int = 0,
 ) -> float | None:
     if f"{variant}.{name}" in undefined:
         return None
-    value = float(columns[name][0])
+    value = float(columns[name][row])
     if not math.isfinite(value):  # a guard: the reasons below must cover every NaN
         raise AssertionError(f"{variant}.{name} is {value} but has no undefined reason")
     return value

@@ -69,6 +69,7 @@ def evaluate_segment(
     model_name: str,
     replicates: int,
     stored: Intervals | None = None,
+    evaluated: EvaluationResult | None = None,
 ) -> Evaluated:
     """Point values and 95% bootstrap intervals of one segment at ``pi0``.
 
@@ -77,13 +78,18 @@ def evaluate_segment(
     by interpolation (:mod:`app.metrics.prior_grid`) instead of rerunning the bootstrap, which
     then also draws a grid around ``pi0`` for the next move.
 
+    ``evaluated`` are the point values if already computed at ``pi0`` (a series evaluates its
+    sketches in one batch).
+
     Without a pi0 yet (no labelled history), the regular values are still worth storing; they
     are evaluated at the window's own prior, and :func:`rows_for` blanks the calibrated side.
     """
     if source.sketch is None or source.labelled == 0:
         return Evaluated(source, pi0, None, None)
     at = pi0 if pi0 is not None else _own_prior(source)
-    result = evaluate_sketch(source.sketch, pi0=at)
+    if evaluated is not None and evaluated.pi0 != at:
+        raise ValueError(f"point values at pi0 {evaluated.pi0} given for pi0 {at}")
+    result = evaluated or evaluate_sketch(source.sketch, pi0=at)
     moved = stored.at_pi0(at) if stored is not None and stored.replicates == replicates else None
     intervals = moved or bootstrap(
         source.sketch,
@@ -123,6 +129,7 @@ def rows_for(
     computed_at: datetime,
     duration_seconds: float,
     with_sketch: bool = True,
+    with_grid: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment."""
     source = current.source
@@ -155,8 +162,11 @@ def rows_for(
     }
     if with_sketch:
         row["sketch"] = source.sketch.to_bytes() if source.sketch is not None else None
-    grid = current.intervals.grid if current.intervals is not None else None
-    row["interval_grid"] = grid.to_bytes() if grid is not None and current.pi0 is not None else None
+    if with_grid:
+        grid = current.intervals.grid if current.intervals is not None else None
+        row["interval_grid"] = (
+            grid.to_bytes() if grid is not None and current.pi0 is not None else None
+        )
     values = [
         {**key, "metric": spec.name, **_metric_values(spec.name, result, intervals, judgement)}
         for spec in METRICS

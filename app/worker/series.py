@@ -8,8 +8,10 @@ baselines evaluated in this same pass, so the whole series ends up at one pi0 ve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +19,7 @@ from app.db.metrics_tables import Pi0Version, WindowMetrics
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
-from app.metrics import CurveSketch
+from app.metrics import CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, judge_segment, rows_for
@@ -59,59 +61,106 @@ def recompute_series(
 
     Returns how many stored window segments were recomputed from sketches.
     """
-    fresh_start = fresh.inputs[0].window_start if fresh is not None else None
-    stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
-    sources: dict[str, list[tuple[SegmentInput, WindowMetrics | None]]] = {}
-    for row in stored:
-        sources.setdefault(row.segment, []).append((_stored_input(row), row))
-    for source in fresh.inputs if fresh is not None else ():
-        sources.setdefault(source.segment, []).append((source, None))
+    with _collector_paused():
+        fresh_start = fresh.inputs[0].window_start if fresh is not None else None
+        stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
+        sources: dict[str, list[tuple[SegmentInput, WindowMetrics | None]]] = {}
+        for row in stored:
+            sources.setdefault(row.segment, []).append((_stored_input(row), row))
+        for source in fresh.inputs if fresh is not None else ():
+            sources.setdefault(source.segment, []).append((source, None))
+        out = _Rows()
+        for entries in sources.values():
+            entries.sort(key=lambda e: e[0].window_start)
+            _recompute_segment(entries, model, version, fresh, replicates=replicates, out=out)
+        repo.rewrite_series(model.id, out.updated, out.stored_values)
+        if fresh_start is not None:
+            repo.replace_window(model.id, fresh_start, out.fresh_rows, out.fresh_values)
+        return len(out.updated)
+
+
+@dataclass
+class _Rows:
+    """What a recomputation writes: updates of stored rows, and the fresh window's rows."""
+
+    updated: list[dict[str, Any]] = field(default_factory=list)
+    stored_values: list[dict[str, Any]] = field(default_factory=list)
+    fresh_rows: list[dict[str, Any]] = field(default_factory=list)
+    fresh_values: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _recompute_segment(
+    entries: Sequence[tuple[SegmentInput, WindowMetrics | None]],
+    model: MonitoredModel,
+    version: Pi0Version,
+    fresh: FreshWindow | None,
+    *,
+    replicates: int,
+    out: _Rows,
+) -> None:
+    """One segment's windows, oldest first: evaluate all, then judge each against its baseline."""
     settings, policy = gate_settings(model), model_policy(model)
+    baselines = Baselines([source.counts for source, _ in entries], settings, policy)
+    kept = {source.window_start: _stored_intervals(row) for source, row in entries}
+    # Evaluate every window first: a reference-period baseline may lie after the window.
+    sketched = [s for s, _ in entries if s.sketch is not None and s.labelled > 0]
+    points = evaluate_sketches([s.sketch for s in sketched if s.sketch], pi0=version.value)
+    batch = {s.window_start: p for s, p in zip(sketched, points, strict=True)}
+    done: dict[datetime, Evaluated] = {
+        source.window_start: evaluate_segment(
+            source,
+            version.value,
+            model_name=model.name,
+            replicates=replicates,
+            stored=kept[source.window_start],
+            evaluated=batch.get(source.window_start),
+        )
+        for source, _ in entries
+    }
     now = utcnow()
-    updated: list[dict[str, Any]] = []
-    fresh_rows: list[dict[str, Any]] = []
-    stored_values: list[dict[str, Any]] = []
-    fresh_values: list[dict[str, Any]] = []
-    for entries in sources.values():
-        entries.sort(key=lambda e: e[0].window_start)
-        baselines = Baselines([source.counts for source, _ in entries], settings, policy)
-        # Evaluate every window first: a reference-period baseline may lie after the window.
-        done: dict[datetime, Evaluated] = {
-            source.window_start: evaluate_segment(
-                source,
-                version.value,
-                model_name=model.name,
-                replicates=replicates,
-                stored=_stored_intervals(stored_row),
-            )
-            for source, stored_row in entries
-        }
-        for source, stored_row in entries:
-            current = done[source.window_start]
-            chosen = baselines.of(source.window_start)
-            baseline = [
-                done[w.window_start] for w in chosen if w.window_start != source.window_start
-            ]
-            judgement = judge_segment(current, baseline, settings)
-            if stored_row is None:
-                assert fresh is not None  # only the fresh window has no stored row
-                source_version, duration = fresh.source_version, fresh.duration_seconds
-            else:
-                source_version, duration = stored_row.source_version, stored_row.duration_seconds
-            new_row, values = rows_for(
-                model.id,
-                current,
-                judgement,
-                pi0_version=version.version,
-                threshold=model.threshold,
-                source_version=source_version,
-                computed_at=now,
-                duration_seconds=duration,
-                with_sketch=stored_row is None,  # a stored sketch is unchanged: not rewritten
-            )
-            (fresh_rows if stored_row is None else updated).append(new_row)
-            (fresh_values if stored_row is None else stored_values).extend(values)
-    repo.rewrite_series(model.id, updated, stored_values)
-    if fresh_start is not None:
-        repo.replace_window(model.id, fresh_start, fresh_rows, fresh_values)
-    return len(updated)
+    for source, stored_row in entries:
+        current = done[source.window_start]
+        chosen = baselines.of(source.window_start)
+        baseline = [done[w.window_start] for w in chosen if w.window_start != source.window_start]
+        judgement = judge_segment(current, baseline, settings)
+        if stored_row is None:
+            assert fresh is not None  # only the fresh window has no stored row
+            source_version, duration = fresh.source_version, fresh.duration_seconds
+        else:
+            source_version, duration = stored_row.source_version, stored_row.duration_seconds
+        previous = kept[source.window_start]
+        new_row, values = rows_for(
+            model.id,
+            current,
+            judgement,
+            pi0_version=version.version,
+            threshold=model.threshold,
+            source_version=source_version,
+            computed_at=now,
+            duration_seconds=duration,
+            # A stored sketch is unchanged, and so is a grid the intervals were moved along.
+            with_sketch=stored_row is None,
+            with_grid=previous is None
+            or current.intervals is None
+            or current.intervals.grid is not previous.grid,
+        )
+        (out.fresh_rows if stored_row is None else out.updated).append(new_row)
+        (out.fresh_values if stored_row is None else out.stored_values).extend(values)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Hold off Python's cycle collector while a series is recomputed.
+
+    The pass keeps ~30 small containers per window alive until the commit, so the collector
+    would keep firing and walking every object in the process: measured on a 365-window series,
+    a quarter of the recomputation's time. Nothing here builds reference cycles worth
+    collecting early; the collector resumes (and catches up) afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session, defer, load_only
 
 from app.db.bulk import insert_many, update_many
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
@@ -59,10 +59,23 @@ class WindowMetricsRepository:
         )
 
     def series(self, model_id: int) -> list[WindowMetrics]:
-        """Every stored row of the model, sketches included, oldest window first."""
+        """Every stored row of the model, oldest window first, with what a recomputation at a
+        new pi0 reads: counts, sketch, intervals and their grid (not the old results)."""
         return list(
             self.session.scalars(
                 select(WindowMetrics)
+                .options(
+                    load_only(
+                        WindowMetrics.rows_total,
+                        WindowMetrics.labelled,
+                        WindowMetrics.positives,
+                        WindowMetrics.sketch,
+                        WindowMetrics.intervals,
+                        WindowMetrics.interval_grid,
+                        WindowMetrics.source_version,
+                        WindowMetrics.duration_seconds,
+                    )
+                )
                 .where(WindowMetrics.model_id == model_id)
                 .order_by(WindowMetrics.window_start, WindowMetrics.segment)
             )
@@ -94,9 +107,15 @@ class WindowMetricsRepository:
     ) -> None:
         """Update re-evaluated rows by primary key and replace all of the model's values.
 
+        A row updates only the columns it names (rows naming the same columns go together).
+
         Used after a pi0 move: the sketch and counts of each row stay as stored.
         """
-        update_many(self.session, WindowMetrics, rows, key=_WINDOW_KEY)
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:  # rows may leave out columns that did not change
+            by_columns.setdefault(tuple(row), []).append(row)
+        for group in by_columns.values():
+            update_many(self.session, WindowMetrics, group, key=_WINDOW_KEY)
         self.session.execute(
             delete(WindowMetricValue).where(WindowMetricValue.model_id == model_id)
         )
