@@ -14,6 +14,8 @@ from operator import itemgetter
 from typing import Any
 
 import psycopg
+from psycopg.types.json import set_json_dumps
+from pydantic_core import to_json
 from sqlalchemy import insert, update
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -26,7 +28,11 @@ def _cursor(session: Session) -> psycopg.Cursor[Any] | None:
         return None
     raw = session.connection().connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
-    return raw.cursor()
+    cursor = raw.cursor()
+    # pydantic's Rust encoder (already a dependency) writes the same JSON ~3x faster than the
+    # json module; a series rewrite encodes ~1,000 result/interval/decomposition documents.
+    set_json_dumps(to_json, cursor)
+    return cursor
 
 
 def _copy(

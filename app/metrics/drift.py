@@ -38,9 +38,9 @@ noisy for that. The tests in tests/metrics/test_drift.py replay smaller versions
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from statistics import NormalDist
 from types import MappingProxyType
 from typing import Any
@@ -80,7 +80,7 @@ class WindowEstimate:
     @cached_property
     def arrays(self) -> Mapping[str, npt.NDArray[np.float64]]:
         """Values and standard errors as arrays in registry order (NaN for ``None``)."""
-        sides = ("regular", "calibrated", "regular_se", "calibrated_se")
+        sides = ("regular", "calibrated", "regular_se", "calibrated_se", "calibrated_unit_se")
         return {
             side: np.array(
                 [getattr(self, side).get(name) for name in METRIC_NAMES], dtype=np.float64
@@ -95,7 +95,7 @@ class WindowEstimate:
         def se(side: str) -> Mapping[str, float | None]:
             if intervals is None:
                 return MappingProxyType(dict.fromkeys(result.regular))
-            z = NormalDist().inv_cdf(0.5 + intervals.level / 2.0)
+            z = _two_sided_z(intervals.level)
             bounds: Mapping[str, tuple[float, float] | None] = getattr(intervals, side)
             return MappingProxyType(
                 {k: ((b[1] - b[0]) / (2.0 * z) if b else None) for k, b in bounds.items()}
@@ -119,6 +119,12 @@ class WindowEstimate:
                 }
             ),
         )
+
+
+@lru_cache(maxsize=8)
+def _two_sided_z(level: float) -> float:
+    """The normal quantile of a two-sided interval at ``level`` (a handful of levels in use)."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
 WindowLike = WindowEstimate | tuple[EvaluationResult, Intervals | None]
@@ -161,11 +167,16 @@ def pool_baseline(windows: Sequence[WindowLike]) -> WindowEstimate:
         unknown = (defined & np.isnan(errors)).any(axis=0) | (total == 0.0)
         pooled[side] = _mapping(mean, total == 0.0)
         pooled[f"{side}_se"] = _mapping(spread, unknown)
-    unit_se: dict[str, float] = {}
-    for spec in METRICS:
-        units = [u for e in estimates if (u := e.calibrated_unit_se.get(spec.name)) is not None]
-        if units:
-            unit_se[spec.name] = math.sqrt(sum(u * u for u in units) / len(units))
+    units = np.stack([e.arrays["calibrated_unit_se"] for e in estimates])
+    known = ~np.isnan(units)
+    count = known.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit_rms = np.sqrt(np.where(known, units * units, 0.0).sum(axis=0) / count)
+    unit_se = {
+        name: value
+        for name, value, n in zip(METRIC_NAMES, unit_rms.tolist(), count.tolist(), strict=True)
+        if n
+    }
     return WindowEstimate(
         n=sum(e.n for e in estimates),
         positives=sum(e.positives for e in estimates),
@@ -194,7 +205,14 @@ class MetricChange:
     prior_effect: float
     performance_effect: float
     verdict: str
-    reason: str
+    explain: Callable[[], str] = field(repr=False, compare=False)
+    """Builds :attr:`reason` (formatting it is most of a change's cost, and only the window's
+    primary metric's reason is ever read)."""
+
+    @cached_property
+    def reason(self) -> str:
+        """Why this verdict, in numbers."""
+        return self.explain()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the reason is reported at the window level)."""
@@ -261,7 +279,7 @@ def decompose(
             f"window and baseline use different pi0 ({cur.pi0} vs {base.pi0}); "
             "re-evaluate one of them from its sketch"
         )
-    z = NormalDist().inv_cdf(0.5 + decision_level / 2.0)
+    z = _two_sided_z(decision_level)
     shifted = _prior_shifted(cur, base, z)
     changes = {
         s.name: _change(s, cur, base, z=z, tolerance=tolerance, pi_shifted=shifted) for s in METRICS
@@ -305,7 +323,11 @@ def _change(
     se_t, se_b = cur.calibrated_se[spec.name], base.calibrated_se[spec.name]
     if se_t is None or se_b is None:
         return MetricChange(
-            total, prior, performance, INSUFFICIENT, f"{spec.name} has no interval to decide from"
+            total,
+            prior,
+            performance,
+            INSUFFICIENT,
+            lambda: f"{spec.name} has no interval to decide from",
         )
     unit = base.calibrated_unit_se.get(spec.name)
     if unit is not None and cur.positives > 0:
@@ -324,10 +346,13 @@ def _change(
         if moved
         else ("prior_shift" if prior_moved else "stable")
     )
-    relative = f" ({performance / c_b:+.1%})" if c_b else ""
-    reason = (
-        f"calibrated {spec.name} changed by {performance:+.4g}{relative}; interval of the "
-        f"change [{lo:.4g}, {hi:.4g}]; prior effect {prior:+.4g} "
-        f"(pi {cur.pi:.4g} vs baseline {base.pi:.4g}{', shifted' if pi_shifted else ''})"
-    )
+
+    def reason() -> str:
+        relative = f" ({performance / c_b:+.1%})" if c_b else ""
+        return (
+            f"calibrated {spec.name} changed by {performance:+.4g}{relative}; interval of the "
+            f"change [{lo:.4g}, {hi:.4g}]; prior effect {prior:+.4g} "
+            f"(pi {cur.pi:.4g} vs baseline {base.pi:.4g}{', shifted' if pi_shifted else ''})"
+        )
+
     return MetricChange(total, prior, performance, verdict, reason)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.db.metrics_tables import Pi0Version, WindowMetrics
-from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.metrics_tables import Pi0Version
+from app.db.repositories.window_metrics import StoredSegment, WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import CurveSketch, evaluate_sketches
@@ -36,14 +36,14 @@ class FreshWindow:
     duration_seconds: float
 
 
-def _stored_input(row: WindowMetrics) -> SegmentInput:
+def _stored_input(row: StoredSegment) -> SegmentInput:
     sketch = CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
     return SegmentInput(
         row.segment, row.window_start, row.rows_total, row.labelled, row.positives, sketch
     )
 
 
-def _stored_intervals(row: WindowMetrics | None) -> Intervals | None:
+def _stored_intervals(row: StoredSegment | None) -> Intervals | None:
     if row is None or row.intervals is None or row.interval_grid is None:
         return None
     return Intervals.from_dict(row.intervals, grid=IntervalGrid.from_bytes(row.interval_grid))
@@ -64,7 +64,7 @@ def recompute_series(
     with _collector_paused():
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
-        sources: dict[str, list[tuple[SegmentInput, WindowMetrics | None]]] = {}
+        sources: dict[str, list[tuple[SegmentInput, StoredSegment | None]]] = {}
         for row in stored:
             sources.setdefault(row.segment, []).append((_stored_input(row), row))
         for source in fresh.inputs if fresh is not None else ():
@@ -90,7 +90,7 @@ class _Rows:
 
 
 def _recompute_segment(
-    entries: Sequence[tuple[SegmentInput, WindowMetrics | None]],
+    entries: Sequence[tuple[SegmentInput, StoredSegment | None]],
     model: MonitoredModel,
     version: Pi0Version,
     fresh: FreshWindow | None,

@@ -4,16 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session, defer, load_only
+from sqlalchemy.orm import Session, defer
 
 from app.db.bulk import insert_many, update_many
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
 from app.worker.pi0 import WindowCounts
 
 _WINDOW_KEY = ("model_id", "window_start", "segment")
+
+
+class StoredSegment(NamedTuple):
+    """What a series recomputation reads of a stored window segment."""
+
+    window_start: datetime
+    segment: str
+    rows_total: int
+    labelled: int
+    positives: int
+    sketch: bytes | None
+    intervals: dict[str, Any] | None
+    interval_grid: bytes | None
+    source_version: int
+    duration_seconds: float
 
 
 class WindowMetricsRepository:
@@ -58,28 +73,15 @@ class WindowMetricsRepository:
             )
         )
 
-    def series(self, model_id: int) -> list[WindowMetrics]:
-        """Every stored row of the model, oldest window first, with what a recomputation at a
-        new pi0 reads: counts, sketch, intervals and their grid (not the old results)."""
-        return list(
-            self.session.scalars(
-                select(WindowMetrics)
-                .options(
-                    load_only(
-                        WindowMetrics.rows_total,
-                        WindowMetrics.labelled,
-                        WindowMetrics.positives,
-                        WindowMetrics.sketch,
-                        WindowMetrics.intervals,
-                        WindowMetrics.interval_grid,
-                        WindowMetrics.source_version,
-                        WindowMetrics.duration_seconds,
-                    )
-                )
-                .where(WindowMetrics.model_id == model_id)
-                .order_by(WindowMetrics.window_start, WindowMetrics.segment)
-            )
+    def series(self, model_id: int) -> list[StoredSegment]:
+        """Every stored window segment of the model, oldest first, with what a recomputation at
+        a new pi0 reads (plain rows: no ORM objects to track, no old results decoded)."""
+        rows = self.session.execute(
+            select(*(getattr(WindowMetrics, name) for name in StoredSegment._fields))
+            .where(WindowMetrics.model_id == model_id)
+            .order_by(WindowMetrics.window_start, WindowMetrics.segment)
         )
+        return [StoredSegment(*row) for row in rows]
 
     def replace_window(
         self,
