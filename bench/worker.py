@@ -6,16 +6,18 @@
    psycopg allows (raw COPY OUT chunks parsed by numpy, no per-row Python objects). The
    worker's own transfer (one binary array per column) is timed alone too, to show where the
    time goes.
-2. A series of W windows of R rows (default 365 x 50,000): after a pi0 move, the series is
-   recomputed from the stored sketches (what the worker does) against recomputing every window
-   from its raw rows (what it would do without sketches: read, sort, evaluate, bootstrap, judge,
-   store). Both store the same rows.
+2. A series of W windows of R rows (default 365 x 50,000): after a pi0 move by 20%, the series
+   is recomputed the way the worker does it (point values from the stored sketches in one batch,
+   intervals moved along each window's stored prior grid, every window judged again, one
+   commit) against recomputing every window from its raw rows (re-dirty and drain: read, sort,
+   evaluate, bootstrap, judge, store). Both store the same rows; each run alternates the two.
 
     python -m bench.worker --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
 
 The database's calmon tables are emptied first (it must be a scratch database). Rows are
-generated inside PostgreSQL (Box-Muller on random(), seeded) so loading 18M rows takes seconds.
-Each timing is the median of ``--repeats`` runs, the paths interleaved.
+generated inside PostgreSQL (Box-Muller on random(), seeded): loading the series' 18M rows takes
+about two minutes. Each timing is the median of ``--repeats`` (``--series-repeats``) runs, the
+paths interleaved.
 """
 
 from __future__ import annotations
@@ -287,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--series-windows", type=int, default=365)
     parser.add_argument("--series-rows", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3, help="runs of the one-window part")
-    parser.add_argument("--series-repeats", type=int, default=1, help="runs of the series part")
+    parser.add_argument("--series-repeats", type=int, default=3, help="runs of the series part")
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--skip-series", action="store_true", help="only the one-window part")
     args = parser.parse_args(argv)

@@ -57,6 +57,9 @@ INSUFFICIENT = "insufficient_data"
 VERDICTS = ("stable", "prior_shift", "performance_drop", "performance_gain", "both", INSUFFICIENT)
 
 
+_TABLE_ROWS = ("regular", "calibrated", "regular_se", "calibrated_se", "calibrated_unit_se")
+
+
 @dataclass(frozen=True)
 class WindowEstimate:
     """Point values and standard errors of one window, or of a pooled baseline."""
@@ -78,15 +81,13 @@ class WindowEstimate:
         return self.positives / self.n
 
     @cached_property
-    def arrays(self) -> Mapping[str, npt.NDArray[np.float64]]:
-        """Values and standard errors as arrays in registry order (NaN for ``None``)."""
-        sides = ("regular", "calibrated", "regular_se", "calibrated_se", "calibrated_unit_se")
-        return {
-            side: np.array(
-                [getattr(self, side).get(name) for name in METRIC_NAMES], dtype=np.float64
-            )
-            for side in sides
-        }
+    def table(self) -> npt.NDArray[np.float64]:
+        """``(5, metrics)``: regular, calibrated, their standard errors, and the calibrated
+        standard errors at one positive, in registry order (NaN for ``None``)."""
+        return np.array(
+            [[getattr(self, side).get(name) for name in METRIC_NAMES] for side in _TABLE_ROWS],
+            dtype=np.float64,
+        )
 
     @classmethod
     def of(cls, result: EvaluationResult, intervals: Intervals | None) -> WindowEstimate:
@@ -150,28 +151,26 @@ def pool_baseline(windows: Sequence[WindowLike]) -> WindowEstimate:
     pi0 = estimates[0].pi0
     if any(e.pi0 != pi0 for e in estimates):
         raise InvalidInputError("baseline windows were evaluated at different pi0")
-    # One row per window, one column per metric (NaN = None): the windows serve in several
-    # baselines each, and numpy does the weighted means of all metrics at once.
-    weights = np.array([float(e.positives or 1) for e in estimates])[:, None]
-    pooled: dict[str, Mapping[str, float | None]] = {}
-    for side in ("regular", "calibrated"):
-        values = np.stack([e.arrays[side] for e in estimates])
-        errors = np.stack([e.arrays[f"{side}_se"] for e in estimates])
-        defined = ~np.isnan(values)
-        used = np.where(defined, weights, 0.0)
-        total = used.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(defined, used * values, 0.0).sum(axis=0) / total
-            spread = np.sqrt(np.where(defined, (used * errors) ** 2, 0.0).sum(axis=0)) / total
-        # A standard error is unknown if any window contributing a value lacks one.
-        unknown = (defined & np.isnan(errors)).any(axis=0) | (total == 0.0)
-        pooled[side] = _mapping(mean, total == 0.0)
-        pooled[f"{side}_se"] = _mapping(spread, unknown)
-    units = np.stack([e.arrays["calibrated_unit_se"] for e in estimates])
+    # One table per window (NaN = None), built once: the windows serve in several baselines
+    # each, and numpy does the weighted means of all metrics, both variants, at once.
+    table = np.stack([e.table for e in estimates])  # (windows, 5, metrics)
+    values, errors, units = table[:, 0:2], table[:, 2:4], table[:, 4]
+    weights = np.array([float(e.positives or 1) for e in estimates])[:, None, None]
+    defined = ~np.isnan(values)
+    used = np.where(defined, weights, 0.0)
+    total = used.sum(axis=0)  # sums run over the windows in order, as plain Python sums would
     known = ~np.isnan(units)
     count = known.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(defined, used * values, 0.0).sum(axis=0) / total
+        spread = np.sqrt(np.where(defined, (used * errors) ** 2, 0.0).sum(axis=0)) / total
         unit_rms = np.sqrt(np.where(known, units * units, 0.0).sum(axis=0) / count)
+    # A standard error is unknown if any window contributing a value lacks one.
+    unknown = (defined & np.isnan(errors)).any(axis=0) | (total == 0.0)
+    pooled = {
+        side: (_mapping(mean[i], total[i] == 0.0), _mapping(spread[i], unknown[i]))
+        for i, side in enumerate(("regular", "calibrated"))
+    }
     unit_se = {
         name: value
         for name, value, n in zip(METRIC_NAMES, unit_rms.tolist(), count.tolist(), strict=True)
@@ -182,10 +181,10 @@ def pool_baseline(windows: Sequence[WindowLike]) -> WindowEstimate:
         positives=sum(e.positives for e in estimates),
         pi0=pi0,
         windows=sum(e.windows for e in estimates),
-        regular=pooled["regular"],
-        calibrated=pooled["calibrated"],
-        regular_se=pooled["regular_se"],
-        calibrated_se=pooled["calibrated_se"],
+        regular=pooled["regular"][0],
+        calibrated=pooled["calibrated"][0],
+        regular_se=pooled["regular"][1],
+        calibrated_se=pooled["calibrated"][1],
         calibrated_unit_se=MappingProxyType(unit_se),
     )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bench import worker as bench
@@ -14,8 +16,12 @@ def test_worker_benchmark_runs_and_prints_ratios(
     if backend != "postgresql":
         pytest.skip("the worker benchmark measures PostgreSQL")
     argv = ["--database-url", database_url, "--window-rows", "20000", "--series-windows", "4"]
-    argv += ["--series-rows", "3000", "--repeats", "1", "--replicates", "200"]
+    argv += ["--series-rows", "3000", "--repeats", "1", "--series-repeats", "1"]
+    argv += ["--replicates", "200"]
     assert bench.main(argv) == 0
     out = capsys.readouterr().out
     assert "ratio worker / floor:" in out
-    assert "ratio sketches / raw rows:" in out
+    # Even at this size, moving pi0 must cost a fraction of recomputing from raw rows (the full
+    # run's target is 1%; a few windows are dominated by fixed per-statement costs).
+    ratio = float(re.search(r"ratio sketches / raw rows: ([0-9.]+)%", out).group(1))  # type: ignore[union-attr]
+    assert ratio < 50.0

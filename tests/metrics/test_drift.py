@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 
 import numpy as np
@@ -200,3 +201,33 @@ def test_to_dict_is_the_interface_shape() -> None:
         "performance_effect",
         "verdict",
     }
+
+
+def test_pooling_equals_the_plain_weighted_sums_bit_for_bit() -> None:
+    """pool_baseline vectorises over windows and metrics; it must give exactly the floats of
+    the rule written as plain Python sums, with undefined values and errors left out."""
+    rng = np.random.default_rng(12)
+    windows = []
+    for i in range(7):
+        e = _estimate(ap=float(rng.random()), ap_c=float(rng.random()), positives=50 + 17 * i)
+        if i == 2:  # undefined in one window: left out of that metric's mean
+            e = _estimate(ap=None, ap_c=None, positives=60)
+        if i == 4:  # a window without intervals: the pooled error is unknown
+            e = _estimate(ap=0.3, ap_c=0.31, se=None, positives=80)
+        windows.append(e)
+    pooled = pool_baseline(windows)
+    for side in ("regular", "calibrated"):
+        points = [(float(e.positives), getattr(e, side)["f1"]) for e in windows]
+        points = [(w, v) for w, v in points if v is not None]
+        total = sum(w for w, _ in points)
+        assert getattr(pooled, side)["f1"] == sum(w * v for w, v in points) / total
+        assert getattr(pooled, f"{side}_se")["f1"] is None
+    units = [u["f1"] for e in windows if (u := e.calibrated_unit_se)]
+    assert pooled.calibrated_unit_se["f1"] == math.sqrt(sum(u * u for u in units) / len(units))
+    clean = pool_baseline([w for i, w in enumerate(windows) if i != 4])
+    errors = [
+        (float(e.positives), e.regular_se["f1"]) for i, e in enumerate(windows) if i not in (2, 4)
+    ]
+    total = sum(w for w, _ in errors)
+    expected = math.sqrt(sum((w * s) ** 2 for w, s in errors if s is not None)) / total
+    assert clean.regular_se["f1"] == expected
