@@ -69,3 +69,28 @@ def test_upgrade_twice_is_a_no_op(empty_database_url: str) -> None:
         assert current_revisions(engine) == head_revisions(empty_database_url)
     finally:
         engine.dispose()
+
+
+def test_large_window_values_use_lz4_where_postgresql_has_it(empty_database_url: str) -> None:
+    """Revision 0003 switches the worker's large columns to lz4 (cheaper series rewrites)."""
+    if not empty_database_url.startswith("postgresql"):
+        return  # SQLite has no TOAST
+    command.upgrade(alembic_config(empty_database_url), "head")
+    engine = create_db_engine(settings_for(empty_database_url))
+    try:
+        with engine.connect() as connection:
+            lz4 = connection.exec_driver_sql(
+                "SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                "WHERE name = 'default_toast_compression'"
+            ).scalar()
+            methods: dict[str, str] = dict(
+                connection.exec_driver_sql(
+                    "SELECT attname, attcompression FROM pg_attribute "
+                    "WHERE attrelid = 'window_metrics'::regclass AND attname IN "
+                    "('sketch', 'interval_grid', 'result', 'intervals', 'decomposition')"
+                ).all()
+            )
+        assert methods == dict.fromkeys(methods, "l" if lz4 else "")
+        assert len(methods) == 5
+    finally:
+        engine.dispose()
