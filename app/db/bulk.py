@@ -1,10 +1,10 @@
 """Many-row INSERT and UPDATE inside the caller's transaction: COPY on PostgreSQL.
 
-A pi0 move rewrites a whole series at once (365 windows are ~400 window rows and ~6,000 metric
-value rows). Through ``executemany`` that is one round of statement handling per row, which
-made the writes the largest part of the recomputation; one COPY (plus, for updates, one
-``UPDATE ... FROM`` a temporary table) does the same work in a few statements. SQLite has no
-COPY and no server round trips to save, so it keeps ``executemany``.
+A pi0 move rewrites a whole series at once (365 windows of one segment: 365 window rows and
+4,015 metric value rows). Through ``executemany`` that is one round of statement handling per
+row, which made the writes the largest part of the recomputation; one COPY (plus, for updates,
+one ``UPDATE ... FROM`` a temporary table) does the same work in a few statements. SQLite has
+no COPY and no server round trips to save, so it keeps ``executemany``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def _cursor(session: Session) -> psycopg.Cursor[Any] | None:
     raw = session.connection().connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
     cursor = raw.cursor()
-    # pydantic's Rust encoder (already a dependency) writes the same JSON ~3x faster than the
-    # json module; a series rewrite encodes ~1,000 result/interval/decomposition documents.
+    # pydantic's Rust encoder (already a dependency) writes equivalent JSON (floats round-trip
+    # exactly) ~3x faster than the json module; a series rewrite encodes ~1,000 documents.
     set_json_dumps(to_json, cursor)
     return cursor
 

@@ -2,7 +2,9 @@
 
 No SQL here: the caller reads rows and sketches and writes the dictionaries this module returns.
 The same code serves a fresh window (sketch built from raw rows) and a series recomputation
-after a pi0 move (sketch read back from the database), so both give identical values.
+after a pi0 move (sketch read back from the database), so both give identical point values. The
+recomputation's intervals are the stored ones moved along their prior grid (within a few
+hundredths of an interval width of a fresh bootstrap, see app/metrics/prior_grid.py).
 """
 
 from __future__ import annotations
