@@ -184,7 +184,7 @@ def bootstrap(
             priors=priors,
             cal_cols=cal_cols,
             cut=cut,
-            grid=grid,
+            step=grid.step,
             point=point.calibrated,
         )
     return Intervals(
@@ -223,7 +223,7 @@ def _grid(
     priors: list[float],
     cal_cols: list[dict[str, list[RealArray]]],
     cut: _Cut,
-    grid: PriorGrid,
+    step: float,
     point: Mapping[str, float | None],
 ) -> IntervalGrid:
     """The calibrated intervals at every prior of the grid (the middle one is ``pi0``)."""
@@ -239,7 +239,7 @@ def _grid(
             interval = cut.interval(columns[name], centre, float(merged[name][g]))
             if interval is not None:
                 bounds[m, g] = interval
-    return IntervalGrid(pi0=priors[middle], step=grid.step, metrics=GRID_METRICS, bounds=bounds)
+    return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
 
 
 def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
