@@ -5,15 +5,10 @@ See docs/interfaces.md section 1 for the contract the rest of calmon builds agai
 
 from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.curves import PRCurve, pr_curve
-from app.metrics.drift import (
-    VERDICTS,
-    Decomposition,
-    MetricChange,
-    WindowEstimate,
-    decompose,
-    pool_baseline,
-)
+from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
+from app.metrics.null_model import NullModel
+from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
 from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, evaluate_sketches
 from app.metrics.sketch import CurveSketch, build_sketch
@@ -22,16 +17,15 @@ __all__ = [
     "METRICS",
     "METRICS_BY_NAME",
     "METRIC_NAMES",
-    "VERDICTS",
     "CurveSketch",
     "Decomposition",
+    "Effects",
     "EvaluationResult",
     "Intervals",
     "InvalidInputError",
-    "MetricChange",
     "MetricSpec",
+    "NullModel",
     "PRCurve",
-    "WindowEstimate",
     "bootstrap",
     "build_sketch",
     "decompose",
@@ -39,6 +33,6 @@ __all__ = [
     "evaluate_sketch",
     "evaluate_sketches",
     "metric_spec",
-    "pool_baseline",
+    "pool_sketches",
     "pr_curve",
 ]

@@ -23,24 +23,22 @@ Both are tested against the exact bootstrap (``normal_above=inf, max_entries=Non
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from app.metrics._kernel import Columns, Counts, Prepared, compute
-from app.metrics._validation import FloatArray, IntArray, check_pi0
+from app.metrics._resampling import RealArray, merge_blocks, poisson_counts
+from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.prior_grid import GRID_METRICS, Interval, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 
-Array32 = npt.NDArray[np.float32]
-RealArray = npt.NDArray[np.floating[Any]]
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
 
 
@@ -148,7 +146,7 @@ def bootstrap(
     point = evaluate_sketch(sketch, pi0=p0)
     counts = counts_of(sketch)
     if max_entries is not None and sketch.scores.size > max_entries:
-        counts = _merged(sketch, max_entries)
+        counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
     merged_reg, merged_cal, _ = compute(counts, p0)
     priors = grid.priors(p0) if grid is not None else [p0]
@@ -159,22 +157,27 @@ def bootstrap(
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
-        prepared = Prepared.of(_resample(counts, size, rng, normal_above))
+        prepared = Prepared.of(_resample(counts, size, rng, normal_above), sequential=False)
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
         for prior, columns in zip(priors, cal_cols, strict=True):
             for name, column in prepared.calibrated(prior).items():
                 columns[name].append(column)
     cut = _Cut(replicates, level)
-    regular = {
-        name: cut.interval(parts, point.regular[name], float(merged_reg[name][0]))
-        for name, parts in reg_cols.items()
-    }
+    # Every interval this bootstrap reports, cut in one batch (one sort per metric and prior).
+    names = list(reg_cols)
+    grid_names = [n for n in GRID_METRICS if n in cal_cols[middle]]
+    replicate_columns = [reg_cols[n] for n in names] + [cal_cols[middle][n] for n in grid_names]
+    centres = [point.regular[n] for n in names] + [point.calibrated[n] for n in grid_names]
+    bases = [float(merged_reg[n][0]) for n in names]
+    bases += [float(merged_cal[n][0]) for n in grid_names]
+    cuts = cut.intervals(replicate_columns, centres, bases)
+    regular = dict(zip(names, cuts[: len(names)], strict=True))
+    at_pi0 = dict(zip(grid_names, cuts[len(names) :], strict=True))
     calibrated = {
-        name: cut.interval(cal_cols[middle][name], point.calibrated[name], merged_cal[name][0])
-        if name in cal_cols[middle]
-        else regular[name]  # prior-invariant: the calibrated value is the regular one
-        for name in reg_cols
+        # prior-invariant metrics: the calibrated value is the regular one
+        name: at_pi0[name] if name in at_pi0 else regular[name]
+        for name in names
     }
     interval_grid = None
     if grid is not None:
@@ -186,6 +189,7 @@ def bootstrap(
             cut=cut,
             step=grid.step,
             point=point.calibrated,
+            at_pi0=at_pi0,
         )
     return Intervals(
         level=level,
@@ -198,22 +202,42 @@ def bootstrap(
 
 @dataclass(frozen=True)
 class _Cut:
-    """Turns replicate values into a percentile interval (see :class:`Intervals`)."""
+    """Turns replicate values into percentile intervals (see :class:`Intervals`)."""
 
     replicates: int
     level: float
 
-    def interval(
-        self, parts: list[RealArray], centre: float | None, base: float
-    ) -> Interval | None:
-        """Percentiles of ``parts`` shifted by ``centre - base`` (exact minus merged value)."""
+    def intervals(
+        self,
+        columns: Sequence[list[RealArray]],
+        centres: Sequence[float | None],
+        bases: Sequence[float],
+    ) -> list[Interval | None]:
+        """Per column: the percentiles of its replicates, shifted by ``centre - base`` (exact
+        minus merged value); None where the centre is undefined or too many replicates are.
+
+        Columns whose replicates are all finite (nearly all) share one ``np.quantile`` call
+        along an axis, which gives each row the floats a call on that row alone would.
+        """
         alpha = (1.0 - self.level) / 2.0
-        x = np.concatenate(parts)
-        x = x[np.isfinite(x)]
-        if centre is None or not math.isfinite(base) or x.size < self.replicates * (1 - alpha):
-            return None
-        lo, hi = np.quantile(x, [alpha, 1.0 - alpha])
-        return (float(lo) + centre - base, float(hi) + centre - base)
+        q = [alpha, 1.0 - alpha]
+        matrix = np.stack([np.concatenate(parts) for parts in columns])
+        finite = np.isfinite(matrix)
+        complete = finite.all(axis=1)
+        bounds = np.full((len(columns), 2), np.nan)
+        if complete.any():
+            bounds[complete] = np.quantile(matrix[complete], q, axis=1).T
+        for row in np.flatnonzero(~complete):
+            x = matrix[row][finite[row]]
+            if x.size >= self.replicates * (1 - alpha):
+                bounds[row] = np.quantile(x, q)
+        out: list[Interval | None] = []
+        for (lo, hi), centre, base in zip(bounds.tolist(), centres, bases, strict=True):
+            if centre is None or not math.isfinite(base) or not math.isfinite(lo):
+                out.append(None)
+            else:
+                out.append((lo + centre - base, hi + centre - base))
+        return out
 
 
 def _grid(
@@ -225,20 +249,28 @@ def _grid(
     cut: _Cut,
     step: float,
     point: Mapping[str, float | None],
+    at_pi0: Mapping[str, Interval | None],
 ) -> IntervalGrid:
-    """The calibrated intervals at every prior of the grid (the middle one is ``pi0``)."""
+    """The calibrated intervals at every prior of the grid (the middle one is ``pi0``: the
+    intervals reported there, ``at_pi0``, bit for bit)."""
     exact = _calibrated_rows(counts_of(sketch), priors)
     merged = _calibrated_rows(counts, priors)
     middle = len(priors) // 2
+    cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
+    columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
+    centres = [
+        None if point[GRID_METRICS[m]] is None else float(exact[GRID_METRICS[m]][g])
+        for m, g in cells
+    ]
+    bases = [float(merged[GRID_METRICS[m]][g]) for m, g in cells]
     bounds = np.full((len(GRID_METRICS), len(priors), 2), np.nan)
+    for (m, g), interval in zip(cells, cut.intervals(columns, centres, bases), strict=True):
+        if interval is not None:
+            bounds[m, g] = interval
     for m, name in enumerate(GRID_METRICS):
-        for g, columns in enumerate(cal_cols):
-            centre = None if point[name] is None else float(exact[name][g])
-            if g == middle:  # bit for bit the interval reported at pi0
-                centre = point[name]
-            interval = cut.interval(columns[name], centre, float(merged[name][g]))
-            if interval is not None:
-                bounds[m, g] = interval
+        interval = at_pi0.get(name)
+        if interval is not None:
+            bounds[m, middle] = interval
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
 
 
@@ -259,64 +291,14 @@ def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
     return Prepared.of(tiled).calibrated(np.asarray(priors, dtype=np.float64))
 
 
-def _merged(sketch: CurveSketch, max_entries: int) -> Counts:
-    """Blocks of consecutive entries with about equal positives; the threshold ends a block.
-
-    A block becomes one tie group: its positives at its lowest score, tied with all of its
-    negatives. Counts at block ends (so AP's, F1's and the threshold's) stay exact, and a
-    replicate draws two large Poisson counts per block instead of many small ones.
-    """
-    size = sketch.scores.size
-    cum_pos = np.cumsum(sketch.positives_at)
-    targets = np.linspace(0, cum_pos[-1], max_entries, endpoint=False)[1:]
-    ends = np.searchsorted(cum_pos, targets, side="left")
-    ends = np.unique(np.concatenate((ends, [sketch.threshold_index, size - 1])))
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    negatives = np.add.reduceat(sketch.negatives_tied + sketch.negatives_between, starts)
-
-    def row(a: IntArray) -> FloatArray:
-        return np.asarray(a, dtype=np.float64)[None, :]
-
-    return Counts(
-        positives_at=row(np.add.reduceat(sketch.positives_at, starts)),
-        negatives_tied=row(negatives),
-        negatives_between=np.zeros((1, ends.size)),
-        negatives_below=np.array([float(sketch.negatives_below)]),
-        threshold_index=int(np.searchsorted(ends, sketch.threshold_index)),
-        scores=sketch.scores[ends],
-    )
-
-
 def _resample(counts: Counts, size: int, rng: np.random.Generator, normal_above: float) -> Counts:
     """One replicate per row. Replicates are float32: half the memory traffic of the metric
     formulas, and rounding far below any interval's width."""
     return Counts(
-        positives_at=_poisson(counts.positives_at[0], size, rng, normal_above),
-        negatives_tied=_poisson(counts.negatives_tied[0], size, rng, normal_above),
-        negatives_between=_poisson(counts.negatives_between[0], size, rng, normal_above),
+        positives_at=poisson_counts(counts.positives_at[0], size, rng, normal_above),
+        negatives_tied=poisson_counts(counts.negatives_tied[0], size, rng, normal_above),
+        negatives_between=poisson_counts(counts.negatives_between[0], size, rng, normal_above),
         negatives_below=rng.poisson(counts.negatives_below[0], size=size).astype(np.float32),
         threshold_index=counts.threshold_index,
         scores=counts.scores,
     )
-
-
-def _poisson(lam: FloatArray, size: int, rng: np.random.Generator, normal_above: float) -> Array32:
-    """``size`` rows of independent Poisson(lam) counts (normal for large lam, see module doc)."""
-    lam32 = lam.astype(np.float32)
-    large = lam >= normal_above
-    if large.all():  # merged sketches: skip the column scatter
-        z = rng.standard_normal((size, lam.size), dtype=np.float32)
-        drawn: Array32 = np.maximum(z * np.sqrt(lam32) + lam32, np.float32(0.0))
-        return drawn
-    out = np.zeros((size, lam.size), dtype=np.float32)
-    # Small means are counts of tied rows, so few distinct values: a scalar mean per value is
-    # several times faster in numpy than an array of means.
-    for value in np.unique(lam[(lam > 0) & ~large]):
-        cols = np.flatnonzero(lam == value)
-        out[:, cols] = rng.poisson(value, size=(size, cols.size))
-    cols = np.flatnonzero(large)
-    if cols.size:
-        mean = lam32[cols]
-        z = rng.standard_normal((size, cols.size), dtype=np.float32)
-        out[:, cols] = np.maximum(z * np.sqrt(mean) + mean, np.float32(0.0))
-    return out

@@ -180,6 +180,28 @@ class CurveSketch:
         )
 
     @classmethod
+    def of_counts(
+        cls,
+        *,
+        n: int,
+        threshold: float,
+        scores: npt.ArrayLike,
+        positives_at: npt.ArrayLike,
+        negatives_tied: npt.ArrayLike,
+        negatives_between: npt.ArrayLike,
+        negatives_below: int,
+    ) -> CurveSketch:
+        """A sketch from its counts, checked like one read back from bytes."""
+        counts = np.array([positives_at, negatives_tied, negatives_between], dtype=np.int64)
+        return cls._checked(
+            int(n),
+            float(threshold),
+            np.asarray(scores, dtype=np.float64),
+            counts.reshape(3, -1),
+            int(negatives_below),
+        )
+
+    @classmethod
     def _checked(
         cls, n: int, threshold: float, scores: FloatArray, counts: IntArray, below: int
     ) -> CurveSketch:

@@ -1,0 +1,71 @@
+"""Resampling helpers shared by the bootstrap and the reference null model.
+
+Both draw many replicates of a sketch's counts; both merge a long sketch into blocks of about
+equal positives first, so that a replicate costs O(blocks) draws whatever the window's size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics._kernel import Counts
+from app.metrics._validation import FloatArray, IntArray
+from app.metrics.sketch import CurveSketch
+
+Array32 = npt.NDArray[np.float32]
+RealArray = npt.NDArray[np.floating[Any]]
+
+
+def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
+    """Blocks of consecutive entries with about equal positives; the threshold ends a block.
+
+    A block becomes one tie group: its positives at its lowest score, tied with all of its
+    negatives. Counts at block ends (so AP's, F1's and the threshold's) stay exact, and a
+    replicate draws two large Poisson counts per block instead of many small ones.
+    """
+    size = sketch.scores.size
+    cum_pos = np.cumsum(sketch.positives_at)
+    targets = np.linspace(0, cum_pos[-1], max_entries, endpoint=False)[1:]
+    ends = np.searchsorted(cum_pos, targets, side="left")
+    ends = np.unique(np.concatenate((ends, [sketch.threshold_index, size - 1])))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    negatives = np.add.reduceat(sketch.negatives_tied + sketch.negatives_between, starts)
+
+    def row(a: IntArray) -> FloatArray:
+        return np.asarray(a, dtype=np.float64)[None, :]
+
+    return Counts(
+        positives_at=row(np.add.reduceat(sketch.positives_at, starts)),
+        negatives_tied=row(negatives),
+        negatives_between=np.zeros((1, ends.size)),
+        negatives_below=np.array([float(sketch.negatives_below)]),
+        threshold_index=int(np.searchsorted(ends, sketch.threshold_index)),
+        scores=sketch.scores[ends],
+    )
+
+
+def poisson_counts(
+    lam: FloatArray, size: int, rng: np.random.Generator, normal_above: float
+) -> Array32:
+    """``size`` rows of independent Poisson(lam) counts (normal for large lam: see bootstrap)."""
+    lam32 = lam.astype(np.float32)
+    large = lam >= normal_above
+    if large.all():  # merged sketches: skip the column scatter
+        z = rng.standard_normal((size, lam.size), dtype=np.float32)
+        drawn: Array32 = np.maximum(z * np.sqrt(lam32) + lam32, np.float32(0.0))
+        return drawn
+    out = np.zeros((size, lam.size), dtype=np.float32)
+    # Small means are counts of tied rows, so few distinct values: a scalar mean per value is
+    # several times faster in numpy than an array of means.
+    for value in np.unique(lam[(lam > 0) & ~large]):
+        cols = np.flatnonzero(lam == value)
+        out[:, cols] = rng.poisson(value, size=(size, cols.size))
+    cols = np.flatnonzero(large)
+    if cols.size:
+        mean = lam32[cols]
+        z = rng.standard_normal((size, cols.size), dtype=np.float32)
+        out[:, cols] = np.maximum(z * np.sqrt(mean) + mean, np.float32(0.0))
+    return out

@@ -1,0 +1,172 @@
+"""What a window's calibrated average precision would be if the model were as good as its reference.
+
+Under the hypothesis "nothing changed but the fraud rate", a window of ``P`` positives and ``N``
+negatives is a sample of ``P`` scores from the reference's positive score distribution and
+``N`` from its negative one. Its calibrated AP then has a sampling distribution that depends on
+``P`` and ``N`` (at 25 positives its standard error is about a quarter of the value, it is
+skewed, and its mean sits above the population value by an amount that grows with ``N/P``), so
+a deficit means something only against that distribution, drawn at the window's own counts.
+
+:class:`NullModel` draws it: the reference sketch is cut into blocks of about equal positives
+(as the bootstrap does), a replicate draws the window's ``P`` positives over the blocks
+(multinomial; past 4 positives a block, independent Poisson counts as in the Poisson bootstrap,
+and the multinomial's normal approximation once every block expects 30 or more) and its
+negatives per block (Poisson; normal for large means), and evaluates the calibrated AP of the
+blocked replicate. Blocking moves every replicate by about the same amount, so the draws are
+shifted by (exact reference AP - blocked reference AP), the bootstrap's centring. Checked
+against windows drawn from the true Gaussian model (tests/metrics): mean and standard deviation
+within a few hundredths of a standard deviation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.metrics._resampling import merge_blocks
+from app.metrics._validation import FloatArray, check_pi0
+from app.metrics.errors import InvalidInputError
+from app.metrics.result import counts_of, evaluate_sketch
+from app.metrics.sketch import CurveSketch
+
+DEFAULT_BLOCKS = 64
+"""Blocks of the reference: 64 keep a 1,000-replicate draw at about 2 ms; 128 and 1,024 gave
+the same means and standard deviations within the draws' own noise."""
+_NORMAL_ABOVE = 30.0  # Poisson means from here on are drawn as normals (as in the bootstrap)
+
+
+@dataclass(frozen=True, eq=False)
+class NullModel:
+    """A reference curve prepared for drawing windows (see the module docstring).
+
+    Attributes
+    ----------
+    pi0:
+        Prior the calibrated AP is expressed at.
+    value:
+        The reference's own calibrated AP at ``pi0`` (exact, from its sketch).
+    positives:
+        Labelled positives the reference holds.
+    """
+
+    pi0: float
+    value: float
+    positives: int
+    negatives: int
+    _positive_share: FloatArray
+    _negative_share: FloatArray
+    _shift: float
+
+    @classmethod
+    def of(cls, reference: CurveSketch, *, pi0: float, blocks: int = DEFAULT_BLOCKS) -> NullModel:
+        """Prepare ``reference`` (e.g. a pooled reference period) for draws at ``pi0``.
+
+        Raises
+        ------
+        InvalidInputError
+            If the reference lacks positives or negatives (its AP is then undefined).
+        """
+        p0 = check_pi0(pi0)
+        exact = evaluate_sketch(reference, pi0=p0).calibrated["average_precision"]
+        if exact is None or reference.negatives == 0:
+            raise InvalidInputError("a null model needs a reference with both classes")
+        counts = merge_blocks(reference, blocks) if reference.scores.size > blocks else None
+        if counts is None:
+            counts = counts_of(reference)
+            negatives = counts.negatives_tied[0] + counts.negatives_between[0]
+        else:
+            negatives = counts.negatives_tied[0]  # a block is one tie group
+        positives = counts.positives_at[0]
+        below = float(counts.negatives_below[0])
+        positive_share = positives / positives.sum()
+        negative_share = np.concatenate((negatives, [below])) / (negatives.sum() + below)
+        blocked = _calibrated_ap(positive_share[None, :], negative_share[None, :-1], 1.0, p0)[0]
+        return cls(
+            pi0=p0,
+            value=float(exact),
+            positives=reference.positives,
+            negatives=reference.negatives,
+            _positive_share=positive_share,
+            _negative_share=negative_share,
+            _shift=float(exact) - float(blocked),
+        )
+
+    def draw(self, positives: int, negatives: int, *, replicates: int, seed: int) -> FloatArray:
+        """Calibrated AP of ``replicates`` windows of ``positives`` and ``negatives`` rows drawn
+        from the reference, on the scale of :attr:`value`."""
+        if positives < 1 or negatives < 1:
+            raise InvalidInputError(
+                f"a window needs positives and negatives, got {positives} and {negatives}"
+            )
+        if replicates < 10:
+            raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
+        rng = np.random.default_rng(seed)
+        hits = _multinomial(rng, positives, self._positive_share, replicates)
+        false = _poisson(rng, negatives * self._negative_share[:-1], replicates)
+        values = _calibrated_ap(hits, false, float(negatives), self.pi0)
+        shifted: FloatArray = values + self._shift
+        return shifted
+
+    def standard_error(self, *, replicates: int = 200, seed: int = 0) -> float:
+        """Standard error of :attr:`value` itself: the spread of windows as large as the
+        reference (a parametric bootstrap of the reference)."""
+        draws = self.draw(self.positives, self.negatives, replicates=replicates, seed=seed)
+        return float(draws.std())
+
+
+def _multinomial(
+    rng: np.random.Generator, count: int, share: FloatArray, replicates: int
+) -> FloatArray:
+    """``replicates`` rows of Multinomial(count, share) block counts."""
+    blocks = share.size
+    if count <= blocks:  # few draws: one categorical draw each, counted per block
+        picks = np.searchsorted(np.cumsum(share), rng.random((replicates, count)) * share.sum())
+        picks = np.minimum(picks, blocks - 1)  # rounding at the top end of the cumulative sum
+        offsets = np.arange(replicates)[:, None] * blocks
+        drawn = np.bincount((picks + offsets).ravel(), minlength=replicates * blocks)
+        return drawn.reshape(replicates, blocks).astype(np.float64)
+    mean = count * share
+    if count <= 4 * blocks:
+        return rng.multinomial(count, share, size=replicates).astype(np.float64)
+    if mean.min() < _NORMAL_ABOVE:
+        # Independent Poisson counts (the Poisson bootstrap's trick): a row's total varies by
+        # about sqrt(count) around count, which moves AP's distribution by nothing measurable
+        # at these sizes, and costs a third of numpy's multinomial.
+        return _poisson(rng, mean, replicates)
+    # The multinomial's normal approximation, with its covariance count (diag(s) - s s^T):
+    # z sqrt(s) has covariance diag(s); removing its component along s makes the rows sum to 0.
+    root = np.sqrt(share)
+    z = rng.standard_normal((replicates, blocks)) * root
+    z -= np.outer(z.sum(axis=1), share)
+    normal: FloatArray = np.maximum(mean + np.sqrt(count) * z, 0.0)
+    return normal
+
+
+def _poisson(rng: np.random.Generator, mean: FloatArray, replicates: int) -> FloatArray:
+    """``replicates`` rows of independent Poisson(mean) counts, normal for large means."""
+    out = np.empty((replicates, mean.size))
+    large = mean >= _NORMAL_ABOVE
+    if large.any():
+        m = mean[large]
+        z = rng.standard_normal((replicates, m.size), dtype=np.float32)
+        out[:, large] = np.maximum(m + np.sqrt(m) * z, 0)
+    if not large.all():
+        m = mean[~large]
+        out[:, ~large] = rng.poisson(m, size=(replicates, m.size))
+    return out
+
+
+def _calibrated_ap(hits: FloatArray, false: FloatArray, negatives: float, pi0: float) -> FloatArray:
+    """Calibrated AP per row of block counts (each block one tie group, as scikit-learn ties).
+
+    True positive rates are taken against each row's own positives (their total varies under
+    Poisson draws), false positive rates against ``negatives``.
+    """
+    totals = hits.sum(axis=1, keepdims=True)
+    tpr = np.cumsum(hits, axis=1) / totals
+    fpr = np.cumsum(false, axis=1) / negatives
+    flagged = pi0 * tpr + (1.0 - pi0) * fpr
+    precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
+    result: FloatArray = (hits * precision).sum(axis=1) / totals[:, 0]
+    return result

@@ -1,0 +1,64 @@
+"""NullModel: windows drawn from a reference, against windows drawn from the true model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.metrics import InvalidInputError, NullModel, build_sketch, evaluate_sketch, pool_sketches
+
+PI0 = 0.005
+
+
+def _window(rng: np.random.Generator, positives: int, pi: float, mu1: float = 2.5):  # type: ignore[no-untyped-def]
+    n = int(positives / pi)
+    y = np.zeros(n, dtype=bool)
+    y[rng.choice(n, positives, replace=False)] = True
+    s = rng.standard_normal(n) + mu1 * y
+    return build_sketch(s, y, threshold=2.0)
+
+
+@pytest.fixture(scope="module")
+def null() -> NullModel:
+    rng = np.random.default_rng(1)
+    return NullModel.of(pool_sketches([_window(rng, 100, 0.005) for _ in range(20)]), pi0=PI0)
+
+
+@pytest.mark.parametrize(("positives", "pi"), [(25, 0.001), (25, 0.02), (100, 0.005)])
+def test_draws_match_windows_of_the_true_model(null: NullModel, positives: int, pi: float) -> None:
+    """Mean and spread of the calibrated AP of windows of a given size: drawn from the
+    reference vs drawn from the Gaussian model itself (the reference's own error, about 0.012,
+    shifts the mean; the finite-sample bias above it grows with the negatives)."""
+    draws = null.draw(positives, int(positives / pi) - positives, replicates=2_000, seed=2)
+    rng = np.random.default_rng(3)
+    truth = np.array(
+        [
+            evaluate_sketch(_window(rng, positives, pi), pi0=PI0).calibrated["average_precision"]
+            for _ in range(300)
+        ]
+    )
+    population = 0.375  # calibrated AP at pi0 = 0.005 for N(2.5, 1) vs N(0, 1)
+    assert draws.mean() - null.value == pytest.approx(truth.mean() - population, abs=0.015)
+    assert draws.std() == pytest.approx(truth.std(), rel=0.12)
+
+
+def test_standard_error_of_the_reference_itself(null: NullModel) -> None:
+    # 2,000 positives: about 0.5 / sqrt(2,000).
+    assert null.positives == 2_000
+    assert null.standard_error() == pytest.approx(0.5 / 2_000**0.5, rel=0.25)
+
+
+def test_draws_are_seeded_and_checked(null: NullModel) -> None:
+    a = null.draw(10, 5_000, replicates=100, seed=7)
+    np.testing.assert_array_equal(a, null.draw(10, 5_000, replicates=100, seed=7))
+    assert not np.array_equal(a, null.draw(10, 5_000, replicates=100, seed=8))
+    with pytest.raises(InvalidInputError, match="positives and negatives"):
+        null.draw(0, 5_000, replicates=100, seed=1)
+    with pytest.raises(InvalidInputError, match="replicates"):
+        null.draw(10, 5_000, replicates=5, seed=1)
+
+
+def test_a_reference_needs_both_classes() -> None:
+    sketch = build_sketch(np.array([0.1, 0.2]), np.array([0, 0]), threshold=0.5)
+    with pytest.raises(InvalidInputError, match="both classes"):
+        NullModel.of(sketch, pi0=PI0)
