@@ -1,16 +1,19 @@
 """Worker speed on PostgreSQL, as ratios against floors measured in the same run.
 
 1. One window of 10^6 rows (4 segments): claim -> stored metrics (every segment, 1,000-replicate
-   intervals, decomposition, verdict, one commit) against the floor "binary COPY of the window's
-   score and label columns into numpy + one ``evaluate``". The COPY is read the fastest way
-   psycopg allows (raw COPY OUT chunks parsed by numpy, no per-row Python objects). The
-   worker's own transfer (one binary array per column) is timed alone too, to show where the
-   time goes.
+   intervals, effects against each segment's frozen reference, the drop detector's judgement of
+   every segment, one commit) against the floor "binary COPY of the window's score and label
+   columns into numpy + one ``evaluate``". Each run judges the window afresh (its verdicts are
+   reset between runs: a verdict is otherwise issued once and kept). The COPY is read the
+   fastest way psycopg allows (raw COPY OUT chunks parsed by numpy, no per-row Python objects).
+   The worker's own transfer (one binary array per column) is timed alone too, to show where
+   the time goes.
 2. A series of W windows of R rows (default 365 x 50,000): after a pi0 move by 20%, the series
    is recomputed the way the worker does it (point values from the stored sketches in one batch,
-   intervals moved along each window's stored prior grid, every window judged again, one
-   commit) against recomputing every window from its raw rows (re-dirty and drain: read, sort,
-   evaluate, bootstrap, judge, store). Both store the same rows; each run alternates the two.
+   intervals moved along each window's stored prior grid, effects against the references taken
+   again, verdicts kept, one commit) against recomputing every window from its raw rows
+   (re-dirty and drain: read, sort, evaluate, bootstrap, store). Both store the same rows;
+   each run alternates the two.
 
     python -m bench.worker --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
 
@@ -32,12 +35,13 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import psycopg
-from sqlalchemy import Engine, text, update
+from sqlalchemy import Engine, delete, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
-from app.db.metrics_tables import Pi0Version
+from app.db.metrics_tables import AlertStateRow, Pi0Version, SegmentReference, WindowMetrics
 from app.db.migrate import upgrade
+from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueue
 from app.db.tables import MonitoredModel, Window
@@ -45,6 +49,7 @@ from app.db.types import utcnow
 from app.metrics import evaluate
 from app.settings import Settings
 from app.worker.compute import ComputeOptions, compute_claim
+from app.worker.judging import load_references
 from app.worker.rows import RawBinaryLoader, parse_binary_array, read_window
 from app.worker.series import recompute_series
 
@@ -106,7 +111,6 @@ def _load(
             timezone="UTC",
             pi0_policy="fixed" if pi0_fixed else "historical",
             pi0_fixed=pi0_fixed,
-            min_positives=20,
             min_label_coverage=0.8,
         )
         session.add(model)
@@ -130,6 +134,44 @@ def _load(
         connection.execute(text("ANALYZE predictions"))
         connection.commit()
     return model_id
+
+
+def _freeze_references(factory: sessionmaker[Session], model_id: int) -> None:
+    """Give every segment of the (computed) window a frozen reference that ends before it, so
+    that each computation of the window also judges it (the window's own sketch stands in for
+    the pooled reference: same size, same cost)."""
+    with factory.begin() as session:
+        model = session.get(MonitoredModel, model_id)
+        assert model is not None
+        monitoring = MonitoringRepository(session)
+        spec = monitoring.current_spec(model_id) or monitoring.add_spec(model_id, "automatic")
+        for row in WindowMetricsRepository(session).series(model_id):
+            assert row.sketch is not None
+            monitoring.add_segment_reference(
+                SegmentReference(
+                    model_id=model_id,
+                    segment=row.segment,
+                    version=spec.version,
+                    first_window=FIRST - timedelta(days=28),
+                    last_window=FIRST - timedelta(days=1),
+                    windows=14,
+                    labelled=row.labelled,
+                    positives=row.positives,
+                    sketch=row.sketch,
+                    frozen_at=utcnow(),
+                )
+            )
+
+
+def _unjudge(factory: sessionmaker[Session], model_id: int) -> None:
+    """Forget the window's verdicts and the alert states, so the next run judges it again."""
+    with factory.begin() as session:
+        session.execute(
+            update(WindowMetrics)
+            .where(WindowMetrics.model_id == model_id)
+            .values(judged_at=None, evidence=None, reference_version=None)
+        )
+        session.execute(delete(AlertStateRow).where(AlertStateRow.model_id == model_id))
 
 
 def _redirty(factory: sessionmaker[Session], model_id: int) -> None:
@@ -213,19 +255,31 @@ def bench_one_window(
     pi0 = 0.005
     model_id = _load(factory, "one-window", 1, rows, segments=4, pi0_fixed=pi0)
     options = ComputeOptions(replicates=replicates)
+    _claim_to_stored(factory, options)  # sketches for the references
+    _freeze_references(factory, model_id)
     floor, array, transfer, worker = [], [], [], []
     for _ in range(repeats):
+        _unjudge(factory, model_id)
+        _redirty(factory, model_id)
         floor.append(_timed(lambda: _copy_floor(engine, model_id, FIRST, pi0)))
         array.append(_timed(lambda: _array_floor(factory, model_id, pi0)))
         transfer.append(_timed(lambda: _transfer_only(factory, model_id, FIRST)))
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
-        _redirty(factory, model_id)
+    _check_judged(factory, model_id)
     return {
         "floor": Timing(floor),
         "array": Timing(array),
         "transfer": Timing(transfer),
         "worker": Timing(worker),
     }
+
+
+def _check_judged(factory: sessionmaker[Session], model_id: int) -> None:
+    """The timed runs did judge: every segment of the window carries a verdict."""
+    with factory() as session:
+        verdicts = WindowMetricsRepository(session).verdicts(model_id, FIRST)
+    if len(verdicts) != 5:
+        raise RuntimeError(f"expected 5 judged segments, found {sorted(verdicts)}")
 
 
 def _drain(factory: sessionmaker[Session], options: ComputeOptions) -> int:
@@ -259,7 +313,8 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
                 computed_at=utcnow(),
             )
         )
-        return recompute_series(repo, model, version, None, replicates=replicates)
+        references = load_references(MonitoringRepository(session), model, version.value)
+        return recompute_series(repo, model, version, references, None, replicates=replicates)
 
 
 def bench_series(

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
-from app.api.routers import batches, health, metrics, models, tokens
+from app.api.routers import batches, health, metrics, models, monitoring, tokens
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import head_revisions
 from app.observability.prometheus import install_metrics
@@ -58,6 +58,7 @@ def create_app(
     app.state.settings = settings
     install_error_handlers(app)
     install_metrics(app, settings)
-    for router in (health.router, models.router, tokens.router, batches.router, metrics.router):
-        app.include_router(router)
+    routers = (health, models, tokens, batches, metrics, monitoring)
+    for module in routers:
+        app.include_router(module.router)
     return app

@@ -1,20 +1,24 @@
 """The tables the monitoring worker writes (docs/interfaces.md section 2).
 
 ``window_metrics`` holds one row per (model, window, segment) with the whole evaluation as JSON
-and the curve sketch, so a pi0 change is recomputed from the sketch without re-reading raw rows.
-``window_metric_values`` repeats each metric as a plain row so SQL readers (Grafana, the
-Prometheus collector) never parse JSON.
+and the curve sketch, so a pi0 change is recomputed from the sketch without re-reading raw rows,
+and the verdict issued when the window was judged. ``window_metric_values`` repeats each metric as
+a plain row so SQL readers (Grafana, the Prometheus collector) never parse JSON.
+``reference_specs``, ``segment_references`` and ``alert_states`` are the drop detector's state
+(app/monitoring).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
+    Date,
     Double,
     ForeignKey,
     ForeignKeyConstraint,
@@ -23,22 +27,18 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    false,
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
 from app.db.types import UtcDateTime, utcnow
+from app.monitoring.vocabulary import ALERT_STATES, REFERENCE_KINDS, VERDICTS
 
-VERDICTS = (
-    "stable",
-    "prior_shift",
-    "performance_drop",
-    "performance_gain",
-    "both",
-    "insufficient_data",
-)
-SEGMENT_ALL = "all"
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
 
 
 class WindowMetrics(Base):
@@ -46,7 +46,7 @@ class WindowMetrics(Base):
 
     __tablename__ = "window_metrics"
     __table_args__ = (
-        CheckConstraint(f"verdict IN ({', '.join(repr(v) for v in VERDICTS)})", name="verdict"),
+        CheckConstraint(_in("verdict", VERDICTS), name="verdict"),
         Index(None, "model_id", "segment", "window_start"),
     )
 
@@ -66,6 +66,11 @@ class WindowMetrics(Base):
     threshold: Mapped[float] = mapped_column(Double)
     verdict: Mapped[str] = mapped_column(String(24))
     verdict_reason: Mapped[str | None] = mapped_column(Text)
+    # Set when the verdict was issued (the window was mature and after its reference): from
+    # then on the verdict is history and recomputations keep it (app/monitoring/verdicts.py).
+    judged_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    reference_version: Mapped[int | None] = mapped_column(Integer)
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     intervals: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     decomposition: Mapped[dict[str, Any] | None] = mapped_column(JSON)
@@ -139,3 +144,70 @@ class WorkerHeartbeat(Base):
     # re-reads nothing, and show an operator where the worker's time goes.
     rows_read: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     sketch_recomputations: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
+class ReferenceSpec(Base):
+    """A version of a model's reference: which windows every segment is judged against."""
+
+    __tablename__ = "reference_specs"
+    __table_args__ = (CheckConstraint(_in("kind", REFERENCE_KINDS), name="kind"),)
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    # Inclusive days in the model's time zone (automatic: the first day; period: both ends).
+    start_date: Mapped[date | None] = mapped_column(Date)
+    end_date: Mapped[date | None] = mapped_column(Date)
+    # recent: the windows that started before this instant.
+    as_of: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+
+
+class SegmentReference(Base):
+    """One segment's frozen reference under a reference version: its windows, pooled."""
+
+    __tablename__ = "segment_references"
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    segment: Mapped[str] = mapped_column(String(100), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first_window: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_window: Mapped[datetime] = mapped_column(UtcDateTime)
+    windows: Mapped[int] = mapped_column(Integer)
+    labelled: Mapped[int] = mapped_column(BigInteger)
+    positives: Mapped[int] = mapped_column(BigInteger)
+    sketch: Mapped[bytes] = mapped_column(LargeBinary)
+    frozen_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class AlertStateRow(Base):
+    """The current alert state of one (model, segment): the drop detector after its newest
+    judged window."""
+
+    __tablename__ = "alert_states"
+    __table_args__ = (CheckConstraint(_in("state", ALERT_STATES), name="state"),)
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    segment: Mapped[str] = mapped_column(String(100), primary_key=True)
+    reference_version: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    signals: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    drop_statistic: Mapped[float] = mapped_column(Double, default=0.0, server_default="0")
+    gain_statistic: Mapped[float] = mapped_column(Double, default=0.0, server_default="0")
+    paging: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    gaining: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    threshold: Mapped[float | None] = mapped_column(Double)
+    evidence_windows: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_window: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    episode_start: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    reference_value: Mapped[float | None] = mapped_column(Double)
+    reason: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)

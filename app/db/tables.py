@@ -28,9 +28,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
 from app.db.types import UtcDateTime, utcnow
+from app.monitoring.vocabulary import GRANULARITIES, PI0_POLICIES
 
-GRANULARITIES = ("hour", "day", "week")
-PI0_POLICIES = ("historical", "reference", "fixed")
 # BIGINT on PostgreSQL; SQLite only auto-increments a column declared exactly INTEGER.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -53,7 +52,6 @@ class MonitoredModel(Base):
             "AND pi0_reference_start <= pi0_reference_end))",
             name="pi0_policy_fields",
         ),
-        CheckConstraint("min_positives >= 0", name="min_positives"),
         CheckConstraint(
             "min_label_coverage >= 0 AND min_label_coverage <= 1", name="min_label_coverage"
         ),
@@ -69,14 +67,14 @@ class MonitoredModel(Base):
     pi0_reference_start: Mapped[date | None] = mapped_column(Date)
     pi0_reference_end: Mapped[date | None] = mapped_column(Date)
     pi0_fixed: Mapped[float | None] = mapped_column(Double)
-    min_positives: Mapped[int] = mapped_column(Integer)
     min_label_coverage: Mapped[float] = mapped_column(Double)
-    # Worker settings (added by the worker's migration 0002; see app/worker/gating.py).
-    baseline_windows: Mapped[int] = mapped_column(Integer, default=7, server_default="7")
-    min_history_windows: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
-    min_history_positives: Mapped[int] = mapped_column(Integer, default=30, server_default="30")
+    # Monitoring settings added by later migrations carry no CHECK constraint (the API validates
+    # them): on SQLite a new constraint means rebuilding `models`.
     pi0_tolerance: Mapped[float] = mapped_column(Double, default=0.1, server_default="0.1")
     alert_floor: Mapped[float | None] = mapped_column(Double)
+    reference_windows: Mapped[int] = mapped_column(Integer, default=14, server_default="14")
+    reference_min_positives: Mapped[int] = mapped_column(Integer, default=500, server_default="500")
+    detection_drop: Mapped[float] = mapped_column(Double, default=0.3, server_default="0.3")
     created_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, server_default=func.now()
     )

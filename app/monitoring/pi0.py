@@ -10,20 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-Pi0PolicyName = Literal["historical", "reference", "fixed"]
-PI0_POLICIES: tuple[Pi0PolicyName, ...] = ("historical", "reference", "fixed")
+from app.monitoring.vocabulary import Pi0PolicyName
 
 
 @dataclass(frozen=True)
 class WindowCounts:
-    """Label counts of one window (segment "all"), the only input pi0 needs."""
+    """Label counts of one window segment: what pi0, maturity and the reference are chosen on."""
 
     window_start: datetime
     labelled: int
     positives: int
     label_coverage: float | None
+
+    @property
+    def negatives(self) -> int:
+        """Labelled negatives."""
+        return self.labelled - self.positives
 
 
 @dataclass(frozen=True)

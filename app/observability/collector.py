@@ -4,7 +4,13 @@ A custom collector (prometheus_client's "custom collectors") rather than gauges 
 every API replica exports the same values, whichever process computed a window, and nothing is
 lost when a process restarts. Reads are cached for a few seconds, so several Prometheus servers
 (or a fast scrape interval) cost one set of queries per TTL. Names and labels follow
-docs/interfaces.md section 3; an undefined value is simply not exported (never NaN).
+docs/interfaces.md section 3; an undefined value is simply not exported (never NaN). An
+enumerated value (an alert state, a verdict) is one StateSet metric with the state as a label,
+not one metric name per value.
+
+Two views per (model, segment): the *newest window* (``calmon_window_*``: what just came in, its
+labels usually incomplete) and the *alert state* (``calmon_alert_*``: the drop detector after the
+newest mature window, which is what pages).
 """
 
 from __future__ import annotations
@@ -17,12 +23,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeGuard
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    StateSetMetricFamily,
+)
 from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repositories import observability as repository
-from app.metrics import METRIC_NAMES, VERDICTS
+from app.metrics import METRIC_NAMES
+from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
 
 # The models table's granularities; CalmonStaleWindow compares window age with this length.
 WINDOW_SECONDS = {"hour": 3600.0, "day": 86400.0, "week": 604800.0}
@@ -40,6 +52,8 @@ class Snapshot:
     windows: Sequence[repository.LatestWindow]
     values: Sequence[repository.LatestValue]
     models: Sequence[repository.ModelState]
+    alerts: Sequence[repository.AlertRow]
+    awaiting: Sequence[repository.AwaitingLabels]
     queue: repository.QueueState
     workers: repository.WorkerTotals
 
@@ -52,6 +66,8 @@ def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> S
         windows=repository.latest_windows(session),
         values=repository.latest_values(session),
         models=repository.model_states(session),
+        alerts=repository.alert_rows(session),
+        awaiting=repository.awaiting_labels(session),
         queue=repository.queue_state(session),
         workers=repository.worker_totals(session, alive_since=alive_since),
     )
@@ -118,6 +134,7 @@ def families(snapshot: Snapshot) -> Iterator[Metric]:
     yield from _value_families(snapshot.values)
     yield from _window_families(snapshot.windows)
     yield from _model_families(snapshot.models)
+    yield from _alert_families(snapshot.alerts, snapshot.awaiting)
     yield from _service_families(snapshot)
 
 
@@ -185,13 +202,11 @@ def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Met
         "calmon_window_computed_timestamp_seconds",
         "When the newest window's metrics were computed (Unix time).",
     )
-    verdicts = {
-        verdict: gauge(
-            f"calmon_window_verdict_{verdict}",
-            f"1 if the newest window's verdict is {verdict}, else 0.",
-        )
-        for verdict in VERDICTS
-    }
+    verdict = StateSetMetricFamily(
+        "calmon_window_verdict",
+        "Verdict of the newest window (insufficient_data until it is mature and judged).",
+        labels=labels,
+    )
     for window in windows:
         key = [window.model, window.segment]
         for family, number in (
@@ -204,9 +219,8 @@ def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Met
         ):
             if _defined(number):
                 family.add_metric(key, float(number))
-        for verdict, family in verdicts.items():
-            family.add_metric(key, 1.0 if window.verdict == verdict else 0.0)
-    yield from (pi, coverage, labelled, positives, started, computed, *verdicts.values())
+        verdict.add_metric(key, {v: window.verdict == v for v in VERDICTS})
+    yield from (pi, coverage, labelled, positives, started, computed, verdict)
 
 
 def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]:
@@ -217,7 +231,7 @@ def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]
     )
     floor = GaugeMetricFamily(
         "calmon_model_alert_floor",
-        "Per-model floor on a calibrated metric; below it CalmonCalibratedMetricDrop pages.",
+        "Per-model floor on a calibrated metric (the worker's floor signal compares with it).",
         labels=["model", "metric"],
     )
     duration = GaugeMetricFamily(
@@ -233,6 +247,76 @@ def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]
         if model.granularity in WINDOW_SECONDS:
             duration.add_metric([model.name], WINDOW_SECONDS[model.granularity])
     yield from (pi0, floor, duration)
+
+
+def _alert_families(
+    alerts: Sequence[repository.AlertRow], awaiting: Sequence[repository.AwaitingLabels]
+) -> Iterator[Metric]:
+    labels = ["model", "segment"]
+    state = StateSetMetricFamily(
+        "calmon_alert_state",
+        "Alert state of the (model, segment): warming_up (no reference yet), ok or drop.",
+        labels=labels,
+    )
+    signal = StateSetMetricFamily(
+        "calmon_alert_signal",
+        "What holds the drop state: cusum (accumulated evidence against the reference) or "
+        "floor (a mature window's calibrated AP interval wholly below the alert floor).",
+        labels=labels,
+    )
+    verdict = StateSetMetricFamily(
+        "calmon_alert_verdict",
+        "Verdict of the newest mature (judged) window, which the alert state rests on.",
+        labels=labels,
+    )
+    window = GaugeMetricFamily(
+        "calmon_alert_window_start_timestamp_seconds",
+        "Start of the newest judged window (Unix time).",
+        labels=labels,
+    )
+    evidence = GaugeMetricFamily(
+        "calmon_alert_drop_evidence",
+        "The drop detector's statistic (log-likelihood ratio); pages above the threshold.",
+        labels=labels,
+    )
+    threshold = GaugeMetricFamily(
+        "calmon_alert_drop_threshold",
+        "The drop detector's paging threshold for this (model, segment).",
+        labels=labels,
+    )
+    reference = GaugeMetricFamily(
+        "calmon_reference_metric_value",
+        "The reference's calibrated value, at the current pi0.",
+        labels=[*labels, "metric"],
+    )
+    for row in alerts:
+        key = [row.model, row.segment]
+        state.add_metric(key, {s: row.state == s for s in ALERT_STATES})
+        held = set(row.signals.split(",")) if row.signals else set()
+        signal.add_metric(key, {s: s in held for s in SIGNALS})
+        evidence.add_metric(key, row.drop_statistic)
+        if row.last_window is not None and row.verdict is not None:
+            verdict.add_metric(key, {v: row.verdict == v for v in VERDICTS})
+            window.add_metric(key, row.last_window.timestamp())
+        if _defined(row.threshold):
+            threshold.add_metric(key, float(row.threshold))
+        if _defined(row.reference_value):
+            reference.add_metric([*key, "average_precision"], float(row.reference_value))
+    waiting_windows = GaugeMetricFamily(
+        "calmon_windows_awaiting_labels",
+        "Windows whose labels are not complete enough to judge them yet.",
+        labels=labels,
+    )
+    waiting_rows = GaugeMetricFamily(
+        "calmon_rows_awaiting_labels",
+        "Rows in the windows awaiting labels.",
+        labels=labels,
+    )
+    for entry in awaiting:
+        waiting_windows.add_metric([entry.model, entry.segment], float(entry.windows))
+        waiting_rows.add_metric([entry.model, entry.segment], float(entry.rows))
+    yield from (state, signal, verdict, window, evidence, threshold, reference)
+    yield from (waiting_windows, waiting_rows)
 
 
 def _service_families(snapshot: Snapshot) -> Iterator[Metric]:

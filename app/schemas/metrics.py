@@ -9,6 +9,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from app.monitoring.vocabulary import Signal, Verdict
+
 Interval = tuple[float, float]
 
 
@@ -26,11 +28,18 @@ class MetricPoint(BaseModel):
     calibrated: float | None
     regular_ci: Interval | None
     calibrated_ci: Interval | None
-    prior_effect: float | None = Field(description="Change vs baseline explained by pi.")
-    performance_effect: float | None = Field(description="Change vs baseline at pi0.")
-    verdict: str = Field(description="The window's verdict (gated; see README).")
-    metric_verdict: str | None = Field(description="This metric's own decomposition verdict.")
-    reason: str | None = Field(description="Why a null value is undefined, or why no verdict.")
+    prior_effect: float | None = Field(
+        description="Change against the segment's reference explained by pi."
+    )
+    performance_effect: float | None = Field(
+        description="Change of the calibrated value against the segment's reference."
+    )
+    verdict: Verdict = Field(
+        description="The window's verdict: issued once when the window is mature and after "
+        "its reference, insufficient_data until then (see README)."
+    )
+    judged: bool = Field(description="Whether the verdict is issued (final) or provisional.")
+    reason: str | None = Field(description="Why a null value is undefined, or the verdict's.")
 
 
 class MetricSeries(BaseModel):
@@ -53,8 +62,30 @@ class WindowMetricOut(BaseModel):
     calibrated_ci: Interval | None
     prior_effect: float | None
     performance_effect: float | None
-    verdict: str | None
     reason: str | None
+
+
+class EvidenceOut(BaseModel):
+    """The numbers behind a judged window's verdict (the drop detector, README)."""
+
+    reference_version: int
+    signals: list[Signal]
+    drop_statistic: float = Field(description="The detector's statistic after this window.")
+    gain_statistic: float
+    threshold: float = Field(description="drop_statistic above this pages.")
+    observed: float | None = Field(default=None, description="Calibrated AP of the window.")
+    reference: float | None = Field(default=None, description="Calibrated AP of the reference.")
+    expected: float | None = Field(
+        default=None, description="Mean calibrated AP of windows this size with no change."
+    )
+    spread: float | None = Field(default=None, description="Their standard deviation.")
+    margin: float | None = Field(
+        default=None, description="Allowance for the reference's own uncertainty."
+    )
+    z: float | None = Field(default=None, description="Standardised deficit (> 0: worse).")
+    weight: float | None = Field(
+        default=None, description="The design drop in standard deviations of this window."
+    )
 
 
 class PrCurve(BaseModel):
@@ -82,8 +113,10 @@ class WindowDetail(BaseModel):
     pi0_version: int | None
     label_coverage: float | None
     threshold: float
-    verdict: str
+    verdict: Verdict
     verdict_reason: str | None
+    judged_at: datetime | None = Field(description="When the verdict was issued; null: not yet.")
+    evidence: EvidenceOut | None
     computed_at: datetime
     duration_seconds: float
     counts: dict[str, int] | None

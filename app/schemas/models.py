@@ -77,88 +77,100 @@ def _check_finite(value: float) -> float:
     return value
 
 
-# Each tunable setting once, so registration, update and the docs cannot disagree.
+# Each tunable setting once, so registration, update, the public representation and the docs
+# cannot disagree: ModelSettings declares them, the three schemas derive from it.
 Threshold = Annotated[
     float,
     AfterValidator(_check_finite),
     Field(description="A row is predicted positive iff score >= threshold."),
 ]
-MinPositives = Annotated[
-    int, Field(ge=0, description="A window with fewer labelled positives gets no verdict.")
-]
-MinLabelCoverage = Annotated[
-    float,
-    Field(ge=0, le=1, description="A window with a lower share of labelled rows gets no verdict."),
-]
-BaselineWindows = Annotated[
-    int,
-    Field(
-        ge=1,
-        description="Usable windows before the current one that form its drift baseline "
-        "(the reference period instead, under the reference pi0 policy).",
-    ),
-]
-MinHistoryWindows = Annotated[
-    int, Field(ge=0, description="Fewer usable baseline windows: no verdict.")
-]
-MinHistoryPositives = Annotated[
-    int, Field(ge=0, description="Fewer labelled positives in the baseline: no verdict.")
-]
-Pi0Tolerance = Annotated[
-    float,
-    Field(
+
+
+class ModelSettings(BaseModel):
+    """Every setting of a model that can change after registration, with its default."""
+
+    model_config = ConfigDict(extra="forbid")
+    threshold: Threshold
+    pi0: Pi0Policy = Field(
+        default_factory=HistoricalPi0,
+        description="How the reference prior pi0, at which calibrated metrics are expressed, "
+        "is chosen.",
+    )
+    min_label_coverage: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="A window is mature (judged, and usable for pi0 and the reference) once "
+        "this share of its rows is labelled.",
+    )
+    pi0_tolerance: float = Field(
+        default=0.1,
         ge=0,
         description="Relative move of the historical pi0 that starts a new pi0 version "
         "(and recomputes the calibrated series).",
-    ),
-]
-AlertFloor = Annotated[
-    float,
-    Field(
+    )
+    alert_floor: float | None = Field(
+        default=None,
         ge=0,
         le=1,
-        description="Floor on the calibrated average precision (alert when below); null: none.",
-    ),
-]
+        description="Floor on the calibrated average precision: pages when a mature window's "
+        "whole 95% interval lies below it. null: no floor.",
+    )
+    reference_windows: int = Field(
+        default=14,
+        ge=1,
+        le=10_000,
+        description="Usable windows an automatic reference holds (at least).",
+    )
+    reference_min_positives: int = Field(
+        default=500,
+        ge=1,
+        le=100_000_000,
+        description="Labelled positives an automatic reference holds (at least): it grows past "
+        "reference_windows until it has them.",
+    )
+    detection_drop: float = Field(
+        default=0.3,
+        gt=0,
+        lt=1,
+        description="Relative drop of calibrated average precision the drop detector is tuned "
+        "to catch soonest; lasting drops under about half of it are not paged.",
+    )
 
 
-class ModelCreate(BaseModel):
+SETTINGS_FIELDS = tuple(name for name in ModelSettings.model_fields if name != "pi0")
+"""The settings stored as plain columns of ``models`` (pi0 is spread over five)."""
+NULLABLE_FIELDS = frozenset(
+    name
+    for name, info in ModelSettings.model_fields.items()
+    if info.default is None and not info.is_required()
+)
+IMMUTABLE_FIELDS = ("name", "granularity", "timezone")
+
+
+class ModelCreate(ModelSettings):
     """Body of ``POST /v1/models``."""
 
-    model_config = ConfigDict(extra="forbid")
     name: ModelName
-    threshold: Threshold
-    granularity: Granularity = "day"
+    granularity: Granularity = Field(default="day", description="Window length.")
     timezone: str = Field(default="UTC", description="IANA zone in which windows are floored.")
-    pi0: Pi0Policy = Field(default_factory=HistoricalPi0)
-    min_positives: MinPositives = 20
-    min_label_coverage: MinLabelCoverage = 0.8
-    baseline_windows: BaselineWindows = 7
-    min_history_windows: MinHistoryWindows = 3
-    min_history_positives: MinHistoryPositives = 30
-    pi0_tolerance: Pi0Tolerance = 0.1
-    alert_floor: AlertFloor | None = None
 
     _known_timezone = field_validator("timezone")(_check_timezone)
 
 
-IMMUTABLE_FIELDS = ("name", "granularity", "timezone")
-NULLABLE_FIELDS = frozenset({"alert_floor"})
-
-
 class ModelPatch(BaseModel):
-    """Body of ``PATCH /v1/models/{name}``: only the fields sent change."""
+    """Body of ``PATCH /v1/models/{name}``: only the fields sent change; ``null`` is refused
+    except for ``alert_floor``, where it removes the floor."""
 
     model_config = ConfigDict(extra="forbid")
     threshold: Threshold | None = None
     pi0: Pi0Policy | None = None
-    min_positives: MinPositives | None = None
-    min_label_coverage: MinLabelCoverage | None = None
-    baseline_windows: BaselineWindows | None = None
-    min_history_windows: MinHistoryWindows | None = None
-    min_history_positives: MinHistoryPositives | None = None
-    pi0_tolerance: Pi0Tolerance | None = None
-    alert_floor: AlertFloor | None = Field(default=None, description="null removes the floor.")
+    min_label_coverage: float | None = Field(default=None, ge=0, le=1)
+    pi0_tolerance: float | None = Field(default=None, ge=0)
+    alert_floor: float | None = Field(default=None, ge=0, le=1)
+    reference_windows: int | None = Field(default=None, ge=1, le=10_000)
+    reference_min_positives: int | None = Field(default=None, ge=1, le=100_000_000)
+    detection_drop: float | None = Field(default=None, gt=0, lt=1)
 
     # Declared only to refuse them by name: stored rows are already keyed by windows floored
     # with this granularity and time zone, so changing either would silently split history.
@@ -171,39 +183,56 @@ class ModelPatch(BaseModel):
     def _refuse_immutable(cls, value: Any, info: ValidationInfo) -> None:
         raise ValueError(f"{info.field_name} cannot be changed after registration")
 
-    @field_validator(
-        "threshold",
-        "pi0",
-        "min_positives",
-        "min_label_coverage",
-        "baseline_windows",
-        "min_history_windows",
-        "min_history_positives",
-        "pi0_tolerance",
-    )
+    @field_validator("*")
     @classmethod
     def _not_null(cls, value: Any, info: ValidationInfo) -> Any:
-        # Only an explicit null reaches this (defaults are not validated): omit a field to
-        # keep it; only alert_floor has a meaning for null.
-        if value is None:
-            raise ValueError(f"{info.field_name} cannot be null")
+        # Only an explicit null reaches this (defaults are not validated).
+        if value is None and info.field_name not in NULLABLE_FIELDS:
+            raise ValueError(f"{info.field_name} cannot be null (omit it to keep its value)")
         return value
 
 
-class ModelOut(BaseModel):
-    """A monitored model as the API returns it."""
+class ModelOut(ModelSettings):
+    """A monitored model as the API returns it (read from the ORM row)."""
 
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
     name: str
-    threshold: float
     granularity: Granularity
     timezone: str
-    pi0: Pi0Policy
-    min_positives: int
-    min_label_coverage: float
-    baseline_windows: int
-    min_history_windows: int
-    min_history_positives: int
-    pi0_tolerance: float
-    alert_floor: float | None
     created_at: datetime
     updated_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pi0_from_columns(cls, data: Any) -> Any:
+        if isinstance(data, dict) or not hasattr(data, "pi0_policy"):
+            return data
+        values = {name: getattr(data, name) for name in cls.model_fields if name != "pi0"}
+        values["pi0"] = pi0_of(data)
+        return values
+
+
+def pi0_of(model: Any) -> dict[str, Any]:
+    """The pi0 policy of a ``models`` row, in its API form."""
+    if model.pi0_policy == "fixed":
+        return {"policy": "fixed", "value": model.pi0_fixed}
+    if model.pi0_policy == "reference":
+        return {
+            "policy": "reference",
+            "start": model.pi0_reference_start,
+            "end": model.pi0_reference_end,
+        }
+    return {"policy": "historical", "lookback_windows": model.pi0_lookback_windows}
+
+
+def pi0_columns(policy: HistoricalPi0 | ReferencePi0 | FixedPi0) -> dict[str, Any]:
+    """The ``models`` columns that store a pi0 policy."""
+    return {
+        "pi0_policy": policy.policy,
+        "pi0_lookback_windows": (
+            policy.lookback_windows if isinstance(policy, HistoricalPi0) else None
+        ),
+        "pi0_reference_start": policy.start if isinstance(policy, ReferencePi0) else None,
+        "pi0_reference_end": policy.end if isinstance(policy, ReferencePi0) else None,
+        "pi0_fixed": policy.value if isinstance(policy, FixedPi0) else None,
+    }

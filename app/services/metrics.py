@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
@@ -16,7 +16,10 @@ from app.db.types import utcnow
 from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import METRIC_NAMES, CurveSketch
 from app.metrics.curves import pr_curve
+from app.monitoring.pi0 import estimate_pi0, usable_windows
+from app.monitoring.vocabulary import Verdict
 from app.schemas.metrics import (
+    EvidenceOut,
     Interval,
     MetricPoint,
     MetricSeries,
@@ -29,8 +32,7 @@ from app.schemas.metrics import (
     WindowMetricOut,
     WorkerOut,
 )
-from app.worker.model_settings import model_policy
-from app.worker.pi0 import estimate_pi0, usable_windows
+from app.services.model_settings import model_policy
 
 CURVE_POINTS = 200
 
@@ -55,11 +57,6 @@ def check_metric(metric: str) -> str:
 
 def _interval(low: float | None, high: float | None) -> Interval | None:
     return (low, high) if low is not None and high is not None else None
-
-
-def _metric_verdict(row: WindowMetrics, metric: str) -> str | None:
-    entry = (row.decomposition or {}).get("metrics", {}).get(metric)
-    return entry.get("verdict") if isinstance(entry, dict) else None
 
 
 def metric_series(
@@ -112,8 +109,8 @@ def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> 
         ),
         prior_effect=value.prior_effect if value else None,
         performance_effect=value.performance_effect if value else None,
-        verdict=row.verdict,
-        metric_verdict=_metric_verdict(row, metric),
+        verdict=cast(Verdict, row.verdict),
+        judged=row.judged_at is not None,
         reason=reason,
     )
 
@@ -149,7 +146,6 @@ def window_detail(
             calibrated_ci=_interval(v.calibrated_ci_low, v.calibrated_ci_high),
             prior_effect=v.prior_effect,
             performance_effect=v.performance_effect,
-            verdict=_metric_verdict(row, v.metric),
             reason=v.undefined_reason,
         )
         for v in values
@@ -175,8 +171,10 @@ def window_detail(
         pi0_version=row.pi0_version,
         label_coverage=row.label_coverage,
         threshold=row.threshold,
-        verdict=row.verdict,
+        verdict=cast(Verdict, row.verdict),
         verdict_reason=row.verdict_reason,
+        judged_at=row.judged_at,
+        evidence=EvidenceOut.model_validate(row.evidence) if row.evidence else None,
         computed_at=row.computed_at,
         duration_seconds=row.duration_seconds,
         counts=result.get("counts"),

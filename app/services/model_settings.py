@@ -1,43 +1,73 @@
-"""A model row's monitoring settings as the worker's plain value objects."""
+"""A model row's monitoring settings as the domain's plain value objects."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from typing import cast
 from zoneinfo import ZoneInfo
 
+from app.db.metrics_tables import ReferenceSpec as ReferenceSpecRow
 from app.db.tables import MonitoredModel
-from app.worker.gating import GateSettings
-from app.worker.pi0 import Pi0Policy, Pi0PolicyName
+from app.monitoring.pi0 import Pi0Policy
+from app.monitoring.reference import ReferenceRule, ReferenceSpec
+from app.monitoring.vocabulary import Pi0PolicyName, ReferenceKind
 
 
-def _local_midnight(day: date | None, timezone: str) -> datetime | None:
+def local_midnight(day: date | None, timezone: str) -> datetime | None:
+    """The instant a day starts in ``timezone`` (window starts are compared with it)."""
     return None if day is None else datetime.combine(day, time(0), ZoneInfo(timezone))
+
+
+def _day_after(day: date | None, timezone: str) -> datetime | None:
+    return local_midnight(day + timedelta(days=1), timezone) if day is not None else None
 
 
 def model_policy(model: MonitoredModel) -> Pi0Policy:
     """The model's pi0 policy; reference dates are inclusive days in the model's time zone."""
-    end = _local_midnight(model.pi0_reference_end, model.timezone)
-    if end is not None:
-        end = datetime.combine(
-            date.fromordinal(end.date().toordinal() + 1), time(0), ZoneInfo(model.timezone)
-        )
     return Pi0Policy(
         name=cast(Pi0PolicyName, model.pi0_policy),
         lookback_windows=model.pi0_lookback_windows,
-        reference_start=_local_midnight(model.pi0_reference_start, model.timezone),
-        reference_end=end,
+        reference_start=local_midnight(model.pi0_reference_start, model.timezone),
+        reference_end=_day_after(model.pi0_reference_end, model.timezone),
         fixed=model.pi0_fixed,
         min_label_coverage=model.min_label_coverage,
     )
 
 
-def gate_settings(model: MonitoredModel) -> GateSettings:
-    """The thresholds that decide whether a window gets a verdict."""
-    return GateSettings(
-        min_positives=model.min_positives,
-        min_label_coverage=model.min_label_coverage,
-        baseline_windows=model.baseline_windows,
-        min_history_windows=model.min_history_windows,
-        min_history_positives=model.min_history_positives,
+def reference_spec(model: MonitoredModel, row: ReferenceSpecRow) -> ReferenceSpec:
+    """A stored reference version; its dates are inclusive days in the model's time zone."""
+    return ReferenceSpec(
+        version=row.version,
+        kind=cast(ReferenceKind, row.kind),
+        start=local_midnight(row.start_date, model.timezone),
+        end=_day_after(row.end_date, model.timezone),
+        as_of=row.as_of,
+    )
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """What the detector reads of a model."""
+
+    rule: ReferenceRule
+    detection_drop: float
+    alert_floor: float | None
+
+    @property
+    def min_label_coverage(self) -> float:
+        """Label coverage that makes a window mature."""
+        return self.rule.min_label_coverage
+
+
+def monitor_settings(model: MonitoredModel) -> MonitorSettings:
+    """The model's reference rule, detector tuning and alert floor."""
+    return MonitorSettings(
+        rule=ReferenceRule(
+            windows=model.reference_windows,
+            min_positives=model.reference_min_positives,
+            min_label_coverage=model.min_label_coverage,
+        ),
+        detection_drop=model.detection_drop,
+        alert_floor=model.alert_floor,
     )

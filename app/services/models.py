@@ -8,17 +8,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.repositories.models import ModelRepository
+from app.db.repositories.monitoring import MonitoringRepository
 from app.db.tables import MonitoredModel
 from app.errors import ConflictError, NotFoundError
-from app.schemas.models import (
-    FixedPi0,
-    HistoricalPi0,
-    ModelCreate,
-    ModelOut,
-    ModelPatch,
-    Pi0Policy,
-    ReferencePi0,
-)
+from app.schemas.models import SETTINGS_FIELDS, ModelCreate, ModelOut, ModelPatch, pi0_columns
 
 
 def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
@@ -27,19 +20,9 @@ def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
     if repository.get_by_name(spec.name) is not None:
         raise _duplicate(spec.name)
     model = MonitoredModel(
-        name=spec.name,
-        threshold=spec.threshold,
-        granularity=spec.granularity,
-        timezone=spec.timezone,
-        min_positives=spec.min_positives,
-        min_label_coverage=spec.min_label_coverage,
-        baseline_windows=spec.baseline_windows,
-        min_history_windows=spec.min_history_windows,
-        min_history_positives=spec.min_history_positives,
-        pi0_tolerance=spec.pi0_tolerance,
-        alert_floor=spec.alert_floor,
+        **spec.model_dump(include={"name", "granularity", "timezone", *SETTINGS_FIELDS}),
+        **pi0_columns(spec.pi0),
     )
-    _apply_pi0(model, spec.pi0)
     try:
         # A savepoint, so that losing a race on the unique name leaves the request's
         # transaction usable for the error path.
@@ -47,6 +30,8 @@ def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
             repository.add(model)
     except IntegrityError as exc:
         raise _duplicate(spec.name) from exc
+    # Reference version 1: every segment's first usable windows.
+    MonitoringRepository(session).add_spec(model.id, "automatic")
     return model
 
 
@@ -66,66 +51,38 @@ def get_model(session: Session, name: str) -> MonitoredModel:
 def update_model(session: Session, name: str, patch: ModelPatch) -> MonitoredModel:
     """Apply the fields present in ``patch``.
 
-    Threshold, pi0 policy, baseline and verdict gates all change what a window's stored metrics
-    mean, so every window of the model is marked dirty for the worker to recompute. The alert
-    floor is read at scrape time and needs no recomputation.
+    Threshold and pi0 policy change what a window's stored values mean, so every window of the
+    model is marked dirty for the worker to recompute (verdicts already issued are kept). The
+    detector's settings apply to the windows judged from now on; the newest window is re-dirtied
+    so that the worker applies them to the alert state soon.
     """
     model = get_model(session, name)
     changed: set[str] = set()
-    for field, value in patch.model_dump(exclude_unset=True, exclude={"pi0"}).items():
+    columns = patch.model_dump(exclude_unset=True, exclude={"pi0"})
+    if patch.pi0 is not None and to_out(model).pi0 != patch.pi0:
+        columns.update(pi0_columns(patch.pi0))
+    for field, value in columns.items():
         if getattr(model, field) != value:
             setattr(model, field, value)
             changed.add(field)
-    if patch.pi0 is not None and to_out(model).pi0 != patch.pi0:
-        _apply_pi0(model, patch.pi0)
-        changed.add("pi0")
     session.flush()
-    if changed - {"alert_floor"}:
+    if changed & _RECOMPUTE_ALL:
         ModelRepository(session).mark_all_windows_dirty(model.id)
+    elif changed:
+        MonitoringRepository(session).touch_newest_window(model.id)
     return model
+
+
+# Settings that change stored values (the others change only judgements to come).
+_RECOMPUTE_ALL = frozenset(
+    {"threshold", "pi0_policy", "pi0_lookback_windows", "pi0_reference_start"}
+    | {"pi0_reference_end", "pi0_fixed", "pi0_tolerance", "min_label_coverage"}
+)
 
 
 def to_out(model: MonitoredModel) -> ModelOut:
     """The public representation of a stored model."""
-    pi0: Pi0Policy
-    if model.pi0_policy == "fixed" and model.pi0_fixed is not None:
-        pi0 = FixedPi0(policy="fixed", value=model.pi0_fixed)
-    elif (
-        model.pi0_policy == "reference"
-        and model.pi0_reference_start is not None
-        and model.pi0_reference_end is not None
-    ):
-        pi0 = ReferencePi0(
-            policy="reference", start=model.pi0_reference_start, end=model.pi0_reference_end
-        )
-    else:
-        pi0 = HistoricalPi0(lookback_windows=model.pi0_lookback_windows)
-    return ModelOut(
-        name=model.name,
-        threshold=model.threshold,
-        granularity=model.granularity,
-        timezone=model.timezone,
-        pi0=pi0,
-        min_positives=model.min_positives,
-        min_label_coverage=model.min_label_coverage,
-        baseline_windows=model.baseline_windows,
-        min_history_windows=model.min_history_windows,
-        min_history_positives=model.min_history_positives,
-        pi0_tolerance=model.pi0_tolerance,
-        alert_floor=model.alert_floor,
-        created_at=model.created_at,
-        updated_at=model.updated_at,
-    )
-
-
-def _apply_pi0(model: MonitoredModel, policy: Pi0Policy) -> None:
-    model.pi0_policy = policy.policy
-    model.pi0_lookback_windows = (
-        policy.lookback_windows if isinstance(policy, HistoricalPi0) else None
-    )
-    model.pi0_reference_start = policy.start if isinstance(policy, ReferencePi0) else None
-    model.pi0_reference_end = policy.end if isinstance(policy, ReferencePi0) else None
-    model.pi0_fixed = policy.value if isinstance(policy, FixedPi0) else None
+    return ModelOut.model_validate(model)
 
 
 def _duplicate(name: str) -> ConflictError:

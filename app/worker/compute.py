@@ -6,8 +6,10 @@ After the claim (the loop's own short transaction), two steps in two transaction
    O(n log n) work) and evaluate them at the model's current pi0 version;
 2. store: lock the model (so two workers never cut competing pi0 versions), confirm the lease,
    refresh pi0 from the label counts; if pi0 moved past the tolerance, recompute the rest of the
-   series from stored sketches (no raw rows); judge the window against its baseline; write it and
-   mark the claimed version computed, all in one commit.
+   series from stored sketches (no raw rows); write the window (its effects against its
+   segment's reference, its verdict carried over if it was issued before); run the drop detector
+   (app/worker/judging.py: freeze references, judge mature windows, store alert states); mark
+   the claimed version computed, all in one commit.
 """
 
 from __future__ import annotations
@@ -20,23 +22,19 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.metrics_tables import SEGMENT_ALL, Pi0Version
+from app.db.metrics_tables import Pi0Version
+from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
-from app.metrics import CurveSketch, build_sketch, evaluate_sketches
-from app.metrics.bootstrap import Intervals
-from app.worker.evaluation import (
-    Evaluated,
-    SegmentInput,
-    evaluate_segment,
-    judge_segment,
-    rows_for,
-)
-from app.worker.gating import baseline_windows
-from app.worker.model_settings import gate_settings, model_policy
-from app.worker.pi0 import WindowCounts, estimate_pi0, needs_new_version
+from app.metrics import build_sketch
+from app.monitoring.maturity import immaturity
+from app.monitoring.pi0 import WindowCounts, estimate_pi0, needs_new_version
+from app.monitoring.vocabulary import SEGMENT_ALL
+from app.services.model_settings import model_policy
+from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
+from app.worker.judging import ModelReferences, load_references, provisional, run_detector
 from app.worker.rows import SegmentRows, read_window, whole_window
 from app.worker.series import FreshWindow, recompute_series
 
@@ -109,14 +107,21 @@ def compute_claim(
         if not WindowQueue(session).hold(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost")
         repo = WindowMetricsRepository(session)
+        monitoring = MonitoringRepository(session)
         version, cut = refresh_pi0(repo, model, inputs[0].counts)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
+        references = load_references(monitoring, model, pi0)
         recomputed = 0
         if cut and version is not None:
-            fresh = FreshWindow(inputs, claim.dirty_version, time.perf_counter() - started)
+            fresh = FreshWindow(
+                inputs,
+                claim.dirty_version,
+                time.perf_counter() - started,
+                issued=repo.verdicts(model.id, claim.window_start),
+            )
             recomputed = recompute_series(
-                repo, model, version, fresh, replicates=options.replicates
+                repo, model, version, references, fresh, replicates=options.replicates
             )
         else:
             if pi0 != guess:
@@ -134,10 +139,12 @@ def compute_claim(
                 repo,
                 model,
                 evaluated,
+                references,
                 pi0_version=pi0_version,
                 source_version=claim.dirty_version,
                 duration_seconds=time.perf_counter() - started,
             )
+        run_detector(monitoring, repo, model, references)
         if not WindowQueue(session).complete(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost before completion")
     return ComputeOutcome(
@@ -199,64 +206,33 @@ def refresh_pi0(
     return version, True
 
 
-def stored_baseline(
-    repo: WindowMetricsRepository,
-    model: MonitoredModel,
-    source: SegmentInput,
-    pi0: float | None,
-) -> list[Evaluated]:
-    """The segment's baseline windows, re-evaluated from their sketches at ``pi0``.
-
-    The point values come from the sketch (O(entries)); the intervals are the stored ones, which
-    are at the current pi0 version because a pi0 move recomputes the whole series first.
-    """
-    history = repo.history(model.id, source.segment)
-    chosen = baseline_windows(
-        source.window_start, history, gate_settings(model), model_policy(model)
-    )
-    chosen = [w for w in chosen if w.window_start != source.window_start]
-    if pi0 is None or not chosen:
-        return []
-    rows = [
-        row
-        for row in repo.windows(model.id, source.segment, [w.window_start for w in chosen])
-        if row.sketch is not None and row.intervals is not None
-    ]
-    sketches = [CurveSketch.from_bytes(row.sketch) for row in rows if row.sketch is not None]
-    results = evaluate_sketches(sketches, pi0=pi0)  # one vectorised pass for the baseline
-    return [
-        Evaluated(
-            SegmentInput(
-                source.segment, row.window_start, row.rows_total, row.labelled, row.positives, sk
-            ),
-            pi0,
-            result,
-            Intervals.from_dict(row.intervals) if row.intervals is not None else None,
-        )
-        for row, sk, result in zip(rows, sketches, results, strict=True)
-    ]
-
-
 def store_window(
     repo: WindowMetricsRepository,
     model: MonitoredModel,
     evaluated: Sequence[Evaluated],
+    references: ModelReferences,
     *,
     pi0_version: int | None,
     source_version: int,
     duration_seconds: float,
 ) -> None:
-    """Judge each segment against its stored baseline and replace the window's rows."""
+    """Replace the window's rows: values, effects against each segment's reference, and the
+    verdict (kept if it was issued before, provisional otherwise)."""
     rows, values = [], []
     now = utcnow()
-    settings = gate_settings(model)
+    start = evaluated[0].source.window_start
+    issued = repo.verdicts(model.id, start)
     for current in evaluated:
-        baseline = stored_baseline(repo, model, current.source, current.pi0)
-        judgement = judge_segment(current, baseline, settings)
+        segment = current.source.segment
+        result = current.result.to_dict() if current.result is not None else None
+        verdict = issued.get(segment) or provisional(
+            immaturity(current.source.counts, model.min_label_coverage)
+        )
         row, metric_rows = rows_for(
             model.id,
             current,
-            judgement,
+            verdict,
+            references.effects(segment, result) if current.pi0 is not None else None,
             pi0_version=pi0_version,
             threshold=model.threshold,
             source_version=source_version,
@@ -265,5 +241,4 @@ def store_window(
         )
         rows.append(row)
         values.extend(metric_rows)
-    start = evaluated[0].source.window_start
     repo.replace_window(model.id, start, rows, values)

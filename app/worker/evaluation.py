@@ -1,27 +1,28 @@
-"""One window segment evaluated at a pi0, judged against its baseline, and turned into rows.
+"""One window segment evaluated at a pi0, and turned into rows.
 
 No SQL here: the caller reads rows and sketches and writes the dictionaries this module returns.
 The same code serves a fresh window (sketch built from raw rows) and a series recomputation
 after a pi0 move (sketch read back from the database), so both give identical point values. The
 recomputation's intervals are the stored ones moved along their prior grid (within a few
 hundredths of an interval width of a fresh bootstrap, see app/metrics/prior_grid.py).
+
+The verdict is not decided here: a window's stored verdict is carried over from its previous
+computation once issued (app/worker/judging.py issues it), and is provisional until then.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 
-from app.metrics import METRICS, CurveSketch, EvaluationResult, WindowEstimate, evaluate_sketch
+from app.metrics import METRICS, CurveSketch, Decomposition, EvaluationResult, evaluate_sketch
 from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
-from app.worker.gating import GateSettings, insufficient_reason
-from app.worker.pi0 import WindowCounts
-from app.worker.verdicts import Judgement, judge
+from app.monitoring.pi0 import WindowCounts
+from app.monitoring.verdicts import StoredVerdict
 
 
 @dataclass(frozen=True)
@@ -51,16 +52,11 @@ class Evaluated:
     result: EvaluationResult | None
     intervals: Intervals | None
 
-    @cached_property
-    def estimate(self) -> WindowEstimate | None:
-        """Values and standard errors for the decomposition (derived once: a window serves in
-        the baselines of the next several windows)."""
-        return WindowEstimate.of(self.result, self.intervals) if self.result is not None else None
 
-
-def seed_for(model_name: str, window_start: datetime, segment: str) -> int:
-    """A bootstrap seed fixed by (model, window, segment): recomputation gives equal intervals."""
-    key = f"{model_name}|{window_start.isoformat()}|{segment}".encode()
+def seed_for(model_name: str, window_start: datetime, segment: str, purpose: str = "") -> int:
+    """A seed fixed by (model, window, segment): recomputation gives equal intervals. The
+    detector's draws pass a ``purpose`` so that they are independent of the bootstrap's."""
+    key = f"{model_name}|{window_start.isoformat()}|{segment}{purpose}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big")
 
 
@@ -108,22 +104,11 @@ def _own_prior(source: SegmentInput) -> float:
     return pi if 0.0 < pi < 1.0 else 0.5
 
 
-def judge_segment(
-    current: Evaluated,
-    baseline: Sequence[Evaluated],
-    settings: GateSettings,
-) -> Judgement:
-    """Decompose against the baseline; gate the verdict to insufficient_data when it is noise."""
-    reason = insufficient_reason(
-        current.source.counts, [b.source.counts for b in baseline], settings, current.pi0
-    )
-    return judge(current, baseline, gate_reason=reason)
-
-
 def rows_for(
     model_id: int,
     current: Evaluated,
-    judgement: Judgement,
+    verdict: StoredVerdict,
+    effects: Decomposition | None,
     *,
     pi0_version: int | None,
     threshold: float,
@@ -153,11 +138,10 @@ def rows_for(
         "pi0": current.pi0,
         "pi0_version": pi0_version if current.pi0 is not None else None,
         "threshold": threshold,
-        "verdict": judgement.verdict,
-        "verdict_reason": judgement.reason,
+        **verdict.columns(),
         "result": result,
         "intervals": intervals,
-        "decomposition": judgement.to_dict(),
+        "decomposition": effects.to_dict() if effects is not None else None,
         "source_version": source_version,
         "computed_at": computed_at,
         "duration_seconds": duration_seconds,
@@ -170,7 +154,11 @@ def rows_for(
             grid.to_bytes() if grid is not None and current.pi0 is not None else None
         )
     values = [
-        {**key, "metric": spec.name, **_metric_values(spec.name, result, intervals, judgement)}
+        {
+            **key,
+            "metric": spec.name,
+            **_metric_values(spec.name, result, intervals, effects, verdict),
+        }
         for spec in METRICS
     ]
     return row, values
@@ -197,7 +185,8 @@ def _metric_values(
     name: str,
     result: Mapping[str, Any] | None,
     intervals: Mapping[str, Any] | None,
-    judgement: Judgement,
+    effects: Decomposition | None,
+    verdict: StoredVerdict,
 ) -> dict[str, Any]:
     if result is None:
         return {
@@ -209,12 +198,12 @@ def _metric_values(
             "calibrated_ci_high": None,
             "prior_effect": None,
             "performance_effect": None,
-            "undefined_reason": judgement.reason or "no labelled rows",
+            "undefined_reason": verdict.reason or "no labelled rows",
         }
     undefined = result["undefined"]
     reg_lo, reg_hi = _pair(intervals, "regular", name)
     cal_lo, cal_hi = _pair(intervals, "calibrated", name)
-    effect = judgement.effects.get(name)
+    effect = effects.metrics.get(name) if effects is not None else None
     return {
         "regular": result["regular"][name],
         "regular_ci_low": reg_lo,

@@ -2,17 +2,17 @@
 
 Raw prediction rows are never read here: every stored window segment is rebuilt from its sketch
 (point values in O(entries); intervals moved along the stored prior grid, or, outside it, by
-the sketch bootstrap with the same seed), and windows are judged in time order against
-baselines evaluated in this same pass, so the whole series ends up at one pi0 version.
+the sketch bootstrap with the same seed), and its effects against its segment's reference are
+taken again at the new pi0, so the whole series ends up at one pi0 version. Verdicts are not
+re-judged: a verdict once issued is history (app/monitoring/verdicts.py).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from app.db.metrics_tables import Pi0Version
@@ -22,9 +22,10 @@ from app.db.types import utcnow
 from app.metrics import CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
-from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, judge_segment, rows_for
-from app.worker.gating import Baselines
-from app.worker.model_settings import gate_settings, model_policy
+from app.monitoring.maturity import immaturity
+from app.monitoring.verdicts import StoredVerdict
+from app.worker.evaluation import SegmentInput, evaluate_segment, rows_for
+from app.worker.judging import ModelReferences, provisional
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class FreshWindow:
     inputs: Sequence[SegmentInput]
     source_version: int
     duration_seconds: float
+    issued: Mapping[str, StoredVerdict] = field(default_factory=dict)
+    """Verdicts already issued for this window (kept, like every stored window's)."""
 
 
 def _stored_input(row: StoredSegment) -> SegmentInput:
@@ -53,6 +56,7 @@ def recompute_series(
     repo: WindowMetricsRepository,
     model: MonitoredModel,
     version: Pi0Version,
+    references: ModelReferences,
     fresh: FreshWindow | None,
     *,
     replicates: int,
@@ -72,7 +76,9 @@ def recompute_series(
         out = _Rows()
         for entries in sources.values():
             entries.sort(key=lambda e: e[0].window_start)
-            _recompute_segment(entries, model, version, fresh, replicates=replicates, out=out)
+            _recompute_segment(
+                entries, model, version, references, fresh, replicates=replicates, out=out
+            )
         repo.rewrite_series(model.id, out.updated, out.stored_values)
         if fresh_start is not None:
             repo.replace_window(model.id, fresh_start, out.fresh_rows, out.fresh_values)
@@ -93,21 +99,21 @@ def _recompute_segment(
     entries: Sequence[tuple[SegmentInput, StoredSegment | None]],
     model: MonitoredModel,
     version: Pi0Version,
+    references: ModelReferences,
     fresh: FreshWindow | None,
     *,
     replicates: int,
     out: _Rows,
 ) -> None:
-    """One segment's windows, oldest first: evaluate all, then judge each against its baseline."""
-    settings, policy = gate_settings(model), model_policy(model)
-    baselines = Baselines([source.counts for source, _ in entries], settings, policy)
+    """One segment's windows: evaluate all in one batch, then rebuild their rows."""
     kept = {source.window_start: _stored_intervals(row) for source, row in entries}
-    # Evaluate every window first: a reference-period baseline may lie after the window.
     sketched = [s for s, _ in entries if s.sketch is not None and s.labelled > 0]
     points = evaluate_sketches([s.sketch for s in sketched if s.sketch], pi0=version.value)
     batch = {s.window_start: p for s, p in zip(sketched, points, strict=True)}
-    done: dict[datetime, Evaluated] = {
-        source.window_start: evaluate_segment(
+    now = utcnow()
+    issued = fresh.issued if fresh is not None else {}
+    for source, stored_row in entries:
+        current = evaluate_segment(
             source,
             version.value,
             model_name=model.name,
@@ -115,24 +121,22 @@ def _recompute_segment(
             stored=kept[source.window_start],
             evaluated=batch.get(source.window_start),
         )
-        for source, _ in entries
-    }
-    now = utcnow()
-    for source, stored_row in entries:
-        current = done[source.window_start]
-        chosen = baselines.of(source.window_start)
-        baseline = [done[w.window_start] for w in chosen if w.window_start != source.window_start]
-        judgement = judge_segment(current, baseline, settings)
         if stored_row is None:
             assert fresh is not None  # only the fresh window has no stored row
             source_version, duration = fresh.source_version, fresh.duration_seconds
+            verdict = issued.get(source.segment) or provisional(
+                immaturity(source.counts, model.min_label_coverage)
+            )
         else:
             source_version, duration = stored_row.source_version, stored_row.duration_seconds
+            verdict = stored_row.stored_verdict
+        result = current.result.to_dict() if current.result is not None else None
         previous = kept[source.window_start]
         new_row, values = rows_for(
             model.id,
             current,
-            judgement,
+            verdict,
+            references.effects(source.segment, result),
             pi0_version=version.version,
             threshold=model.threshold,
             source_version=source_version,

@@ -38,15 +38,14 @@ def test_register_then_read_back(client: TestClient, admin: dict[str, str]) -> N
     assert created["name"] == "fraud-v1"
     assert created["threshold"] == 0.62
     assert created["timezone"] == "Europe/Paris"
-    # Defaults: historical pi0 over all history, and the verdict gates.
+    # Defaults: historical pi0 over all history, maturity, the reference and the detector.
     assert created["pi0"] == {"policy": "historical", "lookback_windows": None}
-    assert created["min_positives"] == 20
     assert created["min_label_coverage"] == 0.8
-    assert created["baseline_windows"] == 7
-    assert created["min_history_windows"] == 3
-    assert created["min_history_positives"] == 30
     assert created["pi0_tolerance"] == 0.1
     assert created["alert_floor"] is None
+    assert created["reference_windows"] == 14
+    assert created["reference_min_positives"] == 500
+    assert created["detection_drop"] == 0.3
     created_at = datetime.fromisoformat(created["created_at"])
     assert created_at.utcoffset() is not None
     assert abs((datetime.now(UTC) - created_at).total_seconds()) < 60
@@ -100,10 +99,14 @@ def test_models_are_listed_by_name(client: TestClient, admin: dict[str, str]) ->
         ({"pi0": {"policy": "reference", "start": "2026-02-01", "end": "2026-01-01"}}, "pi0"),
         ({"pi0": {"policy": "oracle"}}, "pi0"),
         ({"pi0": {"policy": "historical", "lookback_windows": 0}}, "pi0.historical"),
-        ({"min_positives": -1}, "min_positives"),
         ({"min_label_coverage": 1.5}, "min_label_coverage"),
-        ({"baseline_windows": 0}, "baseline_windows"),
-        ({"min_history_windows": -1}, "min_history_windows"),
+        ({"reference_windows": 0}, "reference_windows"),
+        ({"reference_min_positives": 0}, "reference_min_positives"),
+        ({"detection_drop": 1.0}, "detection_drop"),
+        ({"detection_drop": 0}, "detection_drop"),
+        # Settings of the trailing baseline that calmon no longer has are refused by name.
+        ({"baseline_windows": 7}, "baseline_windows"),
+        ({"min_positives": 20}, "min_positives"),
         ({"pi0_tolerance": -0.1}, "pi0_tolerance"),
         ({"alert_floor": 1.5}, "alert_floor"),
         ({"colour": "red"}, "colour"),
@@ -173,13 +176,13 @@ def test_patch_changes_fields_and_redirties_every_window(
 ) -> None:
     created = _register(client, admin)
     _add_windows(session_factory, "fraud-v1", 3)
-    patch = {"threshold": 0.7, "pi0": {"policy": "fixed", "value": 0.01}, "min_positives": 5}
+    patch = {"threshold": 0.7, "pi0": {"policy": "fixed", "value": 0.01}, "detection_drop": 0.4}
     response = client.patch("/v1/models/fraud-v1", json=patch, headers=admin)
     assert response.status_code == 200, response.text
     updated = response.json()
     assert updated["threshold"] == 0.7
     assert updated["pi0"] == {"policy": "fixed", "value": 0.01}
-    assert updated["min_positives"] == 5
+    assert updated["detection_drop"] == 0.4
     assert updated["granularity"] == created["granularity"]
     assert datetime.fromisoformat(updated["updated_at"]) > datetime.fromisoformat(
         created["updated_at"]
@@ -189,10 +192,12 @@ def test_patch_changes_fields_and_redirties_every_window(
     assert client.get("/v1/models/fraud-v1", headers=admin).json() == updated
 
 
-def test_alert_floor_is_set_and_cleared_without_recomputing_windows(
+def test_detector_settings_touch_only_the_newest_window(
     client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
 ) -> None:
-    """The floor is read at scrape time: no window needs recomputing when it moves."""
+    """The floor and the detector settings apply to windows judged from now on: stored values
+    do not change, so only the newest window is re-dirtied (the worker then refreshes the alert
+    state); a setting that changes stored values re-dirties every window."""
     _register(client, admin)
     _add_windows(session_factory, "fraud-v1", 2)
     url = "/v1/models/fraud-v1"
@@ -202,10 +207,13 @@ def test_alert_floor_is_set_and_cleared_without_recomputing_windows(
     assert (
         client.patch(url, json={"alert_floor": None}, headers=admin).json()["alert_floor"] is None
     )
-    assert _windows_of(session_factory, "fraud-v1") == [3, 3]
-    moved = client.patch(url, json={"baseline_windows": 14}, headers=admin).json()
-    assert moved["baseline_windows"] == 14
-    assert _windows_of(session_factory, "fraud-v1") == [4, 4]
+    assert _windows_of(session_factory, "fraud-v1") == [3, 5]
+    tuned = client.patch(url, json={"reference_windows": 28}, headers=admin).json()
+    assert tuned["reference_windows"] == 28
+    assert _windows_of(session_factory, "fraud-v1") == [3, 6]
+    moved = client.patch(url, json={"min_label_coverage": 0.9}, headers=admin).json()
+    assert moved["min_label_coverage"] == 0.9
+    assert _windows_of(session_factory, "fraud-v1") == [4, 7]
 
 
 def test_patch_without_a_change_leaves_windows_alone(
@@ -228,7 +236,7 @@ def test_patch_without_a_change_leaves_windows_alone(
         ({"min_label_coverage": -0.1}, "min_label_coverage"),
         ({"pi0": {"policy": "fixed", "value": 2}}, "pi0.fixed.value"),
         ({"threshold": None}, "threshold"),
-        ({"baseline_windows": None}, "baseline_windows"),
+        ({"detection_drop": None}, "detection_drop"),
         ({"alert_floor": -1}, "alert_floor"),
     ],
 )

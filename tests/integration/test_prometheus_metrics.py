@@ -15,9 +15,15 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.db.metrics_tables import (
+    AlertStateRow,
+    Pi0Version,
+    WindowMetrics,
+    WindowMetricValue,
+    WorkerHeartbeat,
+)
 from app.db.tables import MonitoredModel, Window
-from app.metrics import VERDICTS
+from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
 from app.observability.collector import CalmonCollector
 from tests.conftest import AuthHeaders
 from tests.static.test_grafana_dashboard import dashboard_promql
@@ -42,7 +48,8 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def seed(factory: sessionmaker[Session]) -> datetime:
-    """Two windows of one model (the newest must win), a dirty window, pi0, two workers.
+    """Two windows of one model (the newest must win), a dirty window, pi0, two workers, and
+    the alert state: paging on the older (judged) window while the newest awaits labels.
 
     Times are relative to now (returned), read when the test runs, not when it was collected.
     """
@@ -55,15 +62,14 @@ def seed(factory: sessionmaker[Session]) -> datetime:
             granularity="day",
             timezone="UTC",
             pi0_policy="historical",
-            min_positives=20,
             min_label_coverage=0.8,
             alert_floor=0.3,
         )
         session.add(model)
         session.flush()
-        for start, verdict, calibrated in (
-            (newest - timedelta(days=1), "stable", 0.6),
-            (newest, "performance_drop", 0.25),
+        for start, verdict, calibrated, labelled in (
+            (newest - timedelta(days=1), "performance_drop", 0.6, 9_000),
+            (newest, "insufficient_data", 0.25, 90),
         ):
             session.add(
                 WindowMetrics(
@@ -71,15 +77,16 @@ def seed(factory: sessionmaker[Session]) -> datetime:
                     window_start=start,
                     segment="all",
                     rows_total=10_000,
-                    labelled=9_000,
+                    labelled=labelled,
                     positives=40,
-                    negatives=8_960,
-                    label_coverage=0.9,
-                    pi=40 / 9_000,
+                    negatives=labelled - 40,
+                    label_coverage=labelled / 10_000,
+                    pi=40 / labelled,
                     pi0=0.004,
                     pi0_version=1,
                     threshold=0.5,
                     verdict=verdict,
+                    judged_at=now if verdict != "insufficient_data" else None,
                     source_version=1,
                     computed_at=now - timedelta(minutes=5),
                     duration_seconds=0.2,
@@ -112,6 +119,22 @@ def seed(factory: sessionmaker[Session]) -> datetime:
                     ),
                 ]
             )
+        session.add(
+            AlertStateRow(
+                model_id=model.id,
+                segment="all",
+                reference_version=1,
+                state="drop",
+                signals="cusum",
+                drop_statistic=12.5,
+                threshold=10.0,
+                evidence_windows=20,
+                last_window=newest - timedelta(days=1),
+                episode_start=newest - timedelta(days=3),
+                reference_value=0.55,
+                updated_at=now,
+            )
+        )
         session.add(
             Pi0Version(
                 model_id=model.id,
@@ -175,14 +198,39 @@ def test_collector_exports_the_newest_window(
     assert value(found, "calmon_window_metric_ci_upper", **ap, variant="regular") == 0.35
     assert value(found, "calmon_window_performance_effect", **ap) == pytest.approx(-0.35)
     assert value(found, "calmon_window_prior_effect", **ap) == 0.05
+    # Enumerations are StateSets: one metric, the state as a label named like the metric.
     for verdict in VERDICTS:
-        expected = 1.0 if verdict == "performance_drop" else 0.0
-        assert value(found, f"calmon_window_verdict_{verdict}", **series) == expected
+        expected = 1.0 if verdict == "insufficient_data" else 0.0
+        assert value(found, "calmon_window_verdict", **series, calmon_window_verdict=verdict) == (
+            expected
+        )
+        judged = 1.0 if verdict == "performance_drop" else 0.0
+        assert value(found, "calmon_alert_verdict", **series, calmon_alert_verdict=verdict) == (
+            judged
+        )
+    for state in ALERT_STATES:
+        expected = 1.0 if state == "drop" else 0.0
+        assert value(found, "calmon_alert_state", **series, calmon_alert_state=state) == expected
+    for signal in SIGNALS:
+        expected = 1.0 if signal == "cusum" else 0.0
+        assert value(found, "calmon_alert_signal", **series, calmon_alert_signal=signal) == (
+            expected
+        )
+    # The alert state rests on the newest *mature* window, not on the newest window.
+    assert (
+        value(found, "calmon_alert_window_start_timestamp_seconds", **series)
+        == (newest_window(now) - timedelta(days=1)).timestamp()
+    )
+    assert value(found, "calmon_alert_drop_evidence", **series) == 12.5
+    assert value(found, "calmon_alert_drop_threshold", **series) == 10.0
+    assert value(found, "calmon_reference_metric_value", **ap) == 0.55
+    assert value(found, "calmon_windows_awaiting_labels", **series) == 1
+    assert value(found, "calmon_rows_awaiting_labels", **series) == 10_000
     assert (
         value(found, "calmon_window_start_timestamp_seconds", **series)
         == newest_window(now).timestamp()
     )
-    assert value(found, "calmon_window_label_coverage_ratio", **series) == 0.9
+    assert value(found, "calmon_window_label_coverage_ratio", **series) == 0.009
     assert value(found, "calmon_window_positives", **series) == 40
     assert value(found, "calmon_reference_positive_ratio", model="fraud") == 0.004
     assert (
@@ -271,7 +319,7 @@ def test_snapshot_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) 
     clock[0] = 4.9
     assert collector.snapshot().windows == []
     clock[0] = 5.0
-    assert [window.verdict for window in collector.snapshot().windows] == ["performance_drop"]
+    assert [window.verdict for window in collector.snapshot().windows] == ["insufficient_data"]
 
 
 def test_real_scrape_passes_promtool(

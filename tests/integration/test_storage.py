@@ -24,7 +24,6 @@ def _model(session: Session) -> MonitoredModel:
         granularity="day",
         timezone="UTC",
         pi0_policy="historical",
-        min_positives=1,
         min_label_coverage=0.5,
     )
     session.add(model)

@@ -54,7 +54,7 @@ def _rows(session_factory: sessionmaker[Session], segment: str = "all") -> list[
 def test_windows_are_computed_per_segment_and_stored(
     session_factory: sessionmaker[Session],
 ) -> None:
-    model_id = add_model(session_factory, min_history_windows=2, min_history_positives=20)
+    model_id = add_model(session_factory, reference_windows=2, reference_min_positives=20)
     spec = StreamSpec("prior_drift", days=5, rows_per_day=4_000, pi_low=0.02, pi_high=0.05)
     for day in stream(spec):
         insert_day(session_factory, model_id, day, segments=2)
@@ -82,10 +82,13 @@ def test_windows_are_computed_per_segment_and_stored(
         assert row.result is not None
         assert row.intervals is not None
         assert row.intervals["replicates"] == 200
-    # The first windows have no history to be judged against; the later ones do.
-    assert whole[0].verdict == "insufficient_data"
-    assert "baseline" in (whole[0].verdict_reason or "")
-    assert whole[-1].verdict != "insufficient_data", whole[-1].verdict_reason
+    # The first two windows form the reference; the later ones are judged against it.
+    assert [r.verdict for r in whole[:2]] == ["reference", "reference"]
+    assert all(r.judged_at is not None for r in whole)
+    assert all(r.verdict in {"stable", "prior_shift"} for r in whole[2:]), [
+        (r.verdict, r.verdict_reason) for r in whole
+    ]
+    assert all(r.evidence is not None and "z" in r.evidence for r in whole[2:])
     ap = [v for v in values if v.metric == "average_precision" and v.segment == "all"]
     assert all(v.calibrated_ci_low is not None and v.calibrated_ci_high is not None for v in ap)
     assert all(v.calibrated_ci_low <= v.calibrated <= v.calibrated_ci_high for v in ap)  # type: ignore[operator]

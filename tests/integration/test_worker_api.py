@@ -18,7 +18,13 @@ from tests.support.worker_data import insert_day, insert_rows
 
 
 def _register(client: TestClient, auth_headers: AuthHeaders) -> None:
-    body = {"name": "fraud", "threshold": 1.5, "min_positives": 10, "min_label_coverage": 0.5}
+    body = {
+        "name": "fraud",
+        "threshold": 1.5,
+        "min_label_coverage": 0.5,
+        "reference_windows": 2,
+        "reference_min_positives": 50,
+    }
     response = client.post("/v1/models", json=body, headers=auth_headers("admin"))
     assert response.status_code == 201, response.text
 
@@ -75,14 +81,24 @@ def test_series_window_pi0_and_status(
     }
     low, high = first["calibrated_ci"]
     assert low <= first["calibrated"] <= high
-    assert first["verdict"] == "insufficient_data"
-    assert points[4]["verdict"] != "insufficient_data"
+    # The first two windows are the reference; the others are judged against it, once.
+    assert [p["verdict"] for p in points[:2]] == ["reference", "reference"]
+    assert all(p["judged"] for p in points)
+    assert points[4]["verdict"] in {"stable", "prior_shift"}
     assert points[4]["performance_effect"] is not None
     empty = points[5]
     assert empty["positives"] == 0
     assert empty["regular"] is None
     assert empty["calibrated"] is None
     assert "no positives" in empty["reason"]
+    # No fraud at all that day: the fraud rate moved, which is not a drop.
+    assert empty["verdict"] == "prior_shift"
+    # Rows were flagged and none was a fraud: regular precision is 0 (scikit-learn agrees),
+    # while its calibrated variant needs both classes and stays undefined.
+    precision = _get(client, read, "/v1/models/fraud/metrics", metric="precision")["points"][5]
+    assert precision["regular"] == 0.0
+    assert precision["calibrated"] is None
+    assert "both classes" in precision["reason"]
 
     ranged = _get(
         client,
@@ -97,6 +113,10 @@ def test_series_window_pi0_and_status(
 
     window = _get(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z")
     assert window["segments"] == ["all", "s0", "s1"]
+    assert window["judged_at"] is not None
+    assert window["evidence"]["reference_version"] == 1
+    assert window["evidence"]["threshold"] == 10.0
+    assert window["evidence"]["z"] is not None
     assert set(window["metrics"]) == set(METRIC_NAMES)
     assert window["counts"]["tp"] + window["counts"]["fn"] == window["positives"]
     for variant in ("regular", "calibrated"):
@@ -113,6 +133,25 @@ def test_series_window_pi0_and_status(
     assert pi0["versions"][-1] == pi0["current"]
     assert len(pi0["history"]) == 6
     assert all(h["used"] for h in pi0["history"])
+
+    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    assert alerts["state"] == "ok"
+    assert [s["segment"] for s in alerts["segments"]] == ["all", "s0", "s1"]
+    whole = alerts["segments"][0]
+    assert whole["state"] == "ok"
+    assert whole["signals"] == []
+    assert whole["newest_judged_window"].startswith("2026-01-06")
+    assert whole["newest_judged_verdict"] == "prior_shift"
+    assert whole["evidence_windows"] == 3  # the empty day has nothing to weigh
+    assert whole["awaiting_labels"] == {"windows": 0, "rows": 0}
+
+    reference = _get(client, read, "/v1/models/fraud/reference")
+    assert reference["current"]["version"] == 1
+    assert reference["current"]["kind"] == "automatic"
+    assert [s["segment"] for s in reference["segments"]] == ["all", "s0", "s1"]
+    assert reference["segments"][0]["ready"]
+    assert reference["segments"][0]["windows"] == 2
+    assert reference["segments"][0]["last_window"].startswith("2026-01-02")
 
     status = _get(client, read, "/v1/models/fraud/status")
     assert status["dirty_windows"] == 0

@@ -19,6 +19,7 @@ import yaml
 from sqlalchemy import create_engine, text
 
 from app.db.schema import metadata
+from app.monitoring.vocabulary import ALERT_STATES, VERDICTS
 from tests.support.promql import documented_metric_names, exportable_names, metric_names
 from tests.support.tools import REPO_ROOT
 
@@ -131,6 +132,26 @@ def test_issue_panels_are_present() -> None:
         assert wanted in titles, wanted
 
 
+def _panel(title: str) -> dict[str, Any]:
+    panels: list[dict[str, Any]] = _dashboard()["panels"]
+    (panel,) = (panel for panel in panels if panel["title"] == title)
+    return panel
+
+
+def _mapped_texts(panel: dict[str, Any]) -> set[str]:
+    return {
+        option["text"].lower()
+        for mapping in panel["fieldConfig"]["defaults"]["mappings"]
+        for option in mapping["options"].values()
+    }
+
+
+def test_mappings_cover_the_vocabulary() -> None:
+    """Every verdict and alert state has a mapping, so none shows as a bare value."""
+    assert _mapped_texts(_panel("Verdict per window")) == set(VERDICTS)
+    assert _mapped_texts(_panel("Alert state")) == set(ALERT_STATES)
+
+
 def test_every_datasource_is_provisioned() -> None:
     provisioned = _provisioned()
     assert set(provisioned.values()) == {PROMETHEUS_TYPE, POSTGRES_TYPE}
@@ -219,7 +240,6 @@ def _seed(connection: Any) -> None:
             granularity="day",
             timezone="UTC",
             pi0_policy="historical",
-            min_positives=10,
             min_label_coverage=0.5,
         )
         .returning(tables["models"].c.id)

@@ -28,7 +28,6 @@ def add_model(
         "granularity": "day",
         "timezone": "UTC",
         "pi0_policy": "historical",
-        "min_positives": 20,
         "min_label_coverage": 0.8,
     }
     values.update(settings)

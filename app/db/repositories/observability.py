@@ -10,10 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.db.metrics_tables import (
+    AlertStateRow,
+    Pi0Version,
+    WindowMetrics,
+    WindowMetricValue,
+    WorkerHeartbeat,
+)
 from app.db.tables import MonitoredModel, Window
 
 
@@ -47,6 +53,31 @@ class LatestValue:
     calibrated_ci_high: float | None
     prior_effect: float | None
     performance_effect: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRow:
+    """The alert state of one (model, segment) and the newest judged window it rests on."""
+
+    model: str
+    segment: str
+    state: str
+    signals: str
+    drop_statistic: float
+    threshold: float | None
+    last_window: datetime | None
+    reference_value: float | None
+    verdict: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingLabels:
+    """Windows of one (model, segment) not mature yet, and their rows."""
+
+    model: str
+    segment: str
+    windows: int
+    rows: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +169,64 @@ def latest_values(session: Session) -> list[LatestValue]:
         .order_by(MonitoredModel.name, value.segment, value.metric)
     )
     return [LatestValue(*row) for row in rows]
+
+
+def alert_rows(session: Session, model_id: int | None = None) -> list[AlertRow]:
+    """Every (model, segment)'s alert state (of one model if given), with the verdict of its
+    newest judged window."""
+    state = AlertStateRow
+    query = (
+        select(
+            MonitoredModel.name,
+            state.segment,
+            state.state,
+            state.signals,
+            state.drop_statistic,
+            state.threshold,
+            state.last_window,
+            state.reference_value,
+            WindowMetrics.verdict,
+        )
+        .join(MonitoredModel, MonitoredModel.id == state.model_id)
+        .outerjoin(
+            WindowMetrics,
+            and_(
+                WindowMetrics.model_id == state.model_id,
+                WindowMetrics.segment == state.segment,
+                WindowMetrics.window_start == state.last_window,
+            ),
+        )
+        .order_by(MonitoredModel.name, state.segment)
+    )
+    if model_id is not None:
+        query = query.where(state.model_id == model_id)
+    return [AlertRow(*row) for row in session.execute(query)]
+
+
+def awaiting_labels(session: Session, model_id: int | None = None) -> list[AwaitingLabels]:
+    """Per (model, segment) (of one model if given): windows below their model's label coverage
+    (or without labelled negatives) that have no verdict yet, and their rows."""
+    immature = or_(
+        WindowMetrics.label_coverage.is_(None),
+        WindowMetrics.label_coverage < MonitoredModel.min_label_coverage,
+        WindowMetrics.negatives <= 0,
+    )
+    query = (
+        select(
+            MonitoredModel.name,
+            WindowMetrics.segment,
+            func.count(),
+            func.coalesce(func.sum(WindowMetrics.rows_total), 0),
+        )
+        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+        .where(WindowMetrics.judged_at.is_(None), immature)
+        .group_by(MonitoredModel.name, WindowMetrics.segment)
+        .order_by(MonitoredModel.name, WindowMetrics.segment)
+    )
+    if model_id is not None:
+        query = query.where(WindowMetrics.model_id == model_id)
+    rows = session.execute(query)
+    return [AwaitingLabels(name, segment, int(n), int(total)) for name, segment, n, total in rows]
 
 
 def model_states(session: Session) -> list[ModelState]:

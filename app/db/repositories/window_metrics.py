@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, defer
 
 from app.db.bulk import insert_many, update_many
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
-from app.worker.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowCounts
+from app.monitoring.verdicts import StoredVerdict
+from app.monitoring.vocabulary import Verdict
 
 _WINDOW_KEY = ("model_id", "window_start", "segment")
 
@@ -29,6 +31,22 @@ class StoredSegment(NamedTuple):
     interval_grid: bytes | None
     source_version: int
     duration_seconds: float
+    verdict: str
+    verdict_reason: str | None
+    judged_at: datetime | None
+    reference_version: int | None
+    evidence: dict[str, Any] | None
+
+    @property
+    def stored_verdict(self) -> StoredVerdict:
+        """The row's judgement columns."""
+        return StoredVerdict(
+            cast(Verdict, self.verdict),
+            self.verdict_reason,
+            self.judged_at,
+            self.reference_version,
+            self.evidence,
+        )
 
 
 class WindowMetricsRepository:
@@ -51,6 +69,27 @@ class WindowMetricsRepository:
             .order_by(WindowMetrics.window_start)
         ).all()
         return [WindowCounts(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+
+    def verdicts(self, model_id: int, window_start: datetime) -> dict[str, StoredVerdict]:
+        """The verdicts already issued for a window, by segment (provisional ones left out)."""
+        rows = self.session.execute(
+            select(
+                WindowMetrics.segment,
+                WindowMetrics.verdict,
+                WindowMetrics.verdict_reason,
+                WindowMetrics.judged_at,
+                WindowMetrics.reference_version,
+                WindowMetrics.evidence,
+            ).where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.window_start == window_start,
+                WindowMetrics.judged_at.is_not(None),
+            )
+        )
+        return {
+            segment: StoredVerdict(cast(Verdict, verdict), reason, judged, version, evidence)
+            for segment, verdict, reason, judged, version, evidence in rows
+        }
 
     def windows(
         self,

@@ -1,0 +1,223 @@
+"""A (model, segment)'s alert state, advanced one judged window at a time (no I/O).
+
+The worker loads what a judgement needs (the segment's frozen reference, the windows to judge,
+the stored alert state) and stores what comes out; everything in between is here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose, evaluate_sketch
+from app.metrics.drift import Decomposition
+from app.monitoring.detector import DetectorState, Evidence, advance, weigh
+from app.monitoring.pi0 import WindowCounts
+from app.monitoring.verdicts import Judgement, PriorCheck, judge
+from app.monitoring.vocabulary import AlertState, Signal
+
+PRIMARY_METRIC = "average_precision"
+"""The metric the detector and the floor watch (calibrated)."""
+NULL_REPLICATES = 1000
+"""Windows drawn from the reference per judged window: enough for percentiles out to about
+3.1 standard deviations, past which the detector continues with a normal tail."""
+
+
+@dataclass(frozen=True)
+class FrozenReference:
+    """One segment's reference under a reference version: its windows, pooled."""
+
+    version: int
+    first_window: datetime
+    last_window: datetime
+    windows: int
+    labelled: int
+    positives: int
+    sketch: CurveSketch
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceAtPi0:
+    """A frozen reference evaluated at the model's current pi0 (built once per pass)."""
+
+    reference: FrozenReference
+    pi0: float
+
+    @cached_property
+    def result(self) -> EvaluationResult:
+        """Every metric of the pooled reference, regular and calibrated."""
+        return evaluate_sketch(self.reference.sketch, pi0=self.pi0)
+
+    @cached_property
+    def null_model(self) -> NullModel:
+        """Windows drawn from the reference (see app/metrics/null_model.py)."""
+        return NullModel.of(self.reference.sketch, pi0=self.pi0)
+
+    @cached_property
+    def standard_error(self) -> float:
+        """Standard error of the reference's own calibrated AP."""
+        return self.null_model.standard_error()
+
+    def effects(
+        self, regular: Mapping[str, float | None], calibrated: Mapping[str, float | None]
+    ) -> Decomposition:
+        """A window's prior and performance effects against this reference."""
+        return decompose(
+            regular,
+            calibrated,
+            reference_regular=self.result.regular,
+            reference_calibrated=self.result.calibrated,
+        )
+
+
+@dataclass(frozen=True)
+class WindowToJudge:
+    """What judging one mature window needs from its stored evaluation."""
+
+    counts: WindowCounts
+    regular: Mapping[str, float | None]
+    calibrated: Mapping[str, float | None]
+    calibrated_ci_high: float | None
+    """Upper end of the window's calibrated AP interval (the floor signal's input)."""
+    seed: int
+
+
+@dataclass(frozen=True)
+class WindowVerdict:
+    """What a judgement stores on the window: its verdict, why, and the evidence."""
+
+    judgement: Judgement
+    effects: Decomposition
+    evidence: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SegmentAlert:
+    """The alert state of one (model, segment): the detector after its newest judged window."""
+
+    segment: str
+    reference_version: int
+    state: AlertState = "warming_up"
+    signals: tuple[Signal, ...] = ()
+    detector: DetectorState = field(default_factory=DetectorState)
+    threshold: float | None = None
+    last_window: datetime | None = None
+    episode_start: datetime | None = None
+    reference_value: float | None = None
+    reason: str | None = None
+
+    @classmethod
+    def fresh(cls, segment: str, reference_version: int, reason: str) -> SegmentAlert:
+        """A segment with no judged window under ``reference_version`` yet."""
+        return cls(segment=segment, reference_version=reference_version, reason=reason)
+
+    def ready(self, reference_value: float, threshold: float) -> SegmentAlert:
+        """The state once the segment's reference is frozen (nothing judged against it yet)."""
+        if self.state != "warming_up":
+            return replace(self, reference_value=reference_value, threshold=threshold)
+        return replace(
+            self,
+            state="ok",
+            reference_value=reference_value,
+            threshold=threshold,
+            reason="reference frozen; waiting for the first mature window after it",
+        )
+
+
+def judge_window(
+    alert: SegmentAlert,
+    window: WindowToJudge,
+    reference: ReferenceAtPi0,
+    *,
+    threshold: float,
+    detection_drop: float,
+    alert_floor: float | None,
+) -> tuple[SegmentAlert, WindowVerdict]:
+    """Weigh one mature window after the reference, advance the detector, issue the verdict."""
+    observed = window.calibrated.get(PRIMARY_METRIC)
+    evidence: Evidence | None = None
+    detector = alert.detector
+    if observed is not None and window.counts.positives > 0 and window.counts.negatives > 0:
+        draws = reference.null_model.draw(
+            window.counts.positives,
+            window.counts.negatives,
+            replicates=NULL_REPLICATES,
+            seed=window.seed,
+        )
+        evidence = weigh(
+            observed,
+            draws,
+            reference=reference.null_model.value,
+            reference_se=reference.standard_error,
+            detection_drop=detection_drop,
+        )
+        detector = advance(detector, evidence, threshold)
+    effects = reference.effects(window.regular, window.calibrated)
+    primary = effects.metrics.get(PRIMARY_METRIC)
+    prior = PriorCheck(
+        positives=window.counts.positives,
+        labelled=window.counts.labelled,
+        reference_positives=reference.reference.positives,
+        reference_labelled=reference.reference.labelled,
+        prior_effect=primary.prior_effect if primary is not None else None,
+        reference_regular=reference.result.regular.get(PRIMARY_METRIC),
+    )
+    judgement = judge(
+        detector,
+        evidence,
+        threshold=threshold,
+        prior_shifted=prior.shifted(),
+        floor=alert_floor,
+        ci_high=window.calibrated_ci_high,
+    )
+    state: AlertState = "drop" if judgement.signals else "ok"
+    started = window.counts.window_start
+    episode = (alert.episode_start or started) if state == "drop" else None
+    updated = replace(
+        alert,
+        state=state,
+        signals=judgement.signals,
+        detector=detector,
+        threshold=threshold,
+        last_window=_newest(alert.last_window, started),
+        episode_start=episode,
+        reference_value=reference.null_model.value,
+        reason=judgement.reason,
+    )
+    record = _evidence_record(evidence, detector, threshold, judgement, reference.reference)
+    return updated, WindowVerdict(judgement, effects, record)
+
+
+def _newest(a: datetime | None, b: datetime) -> datetime:
+    return b if a is None or b > a else a
+
+
+def _evidence_record(
+    evidence: Evidence | None,
+    detector: DetectorState,
+    threshold: float,
+    judgement: Judgement,
+    reference: FrozenReference,
+) -> dict[str, Any]:
+    """The ``window_metrics.evidence`` JSON: the numbers behind the verdict."""
+    record: dict[str, Any] = {
+        "reference_version": reference.version,
+        "signals": list(judgement.signals),
+        "drop_statistic": detector.drop,
+        "gain_statistic": detector.gain,
+        "threshold": threshold,
+    }
+    if evidence is not None:
+        record.update(
+            observed=evidence.observed,
+            reference=evidence.reference,
+            expected=evidence.expected,
+            spread=evidence.spread,
+            margin=evidence.margin,
+            z=evidence.z,
+            weight=evidence.weight,
+        )
+    return record

@@ -1,0 +1,46 @@
+"""The one vocabulary of calmon's judgements: every enumerated word, once.
+
+The database's CHECK constraints, the API's schemas, the worker and the Prometheus collector all
+take their values from here (the tuples are derived from the ``Literal`` types, so the two cannot
+disagree).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+Granularity = Literal["hour", "day", "week"]
+GRANULARITIES: Final[tuple[Granularity, ...]] = get_args(Granularity)
+
+Pi0PolicyName = Literal["historical", "reference", "fixed"]
+PI0_POLICIES: Final[tuple[Pi0PolicyName, ...]] = get_args(Pi0PolicyName)
+
+Verdict = Literal[
+    "stable",
+    "prior_shift",
+    "performance_drop",
+    "performance_gain",
+    "both",
+    "insufficient_data",
+    "reference",
+]
+"""A window segment's verdict, issued once when the window is mature (see app/monitoring)."""
+VERDICTS: Final[tuple[Verdict, ...]] = get_args(Verdict)
+DROP_VERDICTS: Final[frozenset[Verdict]] = frozenset({"performance_drop", "both"})
+
+AlertState = Literal["warming_up", "ok", "drop"]
+"""A (model, segment)'s alert state: no reference yet, judged and fine, or paging."""
+ALERT_STATES: Final[tuple[AlertState, ...]] = get_args(AlertState)
+
+Signal = Literal["cusum", "floor"]
+"""What put a segment in the drop state: accumulated evidence of a deficit against the
+reference, or the calibrated AP's interval lying wholly under the model's alert floor."""
+SIGNALS: Final[tuple[Signal, ...]] = get_args(Signal)
+
+ReferenceKind = Literal["automatic", "period", "recent"]
+"""How a reference is chosen: the first usable windows (from a date), an explicit period, or the
+most recent usable windows when it was set ("accept the current state as normal")."""
+REFERENCE_KINDS: Final[tuple[ReferenceKind, ...]] = get_args(ReferenceKind)
+
+SEGMENT_ALL: Final = "all"
+"""The segment name of a whole window."""

@@ -1,0 +1,120 @@
+"""Schemas of the drop detector's API: a model's references and its alert states."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
+
+
+class AutomaticReference(BaseModel):
+    """Every segment's first usable windows, from ``start`` (e.g. the day a retrained model went
+    live) or from the model's first window. A usable window is mature and has positives; the
+    reference takes the model's ``reference_windows`` of them, and more until it holds
+    ``reference_min_positives`` positives."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["automatic"]
+    start: date | None = Field(default=None, description="First day (model time zone).")
+
+
+class PeriodReference(BaseModel):
+    """Every segment's usable windows in a period (days inclusive, model time zone)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["period"]
+    start: date
+    end: date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PeriodReference:
+        if self.start > self.end:
+            raise ValueError("start must not be after end")
+        return self
+
+
+class RecentReference(BaseModel):
+    """Accept the current state as normal: every segment's newest usable windows (as many as an
+    automatic reference takes), counted back from now."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["recent"]
+
+
+ReferenceRequest = Annotated[
+    AutomaticReference | PeriodReference | RecentReference, Field(discriminator="kind")
+]
+
+
+class ReferenceVersionOut(BaseModel):
+    """One version of a model's reference specification."""
+
+    version: int
+    kind: ReferenceKind
+    start: date | None = Field(description="First day (automatic, period).")
+    end: date | None = Field(description="Last day, inclusive (period).")
+    as_of: datetime | None = Field(description="recent: the windows before this instant.")
+    created_at: datetime
+
+
+class SegmentReferenceOut(BaseModel):
+    """A segment's reference under the current version: frozen, or still being collected."""
+
+    segment: str
+    ready: bool
+    first_window: datetime | None
+    last_window: datetime | None
+    windows: int
+    positives: int
+    calibrated_average_precision: float | None = Field(
+        description="The reference's calibrated AP at the current pi0 (what windows are "
+        "compared with); null until frozen."
+    )
+    reason: str | None = Field(description="Why it is not frozen yet.")
+
+
+class ReferenceOut(BaseModel):
+    """``GET``/``POST /v1/models/{name}/reference``."""
+
+    model: str
+    current: ReferenceVersionOut
+    versions: list[ReferenceVersionOut]
+    segments: list[SegmentReferenceOut]
+
+
+class AwaitingLabelsOut(BaseModel):
+    """Recent data not mature yet: its verdicts are still to come."""
+
+    windows: int
+    rows: int
+
+
+class SegmentAlertOut(BaseModel):
+    """The alert state of one segment: what pages, and the newest mature window it rests on."""
+
+    segment: str
+    state: AlertState
+    signals: list[Signal] = Field(description="What holds the drop state: cusum and/or floor.")
+    reason: str | None
+    reference_version: int
+    reference_average_precision: float | None
+    drop_evidence: float = Field(description="The drop detector's statistic.")
+    threshold: float | None = Field(description="drop_evidence above this pages.")
+    evidence_windows: int = Field(
+        description="Windows judged against the current reference that had positives to weigh."
+    )
+    newest_judged_window: datetime | None
+    newest_judged_verdict: Verdict | None
+    episode_start: datetime | None = Field(description="First window of the current drop.")
+    awaiting_labels: AwaitingLabelsOut
+
+
+class AlertsOut(BaseModel):
+    """``GET /v1/models/{name}/alerts``: the model's alert state per segment, worst first."""
+
+    model: str
+    state: AlertState = Field(description="drop if any segment drops, else ok, else warming_up.")
+    segments: list[SegmentAlertOut]

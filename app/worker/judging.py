@@ -1,0 +1,323 @@
+"""Run the drop detector of a model after its windows were stored (the worker's I/O around
+app/monitoring).
+
+In the store transaction, after a window (or a whole series) was written:
+
+1. each segment without a frozen reference under the model's current reference version tries to
+   freeze one (app/monitoring/reference.py); its windows are pooled from their stored sketches
+   (app/metrics/pooling.py) and marked with the verdict ``reference``;
+2. every mature window that has no verdict yet and lies after its segment's reference is judged,
+   oldest first, advancing the segment's alert state (app/monitoring/alerts.py); its verdict is
+   issued once and kept by every later recomputation;
+3. the alert states are stored: one row per (model, segment), which the API and ``/metrics``
+   read.
+
+Mature windows at or before a reference's last window that are not part of it (they matured
+after it was frozen) are marked ``insufficient_data`` and never judged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from app.db.metrics_tables import AlertStateRow, SegmentReference
+from app.db.repositories.monitoring import MonitoringRepository, UnjudgedWindow
+from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.tables import MonitoredModel
+from app.db.types import utcnow
+from app.metrics import CurveSketch, Decomposition, pool_sketches
+from app.monitoring.alerts import (
+    PRIMARY_METRIC,
+    FrozenReference,
+    ReferenceAtPi0,
+    SegmentAlert,
+    WindowToJudge,
+    judge_window,
+)
+from app.monitoring.detector import DetectorState, threshold_for
+from app.monitoring.maturity import immaturity
+from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
+from app.monitoring.verdicts import StoredVerdict
+from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
+from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
+from app.worker.evaluation import seed_for
+
+
+@dataclass
+class ModelReferences:
+    """A model's current reference version and its segments' frozen references at one pi0."""
+
+    spec: ReferenceSpec
+    pi0: float | None
+    frozen: dict[str, ReferenceAtPi0] = field(default_factory=dict)
+
+    def at(self, segment: str) -> ReferenceAtPi0 | None:
+        """The segment's frozen reference, if it has one and pi0 exists."""
+        return self.frozen.get(segment) if self.pi0 is not None else None
+
+    def effects(self, segment: str, result: Mapping[str, Any] | None) -> Decomposition | None:
+        """Prior and performance effects of a stored result against the segment's reference."""
+        reference = self.at(segment)
+        if reference is None or result is None:
+            return None
+        return reference.effects(result["regular"], result["calibrated"])
+
+
+def load_references(
+    session_repo: MonitoringRepository, model: MonitoredModel, pi0: float | None
+) -> ModelReferences:
+    """The model's current reference version (cutting version 1 if it has none) and the
+    references its segments froze under it."""
+    row = session_repo.current_spec(model.id) or session_repo.add_spec(model.id, "automatic")
+    references = ModelReferences(spec=reference_spec(model, row), pi0=pi0)
+    if pi0 is not None:
+        for segment, frozen in session_repo.segment_references(model.id, row.version).items():
+            references.frozen[segment] = ReferenceAtPi0(_frozen(frozen), pi0)
+    return references
+
+
+def _frozen(row: SegmentReference) -> FrozenReference:
+    return FrozenReference(
+        version=row.version,
+        first_window=row.first_window,
+        last_window=row.last_window,
+        windows=row.windows,
+        labelled=row.labelled,
+        positives=row.positives,
+        sketch=CurveSketch.from_bytes(row.sketch),
+    )
+
+
+def provisional(counts_reason: str | None) -> StoredVerdict:
+    """The verdict a window is stored with until it is judged."""
+    return StoredVerdict("insufficient_data", counts_reason or "not judged yet")
+
+
+def run_detector(
+    session_repo: MonitoringRepository,
+    metrics_repo: WindowMetricsRepository,
+    model: MonitoredModel,
+    references: ModelReferences,
+) -> None:
+    """Freeze the references that can be frozen, judge what can be judged, store the states."""
+    settings = monitor_settings(model)
+    unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
+    for window in session_repo.unjudged(model.id):
+        unjudged[window.segment].append(window)
+    stored = session_repo.alert_states(model.id)
+    segments = sorted(set(unjudged) | set(stored), key=lambda s: (s != SEGMENT_ALL, s))
+    pending_reasons: dict[str, str] = {}
+    if references.pi0 is not None:
+        for segment in segments:
+            if segment not in references.frozen:
+                reason = _try_freeze(session_repo, metrics_repo, model, references, segment)
+                if reason is not None:
+                    pending_reasons[segment] = reason
+    named = sum(1 for s in references.frozen if s != SEGMENT_ALL)
+    judged: list[dict[str, Any]] = []
+    effects: list[dict[str, Any]] = []
+    states: list[dict[str, Any]] = []
+    for segment in segments:
+        alert = _alert_of(stored.get(segment), segment, references.spec.version)
+        reference = references.at(segment)
+        if reference is None:
+            reason = pending_reasons.get(segment, "no reference prior pi0 yet")
+            alert = SegmentAlert.fresh(segment, references.spec.version, reason)
+        else:
+            threshold = threshold_for(segment == SEGMENT_ALL, named)
+            alert = alert.ready(reference.null_model.value, threshold)
+            alert = _judge_segment(
+                session_repo,
+                model,
+                alert=alert,
+                reference=reference,
+                unjudged=unjudged.get(segment, []),
+                settings=settings,
+                threshold=threshold,
+                judged=judged,
+                effects=effects,
+            )
+        states.append(_row_of(model.id, alert))
+    session_repo.replace_alert_states(model.id, states)
+    session_repo.record_judgements(model.id, judged)
+    session_repo.record_effects(model.id, effects)
+
+
+def _try_freeze(
+    session_repo: MonitoringRepository,
+    metrics_repo: WindowMetricsRepository,
+    model: MonitoredModel,
+    references: ModelReferences,
+    segment: str,
+) -> str | None:
+    """Freeze the segment's reference if its windows are there; else why not."""
+    assert references.pi0 is not None
+    settings = monitor_settings(model)
+    choice: ReferenceChoice = choose_reference(
+        references.spec, settings.rule, metrics_repo.history(model.id, segment)
+    )
+    if not choice.ready:
+        return choice.reason
+    starts = [w.window_start for w in choice.windows]
+    sketches = [
+        CurveSketch.from_bytes(row.sketch)
+        for row in metrics_repo.windows(model.id, segment, starts)
+        if row.sketch is not None
+    ]
+    pooled = pool_sketches(sketches, threshold=model.threshold)
+    row = SegmentReference(
+        model_id=model.id,
+        segment=segment,
+        version=references.spec.version,
+        first_window=starts[0],
+        last_window=starts[-1],
+        windows=len(starts),
+        labelled=sum(w.labelled for w in choice.windows),
+        positives=choice.positives,
+        sketch=pooled.to_bytes(),
+        frozen_at=utcnow(),
+    )
+    session_repo.add_segment_reference(row)
+    references.frozen[segment] = ReferenceAtPi0(_frozen(row), references.pi0)
+    return None
+
+
+def _judge_segment(
+    session_repo: MonitoringRepository,
+    model: MonitoredModel,
+    *,
+    alert: SegmentAlert,
+    reference: ReferenceAtPi0,
+    unjudged: Sequence[UnjudgedWindow],
+    settings: MonitorSettings,
+    threshold: float,
+    judged: list[dict[str, Any]],
+    effects: list[dict[str, Any]],
+) -> SegmentAlert:
+    """Judge the segment's mature windows after its reference, oldest first."""
+    frozen = reference.reference
+    mature = [w for w in unjudged if immaturity(w.counts, settings.min_label_coverage) is None]
+    now = utcnow()
+    for window in mature:
+        start = window.counts.window_start
+        if start > frozen.last_window:
+            continue
+        inside = start >= frozen.first_window
+        verdict = StoredVerdict(
+            "reference" if inside else "insufficient_data",
+            (
+                f"part of reference version {frozen.version}"
+                if inside
+                else f"before the reference of version {frozen.version}: not judged"
+            ),
+            judged_at=now,
+            reference_version=frozen.version,
+        )
+        judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
+    after = [w for w in mature if w.counts.window_start > frozen.last_window]
+    stored = session_repo.for_judging(
+        model.id, [(w.counts.window_start, alert.segment) for w in after]
+    )
+    for window in after:
+        start = window.counts.window_start
+        row = stored.get((start, alert.segment))
+        if row is None or row.result is None:
+            continue
+        alert, outcome = judge_window(
+            alert,
+            WindowToJudge(
+                counts=window.counts,
+                regular=row.result["regular"],
+                calibrated=row.result["calibrated"],
+                calibrated_ci_high=_ci_high(row.intervals),
+                seed=seed_for(model.name, start, alert.segment, "|detector"),
+            ),
+            reference,
+            threshold=threshold,
+            detection_drop=settings.detection_drop,
+            alert_floor=settings.alert_floor,
+        )
+        verdict = StoredVerdict(
+            outcome.judgement.verdict,
+            outcome.judgement.reason,
+            judged_at=now,
+            reference_version=frozen.version,
+            evidence=outcome.evidence,
+        )
+        judged.append(
+            {
+                "window_start": start,
+                "segment": alert.segment,
+                **verdict.columns(),
+                "decomposition": {**outcome.effects.to_dict(), "reference_version": frozen.version},
+            }
+        )
+        effects.extend(_effect_rows(start, alert.segment, outcome.effects))
+    return alert
+
+
+def _ci_high(intervals: Mapping[str, Any] | None) -> float | None:
+    bounds = (intervals or {}).get("calibrated", {}).get(PRIMARY_METRIC)
+    return float(bounds[1]) if bounds is not None else None
+
+
+def _effect_rows(start: datetime, segment: str, effects: Decomposition) -> Iterable[dict[str, Any]]:
+    for metric, change in effects.metrics.items():
+        yield {
+            "window_start": start,
+            "segment": segment,
+            "metric": metric,
+            "prior_effect": change.prior_effect if change is not None else None,
+            "performance_effect": change.performance_effect if change is not None else None,
+        }
+
+
+def _alert_of(row: AlertStateRow | None, segment: str, version: int) -> SegmentAlert:
+    """The stored alert state, or a fresh one when the reference version moved on."""
+    if row is None or row.reference_version != version:
+        return SegmentAlert.fresh(segment, version, "no judged window yet")
+    signals = tuple(cast(Signal, s) for s in row.signals.split(",") if s)
+    return SegmentAlert(
+        segment=segment,
+        reference_version=row.reference_version,
+        state=cast(AlertState, row.state),
+        signals=signals,
+        detector=DetectorState(
+            drop=row.drop_statistic,
+            gain=row.gain_statistic,
+            paging=row.paging,
+            gaining=row.gaining,
+            windows=row.evidence_windows,
+        ),
+        threshold=row.threshold,
+        last_window=row.last_window,
+        episode_start=row.episode_start,
+        reference_value=row.reference_value,
+        reason=row.reason,
+    )
+
+
+def _row_of(model_id: int, alert: SegmentAlert) -> dict[str, Any]:
+    """The ``alert_states`` row of ``alert``."""
+    return {
+        "model_id": model_id,
+        "segment": alert.segment,
+        "reference_version": alert.reference_version,
+        "state": alert.state,
+        "signals": ",".join(alert.signals),
+        "drop_statistic": alert.detector.drop,
+        "gain_statistic": alert.detector.gain,
+        "paging": alert.detector.paging,
+        "gaining": alert.detector.gaining,
+        "threshold": alert.threshold,
+        "evidence_windows": alert.detector.windows,
+        "last_window": alert.last_window,
+        "episode_start": alert.episode_start,
+        "reference_value": alert.reference_value,
+        "reason": alert.reason,
+        "updated_at": utcnow(),
+    }
