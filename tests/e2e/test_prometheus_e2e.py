@@ -1,16 +1,27 @@
-"""calmon serve + calmon worker + the real Prometheus with the project's alert rules.
+"""calmon serve + calmon worker + the real Prometheus with the project's alert rules, under late
+labels.
 
-Two models receive ten days of daily predictions over HTTP. "degrading" keeps its fraud rate and
-loses ranking quality in the last two days (P(x|y) drift); "drifting" keeps its model and sees
-its fraud rate fall (pure prior drift), which drags its regular average precision down.
-Prometheus scrapes calmon's /metrics and evaluates config/prometheus/rules (with `for:`
-shortened); the drop alert must fire for "degrading" and stay inactive for "drifting".
+Two models receive 80 days of daily predictions over HTTP, each row with the label calmon would
+know today: a fraud's label arrives 7 to 28 days after the transaction, a legitimate row is
+confirmed 45 days after it. So only the oldest 36 windows are mature; the 44 newest hold a few
+chargebacks and nothing else, as in a real deployment.
 
-PostgreSQL only: it is the deployment this mirrors (API and worker as separate processes).
+* "degrading" keeps its fraud rate and degrades gradually from day 15: the positives' scores
+  slide down over 12 days until calibrated AP is 60% lower, and stay there. The drop alert must
+  fire (the detector's and the floor's), resting on the newest *mature* window.
+* "drifting" keeps its model while its fraud rate trends up 4x, cycles weekly and jumps 4x for a
+  four-day attack (the newest mature days): the drop alert must stay silent (not even pending),
+  the prior shift informs.
+
+Then one more day of legitimate labels arrives: window 36 matures, is judged, and the alert moves
+on to rest on it. Prometheus scrapes calmon's /metrics and evaluates config/prometheus/rules
+(with `for:` shortened). PostgreSQL only: it is the deployment this mirrors (API and worker as
+separate processes).
 """
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import time
@@ -23,60 +34,85 @@ import httpx
 import numpy as np
 import pytest
 
+from bench.simulation import HEALTHY_MU, mu_for
 from tests.static.test_grafana_dashboard import dashboard_promql
 from tests.support.prometheus import PrometheusServer, run_prometheus
 from tests.support.server import LiveServer, clean_environment, running_server, stop_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-DAYS = 10
-CHANGE_DAY = 8
-ROWS_PER_DAY = 6_000
+DAYS = 80
+ROWS_PER_DAY = 3_000
 THRESHOLD = 2.0
-FLOOR = 0.3  # calibrated AP ~0.54 before the change, ~0.07 after it ("degrading")
-DEADLINE_SECONDS = 120
+FLOOR = 0.45  # calibrated AP ~0.63 when healthy, ~0.26 after the drop (pi0 ~ 0.03)
+CONFIRMED_AFTER = 45  # days until a legitimate transaction is confirmed
+MATURE = DAYS - CONFIRMED_AFTER + 1  # windows 0 .. MATURE - 1 are mature today
+DEADLINE_SECONDS = 240
+UNJUDGED = 'calmon_window_verdict="insufficient_data"'
 
-
-def day_rows(rng: np.random.Generator, start: datetime, pi: float, mu: float) -> dict[str, Any]:
-    """One day of columnar rows: negatives ~ N(0, 1), positives ~ N(mu, 1) (Siblini 3.2)."""
-    labels = (rng.random(ROWS_PER_DAY) < pi).astype(int)
-    scores = rng.normal(0.0, 1.0, ROWS_PER_DAY) + mu * labels
-    step = 86_400 / ROWS_PER_DAY
-    stamp = start.strftime("%Y%m%d")
-    return {
-        "id": [f"{stamp}-{i}" for i in range(ROWS_PER_DAY)],
-        "timestamp": [
-            (start + timedelta(seconds=i * step)).isoformat() for i in range(ROWS_PER_DAY)
-        ],
-        "score": scores.round(6).tolist(),
-        "label": labels.tolist(),
-    }
-
-
-# The stream's last day is yesterday, so its windows look current to the rules.
+# Today at UTC midnight: the stream's last day is yesterday, so its windows look current.
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    spec = {
-        "name": model,
-        "threshold": THRESHOLD,
-        "granularity": "day",
-        "timezone": "UTC",
-        "alert_floor": FLOOR,
+def start_of(day: int) -> datetime:
+    """Window ``day`` of the stream (day DAYS is today)."""
+    return TODAY - timedelta(days=DAYS - day)
+
+
+def degrading_mu(day: int) -> float:
+    """Healthy until day 15, then a linear slide to calibrated AP -60% by day 27."""
+    low = mu_for(0.4, pi0=0.03)
+    share = min(max(day - 14, 0) / 12, 1.0)
+    return float(HEALTHY_MU + share * (low - HEALTHY_MU))
+
+
+def drifting_pi(day: int) -> float:
+    """A 4x upward trend, a weekly cycle and a four-day 4x attack; the model never changes."""
+    attack = 4.0 if 32 <= day < 36 else 1.0  # the last mature days: the alert rests on them
+    trend = 0.015 * math.pow(2.0, day / 40)
+    return trend * (1.0 + 0.5 * math.sin(2 * math.pi * day / 7)) * attack
+
+
+def day_rows(
+    rng: np.random.Generator, day: int, pi: float, mu: float, *, known_today: int
+) -> tuple[dict[str, Any], list[str]]:
+    """One day of columnar rows with the labels known on day ``known_today`` (frauds whose
+    chargeback already came, legitimate rows once confirmed; the rest ``null``), and the ids of
+    its legitimate rows."""
+    labels = rng.random(ROWS_PER_DAY) < pi
+    scores = rng.normal(0.0, 1.0, ROWS_PER_DAY) + mu * labels
+    chargeback = day + rng.integers(7, 29, ROWS_PER_DAY)
+    confirmed = day + CONFIRMED_AFTER <= known_today
+    known = np.where(labels, chargeback <= known_today, confirmed)
+    start = start_of(day)
+    step = 86_400 / ROWS_PER_DAY
+    ids = [f"{day}-{i}" for i in range(ROWS_PER_DAY)]
+    columns = {
+        "id": ids,
+        "timestamp": [(start + timedelta(seconds=i * step)).isoformat() for i in range(len(ids))],
+        "score": scores.round(6).tolist(),
+        "label": [int(y) if k else None for y, k in zip(labels, known, strict=True)],
     }
+    return columns, [i for i, y in zip(ids, labels, strict=True) if not y]
+
+
+def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -> list[str]:
+    """Register ``model`` and post its 80 days; returns the ids of day MATURE's legitimate
+    rows (confirmed tomorrow)."""
+    spec = {"name": model, "threshold": THRESHOLD, "alert_floor": FLOOR}
     assert client.post("/v1/models", json=spec).status_code == 201
+    rng = np.random.default_rng(seed)
+    tomorrow: list[str] = []
     for day in range(DAYS):
-        changed = day >= CHANGE_DAY
-        pi = 0.01 if degrade or not changed else 0.004
-        mu = 1.0 if degrade and changed else 2.5
-        body = {
-            "batch_id": f"day-{day}",
-            "columns": day_rows(rng, TODAY - timedelta(days=DAYS - day), pi, mu),
-        }
+        pi = 0.03 if degrade else drifting_pi(day)
+        mu = degrading_mu(day) if degrade else HEALTHY_MU
+        columns, legitimate = day_rows(rng, day, pi, mu, known_today=DAYS)
+        if day == MATURE:
+            tomorrow = legitimate
+        body = {"batch_id": f"day-{day}", "columns": columns}
         response = client.post(f"/v1/models/{model}/batches", json=body, timeout=60)
         assert response.status_code == 201, response.text
+    return tomorrow
 
 
 @pytest.fixture
@@ -123,10 +159,26 @@ def drop_alerts(prometheus: PrometheusServer, model: str) -> list[dict[str, Any]
     ]
 
 
+def firing(prometheus: PrometheusServer, model: str, alertname: str, **labels: str) -> bool:
+    return any(
+        a["labels"]["alertname"] == alertname
+        and a["labels"].get("model") == model
+        and all(a["labels"].get(k) == v for k, v in labels.items())
+        and a["state"] == "firing"
+        for a in prometheus.alerts()
+    )
+
+
+def value(prometheus: PrometheusServer, expr: str) -> float:
+    found = prometheus.query(expr)
+    assert found, expr
+    return float(found[0]["value"][1])
+
+
 @pytest.mark.parametrize(
     "backend", [pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True
 )
-def test_drop_pages_and_prior_drift_does_not(
+def test_a_gradual_drop_pages_under_late_labels_and_prior_drift_does_not(
     database_url: str,
     make_token: Callable[..., str],
     worker: subprocess.Popen[bytes],
@@ -140,87 +192,124 @@ def test_drop_pages_and_prior_drift_does_not(
             base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}
         ) as client,
     ):
-        post_stream(client, "degrading", degrade=True, seed=1)
+        tomorrow = post_stream(client, "degrading", degrade=True, seed=1)
         post_stream(client, "drifting", degrade=False, seed=2)
         with run_prometheus(tmp_path / "prometheus", target=f"127.0.0.1:{server.port}") as prom:
-            check_alerts(prom, server, worker, tmp_path / "worker.log", deadline)
+            check_alerts(
+                prom,
+                client,
+                server,
+                worker=worker,
+                worker_log=tmp_path / "worker.log",
+                deadline=deadline,
+            )
+            check_one_more_day_matures(prom, client, tomorrow, deadline)
             check_dashboard_queries(prom)
+        assert worker.poll() is None, "the worker died"
 
 
 def check_alerts(
     prom: PrometheusServer,
+    client: httpx.Client,
     server: LiveServer,
+    *,
     worker: subprocess.Popen[bytes],
     worker_log: Path,
     deadline: float,
 ) -> None:
     def diagnostics() -> str:
-        verdicts = prom.query('{__name__=~"calmon_window_verdict_.+"} == 1')
         return (
             f"alerts: {prom.alerts()}\n"
-            f"verdicts: {verdicts}\n"
-            f"dirty: {prom.query('calmon_dirty_windows')}\n"
+            f"states: {prom.query('calmon_alert_state == 1')}\n"
+            f"evidence: {prom.query('calmon_alert_drop_evidence')}\n"
+            f"api: {client.get('/v1/models/degrading/alerts').text[:3000]}\n"
             f"server log tail:\n{server.logs()[-3000:]}\nprometheus log:\n{prom.log()[-2000:]}"
             f"\nworker log tail:\n{worker_log.read_text(errors='replace')[-3000:]}"
         )
 
-    last_day = TODAY - timedelta(days=1)
+    newest_mature = start_of(MATURE - 1).timestamp()
 
-    def all_computed() -> bool:
-        newest = prom.query("min(calmon_window_start_timestamp_seconds)")
+    def judged_up_to_the_newest_mature_window() -> bool:
+        found = prom.query("calmon_alert_window_start_timestamp_seconds")
         dirty = prom.query("calmon_dirty_windows")
         return (
-            len(prom.query("calmon_window_start_timestamp_seconds")) == 2
-            and bool(newest)
-            and float(newest[0]["value"][1]) == last_day.timestamp()
+            len(found) == 2
+            and all(float(f["value"][1]) == newest_mature for f in found)
             and bool(dirty)
             and float(dirty[0]["value"][1]) == 0
         )
 
-    wait_for(all_computed, "both models' newest window computed", deadline, diagnostics)
+    wait_for(judged_up_to_the_newest_mature_window, "both models judged", deadline, diagnostics)
+    for trigger in ("cusum", "floor"):
+
+        def paging(trigger: str = trigger) -> bool:
+            return firing(prom, "degrading", "CalmonCalibratedMetricDrop", trigger=trigger)
+
+        wait_for(
+            paging,
+            f"CalmonCalibratedMetricDrop{{trigger={trigger}}} firing for the degrading model",
+            deadline,
+            diagnostics,
+        )
     wait_for(
-        lambda: any(a["state"] == "firing" for a in drop_alerts(prom, "degrading")),
-        "CalmonCalibratedMetricDrop firing for the degrading model",
-        deadline,
-        diagnostics,
-    )
-    # The drifting model's verdict is prior_shift: informational, and it held past `for:`.
-    wait_for(
-        lambda: any(
-            a["labels"]["alertname"] == "CalmonPriorShift"
-            and a["labels"].get("model") == "drifting"
-            and a["state"] == "firing"
-            for a in prom.alerts()
-        ),
+        lambda: firing(prom, "drifting", "CalmonPriorShift"),
         "CalmonPriorShift firing for the drifting model",
         deadline,
         diagnostics,
     )
+    # The newest window is immature for both (a few chargebacks, no confirmations): the alert
+    # state rests on the newest mature window, and 44 windows still wait for their labels.
+    for model in ("degrading", "drifting"):
+        assert value(prom, f'calmon_windows_awaiting_labels{{model="{model}"}}') == DAYS - MATURE
+        assert value(prom, f'calmon_window_verdict{{model="{model}", {UNJUDGED}}}') == 1
+    assert value(prom, 'calmon_alert_state{model="degrading", calmon_alert_state="drop"}') == 1
+    assert value(prom, 'calmon_alert_state{model="drifting", calmon_alert_state="ok"}') == 1
+    # Same windows, same evaluations: no drop alert for the drifting model, not even pending.
+    assert drop_alerts(prom, "drifting") == [], diagnostics()
     shifts = [a for a in prom.alerts() if a["labels"]["alertname"] == "CalmonPriorShift"]
     assert {a["labels"]["severity"] for a in shifts} == {"info"}
-    calibrated = prom.query(
-        'calmon_window_metric_value{model="degrading", metric="average_precision",'
-        ' variant="calibrated"}'
-    )
-    assert float(calibrated[0]["value"][1]) < FLOOR
-    # Same newest window, same evaluations: no drop alert, not even pending.
-    assert drop_alerts(prom, "drifting") == [], diagnostics()
-    regular = prom.query(
-        'calmon_window_metric_value{model="drifting", metric="average_precision",'
-        ' variant="regular"}'
-    )
-    drifting_calibrated = prom.query(
-        'calmon_window_metric_value{model="drifting", metric="average_precision",'
-        ' variant="calibrated"}'
-    )
-    # The prior drift dragged the measured AP down; the calibrated one held above the floor.
-    assert float(regular[0]["value"][1]) < float(drifting_calibrated[0]["value"][1])
-    assert float(drifting_calibrated[0]["value"][1]) > FLOOR
-    prior_effect = prom.query(
-        'calmon_window_prior_effect{model="drifting", metric="average_precision"}'
-    )
-    assert float(prior_effect[0]["value"][1]) < 0
     assert worker.poll() is None, "the worker died"
+
+    alerts = client.get("/v1/models/degrading/alerts").json()
+    whole = alerts["segments"][0]
+    assert whole["state"] == "drop"
+    assert set(whole["signals"]) == {"cusum", "floor"}
+    # The episode started inside the slide, after the reference and before the last mature day.
+    episode = datetime.fromisoformat(whole["episode_start"])
+    assert start_of(15) < episode <= start_of(MATURE - 1), whole
+    series = client.get("/v1/models/degrading/metrics").json()["points"]
+    verdicts = [p["verdict"] for p in series]
+    assert verdicts[:14] == ["reference"] * 14
+    assert "performance_drop" not in verdicts[:15]
+    first = verdicts.index("performance_drop")
+    assert set(verdicts[first:MATURE]) == {"performance_drop"}, verdicts  # and it stays
+    assert set(verdicts[MATURE:]) == {"insufficient_data"}  # never judged while immature
+    assert not any(p["judged"] for p in series[MATURE:])
+    newest = client.get(f"/v1/models/degrading/windows/{series[-1]['window_start']}").json()
+    assert "waiting for labels" in newest["verdict_reason"]
+
+
+def check_one_more_day_matures(
+    prom: PrometheusServer, client: httpx.Client, tomorrow: list[str], deadline: float
+) -> None:
+    """The next day's confirmations arrive: that window matures, is judged, and the alert now
+    rests on it (still paging: the drop lasts)."""
+    labels = [{"id": i, "label": 0} for i in tomorrow]
+    response = client.post("/v1/models/degrading/labels", json={"labels": labels})
+    assert response.status_code == 200, response.text
+    moved = start_of(MATURE).timestamp()
+
+    def judged() -> bool:
+        found = prom.query('calmon_alert_window_start_timestamp_seconds{model="degrading"}')
+        return bool(found) and float(found[0]["value"][1]) == moved
+
+    wait_for(judged, "window MATURE judged", deadline, lambda: str(prom.alerts()))
+    assert firing(prom, "degrading", "CalmonCalibratedMetricDrop", trigger="cusum")
+    point = client.get(
+        "/v1/models/degrading/windows/" + start_of(MATURE).isoformat().replace("+00:00", "Z")
+    ).json()
+    assert point["verdict"] == "performance_drop"
+    assert point["evidence"]["signals"][0] == "cusum"
 
 
 def check_dashboard_queries(prom: PrometheusServer) -> None:

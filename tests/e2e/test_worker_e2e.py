@@ -47,7 +47,7 @@ def _client(server: LiveServer) -> httpx.Client:
 
 
 def _register(client: httpx.Client, name: str, **settings: Any) -> None:
-    body = {"name": name, "threshold": 1.5, "min_positives": 20, **settings}
+    body = {"name": name, "threshold": 1.5, **settings}
     response = client.post("/v1/models", json=body)
     assert response.status_code == 201, response.text
 

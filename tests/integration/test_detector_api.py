@@ -1,0 +1,140 @@
+"""The drop detector through the worker and the API (both backends): it pages on a lasting drop,
+keeps issued verdicts through a pi0 move, and is re-anchored only by an explicit act.
+
+Windows go straight into the database and a worker drains them in-process
+(tests/support/worker_data.py); the e2e tests post streams over HTTP to real processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.repositories.models import ModelRepository
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
+from tests.conftest import AuthHeaders
+from tests.support.streams import day_start, gaussian_window
+from tests.support.worker_data import insert_rows
+
+ROWS, PI = 4_000, 0.05  # 200 positives a day
+HEALTHY, DEGRADED = 2.0, 1.0
+
+
+def _day(sf: sessionmaker[Session], model_id: int, day: int, mu: float) -> None:
+    scores, labels = gaussian_window(np.random.default_rng([7, day]), ROWS, PI, mu)
+    insert_rows(sf, model_id, day_start(day), scores, labels, prefix=f"d{day}")
+
+
+def _drain(sf: sessionmaker[Session]) -> None:
+    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
+
+
+def _get(client: TestClient, headers: dict[str, str], path: str) -> Any:
+    response = client.get(path, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _verdicts(client: TestClient, read: dict[str, str]) -> list[str]:
+    points = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    return [p["verdict"] for p in points]
+
+
+def test_pages_keeps_verdicts_and_re_anchors_only_on_request(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    admin, read = auth_headers("admin"), auth_headers("read")
+    body = {
+        "name": "fraud",
+        "threshold": 1.5,
+        "reference_windows": 5,
+        "reference_min_positives": 100,
+    }
+    assert client.post("/v1/models", json=body, headers=admin).status_code == 201
+    with session_factory() as session:
+        model = ModelRepository(session).get_by_name("fraud")
+        assert model is not None
+        model_id = model.id
+    for day in range(10):
+        _day(session_factory, model_id, day, HEALTHY if day < 5 else DEGRADED)
+    _drain(session_factory)
+
+    # Days 0-4 are the reference; the drop from day 5 on pages and stays paged.
+    verdicts = _verdicts(client, read)
+    assert verdicts[:5] == ["reference"] * 5
+    first = verdicts.index("performance_drop")
+    assert first <= 7
+    assert set(verdicts[first:]) == {"performance_drop"}
+    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    assert alerts["state"] == "drop"
+    assert alerts["segments"][0]["signals"] == ["cusum"]
+    assert alerts["segments"][0]["episode_start"].startswith(f"2026-01-0{first + 1}")
+
+    # A new pi0 version recomputes every value but re-judges nothing.
+    before = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    patch = {"pi0": {"policy": "fixed", "value": 0.02}}
+    assert client.patch("/v1/models/fraud", json=patch, headers=admin).status_code == 200
+    _drain(session_factory)
+    after = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    assert [p["pi0"] for p in after] == [0.02] * 10
+    assert [p["calibrated"] for p in after] != [p["calibrated"] for p in before]
+    assert [p["verdict"] for p in after] == [p["verdict"] for p in before]
+    assert [p["reason"] for p in after[5:]] == [p["reason"] for p in before[5:]]
+
+    # "Accept the current state as normal": a new reference of the newest usable windows. The
+    # page clears; the windows judged before keep their verdicts.
+    response = client.post("/v1/models/fraud/reference", json={"kind": "recent"}, headers=admin)
+    assert response.status_code == 201, response.text
+    assert response.json()["current"]["version"] == 2
+    _drain(session_factory)
+    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    assert alerts["state"] == "ok"
+    assert alerts["segments"][0]["reference_version"] == 2
+    assert _verdicts(client, read) == [p["verdict"] for p in after]
+    reference = _get(client, read, "/v1/models/fraud/reference")
+    whole = next(s for s in reference["segments"] if s["segment"] == "all")
+    assert whole["ready"]
+    assert whole["first_window"].startswith("2026-01-06")
+    assert whole["last_window"].startswith("2026-01-10")
+    assert [v["kind"] for v in reference["versions"]] == ["automatic", "recent"]
+
+    # The degraded state is normal now: another such day is stable against it.
+    _day(session_factory, model_id, 10, DEGRADED)
+    _drain(session_factory)
+    assert _verdicts(client, read)[10] == "stable"
+    assert _get(client, read, "/v1/models/fraud/alerts")["state"] == "ok"
+
+    # Back to the original period (after a retrain, say): judged against it from now on.
+    period = {"kind": "period", "start": "2026-01-01", "end": "2026-01-05"}
+    assert client.post("/v1/models/fraud/reference", json=period, headers=admin).status_code == 201
+    for day in (11, 12, 13):
+        _day(session_factory, model_id, day, DEGRADED)
+    _drain(session_factory)
+    verdicts = _verdicts(client, read)
+    assert verdicts[10] == "stable"  # issued under version 2, kept
+    assert "performance_drop" in verdicts[11:]
+    assert _get(client, read, "/v1/models/fraud/alerts")["segments"][0]["reference_version"] == 3
+
+
+def test_reference_requests_are_checked(client: TestClient, auth_headers: AuthHeaders) -> None:
+    admin = auth_headers("admin")
+    created = client.post("/v1/models", json={"name": "m", "threshold": 0.5}, headers=admin)
+    assert created.status_code == 201
+    url = "/v1/models/m/reference"
+    backwards = {"kind": "period", "start": "2026-02-01", "end": "2026-01-01"}
+    for bad in ({"kind": "oracle"}, {"kind": "period", "start": "2026-01-01"}, backwards):
+        response = client.post(url, json=bad, headers=admin)
+        assert response.status_code == 422, response.text
+    read_only = client.post(url, json={"kind": "recent"}, headers=auth_headers("read"))
+    assert read_only.status_code == 403
+    missing = client.post("/v1/models/nope/reference", json={"kind": "recent"}, headers=admin)
+    assert missing.status_code == 404
+    fresh = _get(client, auth_headers("read"), url)
+    assert fresh["current"]["version"] == 1
+    assert fresh["segments"] == []
+    alerts = _get(client, auth_headers("read"), "/v1/models/m/alerts")
+    assert alerts == {"model": "m", "state": "warming_up", "segments": []}
