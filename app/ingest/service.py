@@ -21,7 +21,8 @@ from app.ingest.parse import RawBatch
 from app.ingest.repository import IngestRepository, StagedRows
 from app.ingest.timestamps import micros_to_datetime
 from app.ingest.validate import Limits, validate
-from app.ingest.windows import Granularity, floor_to_windows
+from app.ingest.windows import floor_to_windows
+from app.monitoring.vocabulary import Granularity
 from app.services.models import get_model
 from app.settings import Settings
 

@@ -10,16 +10,15 @@ one ``searchsorted``.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Final, Literal
+from typing import Final
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import numpy.typing as npt
 
 from app.ingest.timestamps import MICROS_PER_SECOND
+from app.monitoring.vocabulary import GRANULARITIES, Granularity
 
-Granularity = Literal["hour", "day", "week"]
-GRANULARITIES: Final = ("hour", "day", "week")
 _MICROS_PER_DAY: Final = 86_400 * MICROS_PER_SECOND
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -17,7 +17,8 @@ from pydantic import (
     model_validator,
 )
 
-Granularity = Literal["hour", "day", "week"]
+from app.monitoring.vocabulary import Granularity
+
 ModelName = Annotated[
     str,
     Field(

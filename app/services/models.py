@@ -40,9 +40,9 @@ def list_models(session: Session) -> Sequence[MonitoredModel]:
     return ModelRepository(session).list_all()
 
 
-def get_model(session: Session, name: str) -> MonitoredModel:
-    """The model called ``name``; NotFoundError (404) otherwise."""
-    model = ModelRepository(session).get_by_name(name)
+def get_model(session: Session, name: str, *, lock: bool = False) -> MonitoredModel:
+    """The model called ``name`` (its row locked if ``lock``); NotFoundError (404) otherwise."""
+    model = ModelRepository(session).get_by_name(name, lock=lock)
     if model is None:
         raise NotFoundError(f"no model named {name!r}", extra={"model": name})
     return model

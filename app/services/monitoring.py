@@ -10,6 +10,7 @@ from app.db.metrics_tables import ReferenceSpec
 from app.db.repositories import observability
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.types import utcnow
+from app.errors import NotFoundError
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
 from app.schemas.monitoring import (
     AlertsOut,
@@ -87,7 +88,9 @@ def reference_info(session: Session, name: str) -> ReferenceOut:
     """The model's reference versions and each segment's reference under the current one."""
     model = get_model(session, name)
     repository = MonitoringRepository(session)
-    specs = repository.specs(model.id) or [repository.add_spec(model.id, "automatic")]
+    specs = repository.specs(model.id)  # version 1 is cut when the model is registered
+    if not specs:
+        raise NotFoundError(f"model {name!r} has no reference version", extra={"model": name})
     current = specs[-1]
     frozen = repository.segment_references(model.id, current.version)
     states = repository.alert_states(model.id)
@@ -124,7 +127,7 @@ def set_reference(session: Session, name: str, request: ReferenceRequest) -> Ref
     """Cut a new reference version (an explicit act: after a retrain, or to accept the current
     state as normal). Verdicts already issued stay; every segment's detector starts afresh
     against its new reference, which the worker freezes on its next pass over the model."""
-    model = get_model(session, name)
+    model = get_model(session, name, lock=True)  # one new version at a time, between passes
     repository = MonitoringRepository(session)
     if isinstance(request, PeriodReference):
         repository.add_spec(model.id, "period", start_date=request.start, end_date=request.end)

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version
+from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
@@ -158,9 +158,7 @@ def compute_claim(
 def _lock_model(session: Session, model_id: int) -> MonitoredModel:
     # FOR NO KEY UPDATE serialises workers storing windows of one model (one pi0 version at a
     # time) but, unlike FOR UPDATE, not the foreign-key checks of ingest inserting predictions.
-    model = session.scalar(
-        select(MonitoredModel).where(MonitoredModel.id == model_id).with_for_update(key_share=True)
-    )
+    model = ModelRepository(session).lock(model_id)
     if model is None:
         raise LeaseLostError(f"model {model_id} no longer exists")
     return model

@@ -68,14 +68,14 @@ class ModelReferences:
 
 
 def load_references(
-    session_repo: MonitoringRepository, model: MonitoredModel, pi0: float | None
+    monitoring: MonitoringRepository, model: MonitoredModel, pi0: float | None
 ) -> ModelReferences:
     """The model's current reference version (cutting version 1 if it has none) and the
     references its segments froze under it."""
-    row = session_repo.current_spec(model.id) or session_repo.add_spec(model.id, "automatic")
+    row = monitoring.current_spec(model.id) or monitoring.add_spec(model.id, "automatic")
     references = ModelReferences(spec=reference_spec(model, row), pi0=pi0)
     if pi0 is not None:
-        for segment, frozen in session_repo.segment_references(model.id, row.version).items():
+        for segment, frozen in monitoring.segment_references(model.id, row.version).items():
             references.frozen[segment] = ReferenceAtPi0(_frozen(frozen), pi0)
     return references
 
@@ -98,7 +98,7 @@ def provisional(counts_reason: str | None) -> StoredVerdict:
 
 
 def run_detector(
-    session_repo: MonitoringRepository,
+    monitoring: MonitoringRepository,
     metrics_repo: WindowMetricsRepository,
     model: MonitoredModel,
     references: ModelReferences,
@@ -106,17 +106,20 @@ def run_detector(
     """Freeze the references that can be frozen, judge what can be judged, store the states."""
     settings = monitor_settings(model)
     unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
-    for window in session_repo.unjudged(model.id):
+    for window in monitoring.unjudged(model.id):
         unjudged[window.segment].append(window)
-    stored = session_repo.alert_states(model.id)
+    stored = monitoring.alert_states(model.id)
     segments = sorted(set(unjudged) | set(stored), key=lambda s: (s != SEGMENT_ALL, s))
     pending_reasons: dict[str, str] = {}
+    chosen: dict[str, set[datetime]] = defaultdict(set)  # references frozen in this pass
     if references.pi0 is not None:
         for segment in segments:
             if segment not in references.frozen:
-                reason = _try_freeze(session_repo, metrics_repo, model, references, segment)
-                if reason is not None:
-                    pending_reasons[segment] = reason
+                choice = _try_freeze(monitoring, metrics_repo, model, references, segment)
+                if choice.ready:
+                    chosen[segment] = {w.window_start for w in choice.windows}
+                else:
+                    pending_reasons[segment] = choice.reason
     named = sum(1 for s in references.frozen if s != SEGMENT_ALL)
     judged: list[dict[str, Any]] = []
     effects: list[dict[str, Any]] = []
@@ -131,37 +134,39 @@ def run_detector(
             threshold = threshold_for(segment == SEGMENT_ALL, named)
             alert = alert.ready(reference.null_model.value, threshold)
             alert = _judge_segment(
-                session_repo,
+                monitoring,
                 model,
                 alert=alert,
                 reference=reference,
                 unjudged=unjudged.get(segment, []),
+                chosen=chosen[segment],
                 settings=settings,
                 threshold=threshold,
                 judged=judged,
                 effects=effects,
             )
         states.append(_row_of(model.id, alert))
-    session_repo.replace_alert_states(model.id, states)
-    session_repo.record_judgements(model.id, judged)
-    session_repo.record_effects(model.id, effects)
+    monitoring.replace_alert_states(model.id, states)
+    monitoring.record_judgements(model.id, judged)
+    monitoring.record_effects(model.id, effects)
 
 
 def _try_freeze(
-    session_repo: MonitoringRepository,
+    monitoring: MonitoringRepository,
     metrics_repo: WindowMetricsRepository,
     model: MonitoredModel,
     references: ModelReferences,
     segment: str,
-) -> str | None:
-    """Freeze the segment's reference if its windows are there; else why not."""
+) -> ReferenceChoice:
+    """Freeze the segment's reference if its windows are there (the choice says which, or why
+    not)."""
     assert references.pi0 is not None
     settings = monitor_settings(model)
     choice: ReferenceChoice = choose_reference(
         references.spec, settings.rule, metrics_repo.history(model.id, segment)
     )
     if not choice.ready:
-        return choice.reason
+        return choice
     starts = [w.window_start for w in choice.windows]
     sketches = [
         CurveSketch.from_bytes(row.sketch)
@@ -181,24 +186,26 @@ def _try_freeze(
         sketch=pooled.to_bytes(),
         frozen_at=utcnow(),
     )
-    session_repo.add_segment_reference(row)
+    monitoring.add_segment_reference(row)
     references.frozen[segment] = ReferenceAtPi0(_frozen(row), references.pi0)
-    return None
+    return choice
 
 
 def _judge_segment(
-    session_repo: MonitoringRepository,
+    monitoring: MonitoringRepository,
     model: MonitoredModel,
     *,
     alert: SegmentAlert,
     reference: ReferenceAtPi0,
     unjudged: Sequence[UnjudgedWindow],
+    chosen: set[datetime],
     settings: MonitorSettings,
     threshold: float,
     judged: list[dict[str, Any]],
     effects: list[dict[str, Any]],
 ) -> SegmentAlert:
-    """Judge the segment's mature windows after its reference, oldest first."""
+    """Judge the segment's mature windows after its reference, oldest first; mark the windows
+    of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
     frozen = reference.reference
     mature = [w for w in unjudged if immaturity(w.counts, settings.min_label_coverage) is None]
     now = utcnow()
@@ -206,20 +213,20 @@ def _judge_segment(
         start = window.counts.window_start
         if start > frozen.last_window:
             continue
-        inside = start >= frozen.first_window
+        part = start in chosen
         verdict = StoredVerdict(
-            "reference" if inside else "insufficient_data",
+            "reference" if part else "insufficient_data",
             (
                 f"part of reference version {frozen.version}"
-                if inside
-                else f"before the reference of version {frozen.version}: not judged"
+                if part
+                else f"not judged: before or during the reference of version {frozen.version}"
             ),
             judged_at=now,
             reference_version=frozen.version,
         )
         judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
     after = [w for w in mature if w.counts.window_start > frozen.last_window]
-    stored = session_repo.for_judging(
+    stored = monitoring.for_judging(
         model.id, [(w.counts.window_start, alert.segment) for w in after]
     )
     for window in after:

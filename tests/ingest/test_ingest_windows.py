@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.ingest.timestamps import micros_to_datetime
-from app.ingest.windows import Granularity, floor_to_windows
+from app.ingest.windows import floor_to_windows
+from app.monitoring.vocabulary import Granularity
 
 
 def floor(instants: list[datetime], granularity: Granularity, zone: str) -> list[datetime]:

@@ -17,9 +17,25 @@ class ModelRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def get_by_name(self, name: str) -> MonitoredModel | None:
-        """The model called ``name``, or None."""
-        return self.session.scalar(select(MonitoredModel).where(MonitoredModel.name == name))
+    def get_by_name(self, name: str, *, lock: bool = False) -> MonitoredModel | None:
+        """The model called ``name``, or None.
+
+        ``lock`` takes the row FOR NO KEY UPDATE, as the worker does while it stores a window:
+        changes to a model's monitoring state (a new reference version) and the worker's passes
+        over it then happen one at a time, while ingest's foreign-key checks are not blocked.
+        """
+        query = select(MonitoredModel).where(MonitoredModel.name == name)
+        if lock:
+            query = query.with_for_update(key_share=True)
+        return self.session.scalar(query)
+
+    def lock(self, model_id: int) -> MonitoredModel | None:
+        """The model with id ``model_id``, its row locked FOR NO KEY UPDATE (see get_by_name)."""
+        return self.session.scalar(
+            select(MonitoredModel)
+            .where(MonitoredModel.id == model_id)
+            .with_for_update(key_share=True)
+        )
 
     def list_all(self) -> Sequence[MonitoredModel]:
         """Every model, by name."""
