@@ -14,6 +14,11 @@ In the store transaction, after a window (or a whole series) was written:
 
 Mature windows at or before a reference's last window that are not part of it (they matured
 after it was frozen) are marked ``insufficient_data`` and never judged.
+
+A pass judges at most ``JUDGEMENTS_PER_PASS`` windows (a few seconds of draws): a model's first
+pass after an upgrade, or after a reference moved back in time, may find years of mature windows
+to judge, and one transaction longer than the worker's lease would be lost and retried forever.
+The rest waits for the next pass, which the model's newest window being re-dirtied schedules.
 """
 
 from __future__ import annotations
@@ -45,6 +50,22 @@ from app.monitoring.verdicts import StoredVerdict
 from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
 from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
 from app.worker.evaluation import seed_for
+
+JUDGEMENTS_PER_PASS = 500
+
+
+@dataclass
+class _Budget:
+    """How many more windows this pass may judge."""
+
+    left: int
+    exhausted: bool = False
+
+    def take(self, wanted: int) -> int:
+        granted = min(wanted, self.left)
+        self.left -= granted
+        self.exhausted = self.exhausted or granted < wanted
+        return granted
 
 
 @dataclass
@@ -124,6 +145,7 @@ def run_detector(
     judged: list[dict[str, Any]] = []
     effects: list[dict[str, Any]] = []
     states: list[dict[str, Any]] = []
+    budget = _Budget(JUDGEMENTS_PER_PASS)
     for segment in segments:
         alert = _alert_of(stored.get(segment), segment, references.spec.version)
         reference = references.at(segment)
@@ -140,6 +162,7 @@ def run_detector(
                 reference=reference,
                 unjudged=unjudged.get(segment, []),
                 chosen=chosen[segment],
+                budget=budget,
                 settings=settings,
                 threshold=threshold,
                 judged=judged,
@@ -149,6 +172,8 @@ def run_detector(
     monitoring.replace_alert_states(model.id, states)
     monitoring.record_judgements(model.id, judged)
     monitoring.record_effects(model.id, effects)
+    if budget.exhausted:
+        monitoring.touch_newest_window(model.id)
 
 
 def _try_freeze(
@@ -199,6 +224,7 @@ def _judge_segment(
     reference: ReferenceAtPi0,
     unjudged: Sequence[UnjudgedWindow],
     chosen: set[datetime],
+    budget: _Budget,
     settings: MonitorSettings,
     threshold: float,
     judged: list[dict[str, Any]],
@@ -226,6 +252,7 @@ def _judge_segment(
         )
         judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
     after = [w for w in mature if w.counts.window_start > frozen.last_window]
+    after = after[: budget.take(len(after))]  # the oldest first: the detector runs in order
     stored = monitoring.for_judging(
         model.id, [(w.counts.window_start, alert.segment) for w in after]
     )

@@ -10,10 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import delete, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.metrics_tables import AlertStateRow, WindowMetrics
 from app.db.repositories.models import ModelRepository
+from app.db.repositories.monitoring import MonitoringRepository
+from app.worker import judging
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.conftest import AuthHeaders
@@ -138,3 +143,41 @@ def test_reference_requests_are_checked(client: TestClient, auth_headers: AuthHe
     assert fresh["segments"] == []
     alerts = _get(client, auth_headers("read"), "/v1/models/m/alerts")
     assert alerts == {"model": "m", "state": "warming_up", "segments": []}
+
+
+def test_a_long_backlog_is_judged_over_several_passes(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pass judges a bounded number of windows: the first pass after the upgrade to the
+    detector finds every stored window unjudged (years of them, for some models). It schedules
+    the next pass itself, so one re-dirtied window is enough for the whole backlog."""
+    monkeypatch.setattr(judging, "JUDGEMENTS_PER_PASS", 2)
+    admin, read = auth_headers("admin"), auth_headers("read")
+    body = {"name": "fraud", "threshold": 1.5, "reference_windows": 3}
+    assert client.post("/v1/models", json=body, headers=admin).status_code == 201
+    with session_factory() as session:
+        model = ModelRepository(session).get_by_name("fraud")
+        assert model is not None
+        model_id = model.id
+    for day in range(9):
+        _day(session_factory, model_id, day, HEALTHY)
+    _drain(session_factory)
+    # As migration 0004 leaves a deployment: stored windows without a verdict, no alert state.
+    with session_factory.begin() as session:
+        session.execute(
+            update(WindowMetrics)
+            .where(WindowMetrics.verdict != "reference")
+            .values(judged_at=None, verdict="insufficient_data", evidence=None)
+        )
+        session.execute(delete(AlertStateRow))
+        MonitoringRepository(session).touch_newest_window(model_id)
+    _drain(session_factory)
+    points = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    assert [p["verdict"] for p in points[:3]] == ["reference"] * 3
+    assert all(p["judged"] for p in points), [p["verdict"] for p in points]
+    whole = _get(client, read, "/v1/models/fraud/alerts")["segments"][0]
+    assert whole["evidence_windows"] == 6
+    assert whole["newest_judged_window"].startswith("2026-01-09")
