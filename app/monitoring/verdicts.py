@@ -1,4 +1,5 @@
-"""A mature window's verdict, and the alert state of its (model, segment), from the evidence.
+"""A mature window's verdict from the detector's state and the prior-shift test, and the form
+in which verdicts are stored.
 
 A verdict is issued once, when the window is first judged (mature, after its segment's reference);
 later recomputations (late labels, a new pi0 version, a new reference) update the window's values

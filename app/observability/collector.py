@@ -157,12 +157,12 @@ def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric
     )
     prior = GaugeMetricFamily(
         "calmon_window_prior_effect",
-        "Change against the baseline explained by the positive ratio moving away from pi0.",
+        "Change against the segment's reference explained by the positive ratio (pi).",
         labels=["model", "segment", "metric"],
     )
     performance = GaugeMetricFamily(
         "calmon_window_performance_effect",
-        "Change of the calibrated metric against the baseline (model quality).",
+        "Change of the calibrated metric against the segment's reference (model quality).",
         labels=["model", "segment", "metric"],
     )
     known = set(METRIC_NAMES)

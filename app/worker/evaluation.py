@@ -38,7 +38,7 @@ class SegmentInput:
 
     @property
     def counts(self) -> WindowCounts:
-        """The segment's label counts (pi0 and gating input)."""
+        """The segment's label counts (what pi0, maturity and the reference are chosen on)."""
         coverage = self.labelled / self.rows_total if self.rows_total else None
         return WindowCounts(self.window_start, self.labelled, self.positives, coverage)
 
