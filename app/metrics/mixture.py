@@ -1,0 +1,312 @@
+"""A window's scores as a mixture of the reference's fraud and legitimate score distributions.
+
+Under a pure prior shift the class-conditional score distributions P(score | fraud) and
+P(score | legit) stay what they were in the reference; only the mix moves. So a window's scores,
+labelled or not, are a sample of the mixture ``pi f1 + (1 - pi) f0``, and:
+
+* **pi** is its maximum-likelihood mixing weight (the EM prior re-estimation of Saerens, Latinne
+  and Decaestecker 2002, here solved by Newton's method on the same concave log-likelihood),
+  and, more crudely, the adjusted classify-and-count at the threshold of Forman (2005):
+  ``(flagged share - FPR) / (TPR - FPR)``;
+* the **expected metrics** of the window are the reference's curve re-expressed at that pi
+  (the skew transform of Lampert & Gancarski, eq. 3);
+* a window whose scores the fitted mixture does **not** explain had P(score | class) move: a
+  label-free warning (a G-test against the fitted mixture, and a one-parameter likelihood-ratio
+  test against a tilt of the fraud scores, which the G-test all but cannot see).
+
+Scores are summarised per window as counts in fixed bins (:func:`bin_edges`, chosen once per
+model): the fit on ~65 bins measured as accurate as one on the exact scores with the true
+densities (bench/nowcast.py), at a few hundred bytes a window, and bins merge by addition.
+:mod:`app.metrics.nowcast` turns the fit into estimates with intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics.errors import InvalidInputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+BODY_LEVELS = tuple(float(q) for q in np.linspace(0.02, 0.98, 49))
+"""Quantile levels of the bins' body: every 2% of the scores."""
+TAIL_STEP = 2.0**-0.5
+"""Above the 98th percentile, each level leaves sqrt(1/2) as many scores above it: the fraud
+scores live in the top tail, so that is where the bins are fine."""
+MIN_ROWS_ABOVE = 3.0
+"""The finest tail level still has about this many of the edges' window's scores above it."""
+
+
+def bin_edges(scores: npt.ArrayLike, threshold: float) -> FloatArray:
+    """Bin edges for a model, from one window's scores (all of them, labelled or not).
+
+    The 2% quantiles, then geometrically finer quantiles up the top tail while about three
+    scores lie above, and the threshold (so that counts at it are exact).
+    """
+    s = np.sort(np.asarray(scores, dtype=np.float64))
+    if s.size < 2 or not np.isfinite(s).all():
+        raise InvalidInputError("bin edges need at least two finite scores")
+    levels = list(BODY_LEVELS)
+    tail = 1.0 - BODY_LEVELS[0]
+    while tail * TAIL_STEP * s.size >= MIN_ROWS_ABOVE:
+        tail *= TAIL_STEP
+        levels.append(1.0 - tail)
+    edges = np.unique(np.concatenate([np.quantile(s, levels), [threshold]]))
+    return edges.astype(np.float64)
+
+
+def histogram(scores: npt.ArrayLike, edges: FloatArray) -> IntArray:
+    """Counts of ``scores`` in the ``len(edges) + 1`` bins: bin ``b`` holds the scores in
+    ``[edges[b - 1], edges[b])`` (bin 0 everything below the first edge), so a score equal to
+    the threshold counts with the scores above it, as the threshold's ``>=`` does."""
+    index = np.searchsorted(edges, np.asarray(scores, dtype=np.float64), side="right")
+    counts: IntArray = np.bincount(index, minlength=edges.size + 1).astype(np.int64)
+    return counts
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """A reference's labelled scores per bin (of ``edges``): frauds and legitimate rows."""
+
+    edges: FloatArray
+    positives: IntArray
+    negatives: IntArray
+
+    def __post_init__(self) -> None:
+        if self.positives.shape != self.negatives.shape or self.positives.ndim != 1:
+            raise InvalidInputError("positive and negative counts must be 1-d, of one length")
+        if self.positives.size != self.edges.size + 1:
+            raise InvalidInputError("counts need one bin more than there are edges")
+        if self.positives.sum() == 0 or self.negatives.sum() == 0:
+            raise InvalidInputError("a reference needs labelled frauds and legitimate rows")
+
+    def densities(self) -> tuple[FloatArray, FloatArray]:
+        """``(f1, f0)``: each class's share of its rows per bin."""
+        f1 = self.positives / self.positives.sum()
+        f0 = self.negatives / self.negatives.sum()
+        return f1.astype(np.float64), f0.astype(np.float64)
+
+    def fraud_positions(self) -> FloatArray:
+        """Each bin's middle score, standardised by the frauds' mean and spread: the axis along
+        which :func:`goodness_of_fit` tilts the fraud scores (for normal scores, a tilt along
+        it is exactly a shift of their mean). The open outer bins take the width of their
+        neighbour."""
+        e = self.edges
+        width = np.diff(e)
+        first = e[0] - (width[0] if width.size else 1.0) / 2.0
+        last = e[-1] + (width[-1] if width.size else 1.0) / 2.0
+        middles = np.concatenate([[first], (e[:-1] + e[1:]) / 2.0, [last]])
+        f1, _ = self.densities()
+        mean = float((f1 * middles).sum())
+        spread = float(np.sqrt((f1 * (middles - mean) ** 2).sum())) or 1.0
+        positions: FloatArray = (middles - mean) / spread
+        return positions
+
+
+def fit_prior(counts: FloatArray, f1: FloatArray, f0: FloatArray) -> FloatArray:
+    """Maximum-likelihood mixing weight of each row of ``counts`` (shape ``(R, B)``; ``f1``,
+    ``f0`` the same shape or ``(B,)``).
+
+    The log-likelihood ``sum_b n_b log(pi f1_b + (1 - pi) f0_b)`` is concave in pi, so its
+    maximum on [0, 1] is a boundary (where the slope there says so) or the root of its
+    derivative: three steps of Saerens et al.'s EM (which converges to the same point, one slow
+    step at a time) and then Newton's method, safeguarded by bisection.
+    """
+    p1 = np.broadcast_to(f1, np.atleast_2d(counts).shape)
+    p0 = np.broadcast_to(f0, p1.shape)
+    # A bin neither class ever reaches (in a resampled reference) says nothing about pi.
+    n = np.where(p1 + p0 > 0, np.atleast_2d(counts), 0).astype(np.float64)
+    d = p1 - p0
+
+    def slope(pi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        mix = pi[:, None] * d + p0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(n > 0, d / mix, 0.0)
+        return (n * ratio).sum(axis=1), -(n * ratio * ratio).sum(axis=1)
+
+    rows = n.shape[0]
+    total = n.sum(axis=1)
+    at_zero, _ = slope(np.zeros(rows))
+    at_one, _ = slope(np.ones(rows))
+    boundary = (at_zero <= 0) | (at_one >= 0)  # the maximum is at 0 or 1: nothing to solve
+    # A few EM steps (Saerens et al.'s update) bring pi to its scale from anywhere in (0, 1)...
+    pi = np.full(rows, 0.5)
+    for _ in range(3):
+        mix = pi[:, None] * d + p0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(n > 0, pi[:, None] * p1 / mix, 0.0)
+        pi = np.clip(share.sum(axis=1) / np.where(total > 0, total, 1.0), 1e-12, 1 - 1e-12)
+    # ...then Newton's method, kept inside the bracket where the slope changes sign.
+    low, high = np.zeros(rows), np.ones(rows)
+    done = boundary.copy()
+    for _ in range(50):
+        grad, hess = slope(pi)
+        low = np.where(grad > 0, pi, low)
+        high = np.where(grad < 0, pi, high)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = pi - grad / hess
+        inside = np.isfinite(step) & (step >= low) & (step <= high)
+        new = np.where(inside, step, (low + high) / 2.0)
+        settled = np.abs(new - pi) <= 1e-12 * np.maximum(pi, 1e-9)
+        pi = np.where(done, pi, new)
+        done |= settled
+        if done.all():
+            break
+    pi = np.where(at_zero <= 0, 0.0, pi)
+    fitted: FloatArray = np.where(at_one >= 0, 1.0, pi)
+    return fitted
+
+
+def adjusted_count(flagged_share: FloatArray, tpr: FloatArray, fpr: FloatArray) -> FloatArray:
+    """Forman's adjusted classify-and-count: ``(q - FPR) / (TPR - FPR)``, clipped to [0, 1]."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = (flagged_share - fpr) / (tpr - fpr)
+    clipped: FloatArray = np.clip(np.where(np.isfinite(raw), raw, np.nan), 0.0, 1.0)
+    return clipped
+
+
+def _log_likelihood(n: FloatArray, mix: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore"):
+        terms = np.where(n > 0, n * np.log(np.where(mix > 0, mix, 1.0)), 0.0)
+    total: FloatArray = terms.sum(axis=-1)
+    return total
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How well the fitted mixture explains a window's scores (see :func:`goodness_of_fit`).
+
+    ``g``/``dof``: the G statistic against the fitted mixture over bins pooled to an expected
+    count of 5, its degrees of freedom; ``tilt``: the likelihood-ratio statistic for a tilt of
+    the fraud scores (one degree of freedom). Both are divided by ``inflation`` (1 + rows of the
+    window / labelled rows of the reference: the reference's densities are estimates too)
+    before their p-values are read.
+    """
+
+    g: float
+    dof: int
+    tilt: float
+    inflation: float
+    p_value: float
+    tilt_p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "g": self.g,
+            "dof": self.dof,
+            "tilt": self.tilt,
+            "inflation": self.inflation,
+            "p_value": self.p_value,
+            "tilt_p_value": self.tilt_p_value,
+        }
+
+
+_TILTS = np.linspace(-3.0, 3.0, 61)
+
+
+def goodness_of_fit(
+    counts: IntArray, reference: ClassCounts, pi: float, *, reference_rows: int
+) -> Fit:
+    """Test a window's bin counts against the mixture fitted at ``pi``.
+
+    The G-test sees any change of shape (a shift of the legitimate scores, which are most of
+    the rows, shows at once). A shift of the fraud scores alone mostly looks like a different
+    fraud rate, so the second test profiles the likelihood over an exponential tilt of the fraud
+    density, ``f1 exp(t z) / norm`` (``z``: :meth:`ClassCounts.fraud_positions`, ``t`` from -3
+    to 3 fraud standard deviations), and compares the best tilt with none.
+    """
+    n = counts.astype(np.float64)
+    total = float(n.sum())
+    f1, f0 = reference.densities()
+    expected = total * (pi * f1 + (1.0 - pi) * f0)
+    observed_pooled, expected_pooled = _pooled(n, expected)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(observed_pooled > 0, observed_pooled / expected_pooled, 1.0)
+    g = float(2.0 * (observed_pooled * np.log(ratio)).sum())
+    dof = max(int(expected_pooled.size) - 2, 1)
+    inflation = 1.0 + total / max(reference_rows, 1)
+    # The tilt: the best mixture with the fraud density tilted, against the untilted one.
+    z = reference.fraud_positions()
+    tilted = f1[None, :] * np.exp(_TILTS[:, None] * z[None, :])
+    tilted /= tilted.sum(axis=1, keepdims=True)
+    rows = np.broadcast_to(n, tilted.shape)
+    best_pi = fit_prior(rows, tilted, np.broadcast_to(f0, tilted.shape))
+    profile = _log_likelihood(rows, best_pi[:, None] * tilted + (1 - best_pi[:, None]) * f0)
+    untilted = _log_likelihood(n, pi * f1 + (1.0 - pi) * f0)
+    tilt = float(max(2.0 * (profile.max() - untilted), 0.0))
+    return Fit(
+        g=g,
+        dof=dof,
+        tilt=tilt,
+        inflation=inflation,
+        p_value=chi2_sf(g / inflation, dof),
+        tilt_p_value=chi2_sf(tilt / inflation, 1),
+    )
+
+
+def _pooled(observed: FloatArray, expected: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Adjacent bins pooled until each expects at least 5 rows (the G-test's approximation)."""
+    out_o: list[float] = []
+    out_e: list[float] = []
+    acc_o = acc_e = 0.0
+    for o, e in zip(observed.tolist(), expected.tolist(), strict=True):
+        acc_o += o
+        acc_e += e
+        if acc_e >= 5.0:
+            out_o.append(acc_o)
+            out_e.append(acc_e)
+            acc_o = acc_e = 0.0
+    if acc_e > 0 or acc_o > 0:
+        if out_e:
+            out_o[-1] += acc_o
+            out_e[-1] += acc_e
+        else:
+            out_o.append(acc_o)
+            out_e.append(acc_e)
+    return np.array(out_o), np.array(out_e)
+
+
+def chi2_sf(x: float, dof: int) -> float:
+    """P(X >= x) for X ~ chi-square(dof): the regularised upper incomplete gamma Q(dof/2, x/2),
+    by its series below a + 1 and its continued fraction above (Numerical Recipes 6.2), to 1e-12
+    relative; numpy has no special functions and scipy is not a runtime dependency."""
+    if x <= 0:
+        return 1.0
+    a, y = dof / 2.0, x / 2.0
+    log_front = a * math.log(y) - y - math.lgamma(a)
+    if y < a + 1.0:  # series for P(a, y)
+        term = total = 1.0 / a
+        k = a
+        for _ in range(1000):
+            k += 1.0
+            term *= y / k
+            total += term
+            if abs(term) < abs(total) * 1e-14:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    # Lentz's continued fraction for Q(a, y)
+    tiny = 1e-300
+    b = y + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-14:
+            break
+    return min(1.0, math.exp(log_front) * h)
