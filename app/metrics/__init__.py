@@ -7,6 +7,8 @@ from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.curves import PRCurve, pr_curve
 from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
+from app.metrics.mixture import ClassCounts, Fit, ScoreCounts, bin_edges
+from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
@@ -14,18 +16,24 @@ from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, eval
 from app.metrics.sketch import CurveSketch, build_sketch
 
 __all__ = [
+    "EXPECTED_METRICS",
     "METRICS",
     "METRICS_BY_NAME",
     "METRIC_NAMES",
+    "ClassCounts",
     "CurveSketch",
     "Decomposition",
     "Effects",
     "EvaluationResult",
+    "Fit",
     "Intervals",
     "InvalidInputError",
     "MetricSpec",
+    "Nowcast",
     "NullModel",
     "PRCurve",
+    "ScoreCounts",
+    "bin_edges",
     "bootstrap",
     "build_sketch",
     "decompose",
@@ -33,6 +41,7 @@ __all__ = [
     "evaluate_sketch",
     "evaluate_sketches",
     "metric_spec",
+    "nowcast_window",
     "pool_sketches",
     "pr_curve",
 ]

@@ -79,7 +79,7 @@ class Nowcast:
         }
 
 
-def nowcast(
+def nowcast_window(
     counts: IntArray,
     flagged: int,
     reference: ClassCounts,
