@@ -34,6 +34,11 @@ def test_config_is_valid() -> None:
         (("alertname=CalmonWorkerStalled", "severity=warning"), "team-queue"),
         (("alertname=CalmonLabelsStalled", "severity=warning", "model=fraud"), "team-queue"),
         (("alertname=CalmonIngestErrors", "severity=warning", "model=fraud"), "team-queue"),
+        # A score shift warns the team; it does not page (labels decide whether it cost).
+        (
+            ("alertname=CalmonScoreShift", "severity=warning", "model=fraud", "segment=all"),
+            "team-queue",
+        ),
     ],
 )
 def test_routes(labels: tuple[str, ...], receiver: str) -> None:
@@ -50,16 +55,31 @@ def test_routes(labels: tuple[str, ...], receiver: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_drop_inhibits_prior_shift_on_the_same_series() -> None:
+@pytest.mark.parametrize("target", ["CalmonPriorShift", "CalmonScoreShift"])
+def test_drop_inhibits_on_the_same_series(target: str) -> None:
+    """While the drop pages for a model/segment, its prior-shift note and its score-shift
+    warning are held back, for that model/segment only (the running Alertmanager checks the
+    prior-shift case in tests/e2e/test_prometheus_alertmanager.py)."""
     config = yaml.safe_load(CONFIG.read_text())
     inhibit = [
         rule
         for rule in config["inhibit_rules"]
         if rule["source_matchers"] == ['alertname="CalmonCalibratedMetricDrop"']
+        and rule["target_matchers"] == [f'alertname="{target}"']
     ]
     assert len(inhibit) == 1
-    assert inhibit[0]["target_matchers"] == ['alertname="CalmonPriorShift"']
     assert set(inhibit[0]["equal"]) == {"model", "segment"}
+
+
+def test_the_drop_inhibits_nothing_else() -> None:
+    config = yaml.safe_load(CONFIG.read_text())
+    targets = {
+        matcher
+        for rule in config["inhibit_rules"]
+        if rule["source_matchers"] == ['alertname="CalmonCalibratedMetricDrop"']
+        for matcher in rule["target_matchers"]
+    }
+    assert targets == {'alertname="CalmonPriorShift"', 'alertname="CalmonScoreShift"'}
 
 
 def test_matchers_name_existing_alerts() -> None:

@@ -116,6 +116,28 @@ def test_dashboard_is_well_formed() -> None:
             assert panel["targets"], panel["title"]
 
 
+def _cells(panel: dict[str, Any]) -> set[tuple[int, int]]:
+    grid = panel["gridPos"]
+    return {
+        (x, y)
+        for x in range(grid["x"], grid["x"] + grid["w"])
+        for y in range(grid["y"], grid["y"] + grid["h"])
+    }
+
+
+def test_panels_do_not_overlap_and_follow_the_layout() -> None:
+    """No two panels share a grid cell, and the panel list runs top to bottom (Grafana puts a
+    panel under the row above it in the list, so the order is the rows' membership)."""
+    panels = _dashboard()["panels"]
+    taken: dict[tuple[int, int], str] = {}
+    for panel in panels:
+        for cell in _cells(panel):
+            assert cell not in taken, f"{panel['title']} overlaps {taken[cell]}"
+            taken[cell] = panel["title"]
+    positions = [(panel["gridPos"]["y"], panel["gridPos"]["x"]) for panel in panels]
+    assert positions == sorted(positions)
+
+
 def test_issue_panels_are_present() -> None:
     """The panels issue 5 asks for, by what their titles promise."""
     titles = " | ".join(panel["title"] for panel in _dashboard()["panels"]).lower()
@@ -150,6 +172,111 @@ def test_mappings_cover_the_vocabulary() -> None:
     """Every verdict and alert state has a mapping, so none shows as a bare value."""
     assert _mapped_texts(_panel("Verdict per window")) == set(VERDICTS)
     assert _mapped_texts(_panel("Alert state")) == set(ALERT_STATES)
+
+
+NOWCAST_ROW = "Before the labels: nowcast"
+NOWCAST_GAUGES = frozenset(
+    {
+        "calmon_nowcast_positive_ratio",
+        "calmon_nowcast_positive_ratio_ci_lower",
+        "calmon_nowcast_positive_ratio_ci_upper",
+        "calmon_nowcast_metric_value",
+        "calmon_nowcast_metric_ci_lower",
+        "calmon_nowcast_metric_ci_upper",
+        "calmon_nowcast_window_start_timestamp_seconds",
+        "calmon_nowcast_score_shift",
+        "calmon_nowcast_fit_p_value",
+    }
+)
+
+
+def _row_panels(title_prefix: str) -> list[dict[str, Any]]:
+    """The panels under the row whose title starts with ``title_prefix`` (up to the next row)."""
+    panels: list[dict[str, Any]] = _dashboard()["panels"]
+    (start,) = (
+        i
+        for i, panel in enumerate(panels)
+        if panel["type"] == "row" and panel["title"].startswith(title_prefix)
+    )
+    rest = panels[start + 1 :]
+    end = next((i for i, panel in enumerate(rest) if panel["type"] == "row"), len(rest))
+    return rest[:end]
+
+
+def test_nowcast_row_shows_every_nowcast_gauge() -> None:
+    """The row "Before the labels: nowcast": the estimated fraud rate beside the labelled one,
+    the expected metrics, the score-shift flag, its window and the fit p-value, each gauge of
+    the nowcast selected for the dashboard's model and segment."""
+    panels = _row_panels(NOWCAST_ROW)
+    titles = " | ".join(panel["title"] for panel in panels).lower()
+    for wanted in ("estimated fraud rate", "expected precision", "score shift", "p-value"):
+        assert wanted in titles, wanted
+    selected: set[str] = set()
+    for panel in panels:
+        assert panel["datasource"]["type"] == PROMETHEUS_TYPE, panel["title"]
+        for target in panel["targets"]:
+            expr = target["expr"]
+            names = metric_names(expr)
+            selected |= names
+            if names - {"calmon_reference_positive_ratio"}:
+                assert 'model="$model", segment="$segment"' in expr, panel["title"]
+    assert selected >= NOWCAST_GAUGES, NOWCAST_GAUGES - selected
+    # The realised (labelled) fraud rate stands beside the estimate.
+    (rate_panel,) = (panel for panel in panels if panel["title"].startswith("Estimated fraud rate"))
+    rate_names = set().union(*(metric_names(t["expr"]) for t in rate_panel["targets"]))
+    assert "calmon_window_positive_ratio" in rate_names
+    # Expected values are the regular ones at the estimated pi, for the three expected metrics.
+    (expected_panel,) = (panel for panel in panels if panel["title"].startswith("Expected"))
+    assert _series_names(expected_panel) >= {
+        f"{metric}{suffix}"
+        for metric in ("precision", "f1", "average_precision")
+        for suffix in ("", " lower", " upper")
+    }
+
+
+def test_score_shift_stat_maps_the_flag() -> None:
+    panel = _panel("Score shift (newest nowcast window)")
+    (mapping,) = panel["fieldConfig"]["defaults"]["mappings"]
+    assert set(mapping["options"]) == {"0", "1"}
+    assert mapping["options"]["1"]["text"] == "score shift"
+    assert panel["fieldConfig"]["defaults"]["noValue"] == "no nowcast"
+
+
+def _series_names(panel: dict[str, Any]) -> set[str]:
+    """The series (display) names a panel's queries produce: SQL output columns, and PromQL
+    legends with ``{{metric}}`` expanded over the query's ``metric`` matcher."""
+    names: set[str] = set()
+    for target in panel["targets"]:
+        if "rawSql" in target:
+            names.update(re.findall(r'\bAS "([^"]+)"', target["rawSql"]))
+            continue
+        legend = target.get("legendFormat", "")
+        if "{{metric}}" not in legend:
+            names.add(legend)
+            continue
+        found = re.search(r'\bmetric=~?"([^"]+)"', target["expr"])
+        assert found, f"{panel['title']}: {{{{metric}}}} legend without a metric matcher"
+        names.update(legend.replace("{{metric}}", value) for value in found.group(1).split("|"))
+    return names - {"time"}
+
+
+def test_bands_and_overrides_name_existing_series() -> None:
+    """An interval band (fillBelowTo) and a by-name override only work if the series they name
+    exists in the panel: a renamed legend must not silently drop a band."""
+    for panel in _dashboard()["panels"]:
+        if panel["type"] != "timeseries":
+            continue
+        series = _series_names(panel)
+        for override in panel["fieldConfig"].get("overrides", []):
+            matcher = override["matcher"]
+            if matcher["id"] == "byName":
+                assert matcher["options"] in series, (panel["title"], matcher["options"])
+            if matcher["id"] == "byRegexp":
+                pattern = re.compile(matcher["options"])
+                assert any(pattern.fullmatch(name) for name in series), panel["title"]
+            for item in override["properties"]:
+                if item["id"] == "custom.fillBelowTo":
+                    assert item["value"] in series, (panel["title"], item["value"])
 
 
 def test_every_datasource_is_provisioned() -> None:

@@ -6,7 +6,9 @@ degradation series and stays silent on a pure prior drift); this module runs the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -29,7 +31,7 @@ def test_compose_config_is_valid() -> None:
     promtool = require_tool("promtool")
     out = _ok((promtool, "check", "config", str(PROMETHEUS_DIR / "prometheus.yml")))
     # The config loads the rules through a glob: an empty match would silently load nothing.
-    assert "10 rules found" in out
+    assert "11 rules found" in out
 
 
 def test_rules_are_valid() -> None:
@@ -40,7 +42,7 @@ def test_rules_are_valid() -> None:
 
 def test_rule_unit_tests_pass() -> None:
     promtool = require_tool("promtool")
-    assert {p.name for p in RULE_TESTS} >= {"degradation.yml", "prior_drift.yml"}
+    assert {p.name for p in RULE_TESTS} >= {"degradation.yml", "prior_drift.yml", "score_shift.yml"}
     out = _ok((promtool, "test", "rules", *map(str, RULE_TESTS)))
     assert "FAILED" not in out
 
@@ -82,14 +84,46 @@ def test_rules_select_only_documented_metrics() -> None:
         assert names <= allowed, f"{name}: unknown {names - allowed}"
 
 
+def _alert_rules() -> list[dict[str, Any]]:
+    return [
+        rule
+        for path in RULE_FILES
+        for group in yaml.safe_load(path.read_text())["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    ]
+
+
 def test_prior_shift_is_never_a_page() -> None:
-    for path in RULE_FILES:
-        for group in yaml.safe_load(path.read_text())["groups"]:
-            for rule in group["rules"]:
-                if rule.get("alert") == "CalmonPriorShift":
-                    assert rule["labels"]["severity"] == "info"
-                if rule.get("alert") == "CalmonCalibratedMetricDrop":
-                    assert rule["labels"]["severity"] == "page"
+    for rule in _alert_rules():
+        if rule["alert"] == "CalmonPriorShift":
+            assert rule["labels"]["severity"] == "info"
+        if rule["alert"] == "CalmonCalibratedMetricDrop":
+            assert rule["labels"]["severity"] == "page"
+
+
+def test_score_shift_is_a_warning_on_the_collector_flag() -> None:
+    """CalmonScoreShift warns (never pages: labels decide whether performance dropped) and reads
+    only the collector's flag, so its threshold (misfit p < 0.001) is decided in one place."""
+    (rule,) = (rule for rule in _alert_rules() if rule["alert"] == "CalmonScoreShift")
+    assert rule["labels"]["severity"] == "warning"
+    assert metric_names(rule["expr"]) == {"calmon_nowcast_score_shift"}
+    assert "for" in rule
+
+
+def test_annotation_queries_select_only_documented_metrics() -> None:
+    """Annotations that query Prometheus (``query`` in a template) name documented gauges."""
+    allowed = exportable_names(documented_metric_names(), {"calmon_http_request_duration_seconds"})
+    for rule in _alert_rules():
+        for text in rule.get("annotations", {}).values():
+            queries = re.findall(r'printf "((?:[^"\\]|\\.)*)"[^}]*\| query', text)
+            # The house form is `printf "<PromQL with %q>" $labels.x ... | query`; any other
+            # form would escape this check.
+            assert len(queries) == text.count("query"), (rule["alert"], text)
+            for query in queries:
+                names = metric_names(query.replace("%q", '""'))
+                assert names, (rule["alert"], query)
+                assert names <= allowed, f"{rule['alert']}: unknown {names - allowed}"
 
 
 def test_loopback_rendering_is_valid(tmp_path: Path) -> None:
@@ -99,7 +133,7 @@ def test_loopback_rendering_is_valid(tmp_path: Path) -> None:
         tmp_path, target="127.0.0.1:8000", interval_seconds=1, for_duration="2s"
     )
     out = _ok((promtool, "check", "config", str(config)))
-    assert "10 rules found" in out
+    assert "11 rules found" in out
     rendered = yaml.safe_load((tmp_path / "rules" / "calmon-alerts.yml").read_text())
     durations = {rule["for"] for group in rendered["groups"] for rule in group["rules"]}
     assert durations == {"2s"}
