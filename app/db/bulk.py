@@ -103,3 +103,15 @@ def update_many(
         matches = " AND ".join(f"t.{c} = s.{c}" for c in key)
         cursor.execute(f"UPDATE {table} AS t SET {assignments} FROM {stage} AS s WHERE {matches}")
         cursor.execute(f"DROP TABLE {stage}")
+
+
+def update_each(
+    session: Session, entity: type[DeclarativeBase], rows: Sequence[Row], key: Sequence[str]
+) -> None:
+    """:func:`update_many` for rows that name different columns: rows naming the same columns
+    are written together."""
+    by_columns: dict[tuple[str, ...], list[Row]] = {}
+    for row in rows:
+        by_columns.setdefault(tuple(row), []).append(row)
+    for group in by_columns.values():
+        update_many(session, entity, group, key=key)

@@ -5,7 +5,7 @@ and the curve sketch, so a pi0 change is recomputed from the sketch without re-r
 and the verdict issued when the window was judged. ``window_metric_values`` repeats each metric as
 a plain row so SQL readers (Grafana, the Prometheus collector) never parse JSON.
 ``reference_specs``, ``segment_references`` and ``alert_states`` are the drop detector's state
-(app/monitoring).
+(app/monitoring); ``score_bins`` the bins every window's scores are counted on (the nowcast).
 """
 
 from __future__ import annotations
@@ -78,6 +78,14 @@ class WindowMetrics(Base):
     # Calibrated intervals at priors around pi0 (app.metrics.prior_grid): a pi0 move
     # interpolates them instead of rerunning the bootstrap.
     interval_grid: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Every row of the segment, labelled or not, counted on the model's score bins
+    # (app.metrics.ScoreCounts), and the rows at or above the threshold: what the nowcast reads.
+    score_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
+    flagged: Mapped[int | None] = mapped_column(BigInteger)
+    # The label-free estimates (app/monitoring/nowcast.py) against the segment's reference of
+    # ``nowcast_reference_version``; kept beside the realised values once labels arrive.
+    nowcast: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    nowcast_reference_version: Mapped[int | None] = mapped_column(Integer)
     source_version: Mapped[int] = mapped_column(BigInteger)
     computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     duration_seconds: Mapped[float] = mapped_column(Double)
@@ -183,7 +191,27 @@ class SegmentReference(Base):
     labelled: Mapped[int] = mapped_column(BigInteger)
     positives: Mapped[int] = mapped_column(BigInteger)
     sketch: Mapped[bytes] = mapped_column(LargeBinary)
+    # The reference windows' labelled rows on the model's score bins, pooled (the class-
+    # conditional score distributions a nowcast fits); null until every window has them.
+    score_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
     frozen_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ScoreBins(Base):
+    """A model's score bins: cut once, from the first window with enough rows, and kept, so
+    that every window's score counts add up (app.metrics.bin_edges)."""
+
+    __tablename__ = "score_bins"
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    edges: Mapped[bytes] = mapped_column(LargeBinary)
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime)
+    rows_used: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
 
 
 class AlertStateRow(Base):

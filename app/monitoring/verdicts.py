@@ -139,3 +139,11 @@ class StoredVerdict:
             "reference_version": self.reference_version,
             "evidence": self.evidence,
         }
+
+
+def provisional(counts_reason: str | None, shift: str | None = None) -> StoredVerdict:
+    """The verdict of a window not judged yet: ``score_shift`` if its scores are one (``shift``
+    says why: app/monitoring/nowcast.py), ``insufficient_data`` with the reason otherwise."""
+    if shift is not None:
+        return StoredVerdict("score_shift", shift)
+    return StoredVerdict("insufficient_data", counts_reason or "not judged yet")

@@ -23,8 +23,11 @@ Verdict = Literal[
     "both",
     "insufficient_data",
     "reference",
+    "score_shift",
 ]
-"""A window segment's verdict, issued once when the window is mature (see app/monitoring)."""
+"""A window segment's verdict, issued once when the window is mature (see app/monitoring).
+``score_shift`` is provisional only: an unjudged window whose scores the reference's mixture does
+not explain (app/monitoring/nowcast.py); its issued verdict replaces it once labels are in."""
 VERDICTS: Final[tuple[Verdict, ...]] = get_args(Verdict)
 DROP_VERDICTS: Final[frozenset[Verdict]] = frozenset({"performance_drop", "both"})
 

@@ -8,9 +8,10 @@ docs/interfaces.md section 3; an undefined value is simply not exported (never N
 enumerated value (an alert state, a verdict) is one StateSet metric with the state as a label,
 not one metric name per value.
 
-Two views per (model, segment): the *newest window* (``calmon_window_*``: what just came in, its
-labels usually incomplete) and the *alert state* (``calmon_alert_*``: the drop detector after the
-newest mature window, which is what pages).
+Three views per (model, segment): the *newest window* (``calmon_window_*``: what just came in,
+its labels usually incomplete), the *alert state* (``calmon_alert_*``: the drop detector after
+the newest mature window, which is what pages), and the *nowcast* (``calmon_nowcast_*``: the
+newest window's fraud rate and metrics estimated from its scores alone).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.repositories import observability as repository
 from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
+from app.observability.nowcast_families import nowcast_families
 
 # The models table's granularities; CalmonStaleWindow compares window age with this length.
 WINDOW_SECONDS = {"hour": 3600.0, "day": 86400.0, "week": 604800.0}
@@ -53,6 +55,7 @@ class Snapshot:
     values: Sequence[repository.LatestValue]
     models: Sequence[repository.ModelState]
     alerts: Sequence[repository.AlertRow]
+    nowcasts: Sequence[repository.LatestNowcast]
     awaiting: Sequence[repository.AwaitingLabels]
     queue: repository.QueueState
     workers: repository.WorkerTotals
@@ -67,6 +70,7 @@ def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> S
         values=repository.latest_values(session),
         models=repository.model_states(session),
         alerts=repository.alert_rows(session),
+        nowcasts=repository.latest_nowcasts(session),
         awaiting=repository.awaiting_labels(session),
         queue=repository.queue_state(session),
         workers=repository.worker_totals(session, alive_since=alive_since),
@@ -135,6 +139,7 @@ def families(snapshot: Snapshot) -> Iterator[Metric]:
     yield from _window_families(snapshot.windows)
     yield from _model_families(snapshot.models)
     yield from _alert_families(snapshot.alerts, snapshot.awaiting)
+    yield from nowcast_families(snapshot.nowcasts)
     yield from _service_families(snapshot)
 
 

@@ -14,6 +14,28 @@ from app.monitoring.vocabulary import Signal, Verdict
 Interval = tuple[float, float]
 
 
+class NowcastPoint(BaseModel):
+    """A window's label-free estimate of this metric (README, "Before the labels arrive")."""
+
+    estimate: bool = Field(
+        default=True, description="Always true: estimated from scores alone, not measured."
+    )
+    reference_version: int = Field(description="The reference the scores were fitted against.")
+    pi: float | None = Field(description="Estimated fraud rate of all the window's rows.")
+    pi_ci: Interval | None
+    value: float | None = Field(
+        description="Expected value of the metric (regular, at the estimated fraud rate); null "
+        "for a metric the nowcast does not estimate."
+    )
+    ci: Interval | None = Field(description="Where the measured value should land (95%).")
+    score_shift: bool = Field(
+        description="The reference's score distributions explain this window's scores at no "
+        "fraud rate: the model or its inputs changed."
+    )
+    fit_p_value: float | None
+    reason: str | None = Field(description="Why a null value is undefined.")
+
+
 class MetricPoint(BaseModel):
     """One window of a metric's series."""
 
@@ -40,6 +62,11 @@ class MetricPoint(BaseModel):
     )
     judged: bool = Field(description="Whether the verdict is issued (final) or provisional.")
     reason: str | None = Field(description="Why a null value is undefined, or the verdict's.")
+    nowcast: NowcastPoint | None = Field(
+        default=None,
+        description="The label-free estimate beside the measured value (windows after the "
+        "segment's reference; kept once labels arrive, so the two can be compared).",
+    )
 
 
 class MetricSeries(BaseModel):
@@ -88,6 +115,49 @@ class EvidenceOut(BaseModel):
     )
 
 
+class NowcastValue(BaseModel):
+    """One expected metric of a nowcast."""
+
+    value: float | None
+    ci: Interval | None
+    reason: str | None = None
+
+
+class FitOut(BaseModel):
+    """How well the reference's mixture explains the window's scores."""
+
+    g: float = Field(description="G statistic against the fitted mixture.")
+    dof: int
+    tilt: float = Field(description="Likelihood-ratio statistic for moved fraud scores.")
+    inflation: float = Field(description="Divisor for the reference's own sampling noise.")
+    p_value: float
+    tilt_p_value: float
+
+
+class NowcastOut(BaseModel):
+    """A window's label-free estimates, fitted to its scores alone (all rows, labelled or not)
+    against its segment's reference, assuming only the fraud rate moved."""
+
+    estimate: bool = Field(default=True, description="Always true: not measured.")
+    reference_version: int
+    rows: int | None = None
+    flagged: int | None = Field(default=None, description="Rows at or above the threshold.")
+    pi: float | None = Field(default=None, description="Maximum-likelihood fraud rate.")
+    pi_ci: Interval | None = None
+    adjusted_count: float | None = Field(
+        default=None, description="Fraud rate by adjusted classify-and-count (Forman 2005)."
+    )
+    adjusted_count_ci: Interval | None = None
+    expected: dict[str, NowcastValue] = Field(
+        default_factory=dict,
+        description="Expected precision and F1 at the threshold and average precision.",
+    )
+    fit: FitOut | None = None
+    fit_p_value: float | None = None
+    score_shift: bool = False
+    reason: str | None = Field(default=None, description="Why there is no estimate.")
+
+
 class PrCurve(BaseModel):
     """A precision-recall curve, downsampled for plotting (recall ascending)."""
 
@@ -117,6 +187,10 @@ class WindowDetail(BaseModel):
     verdict_reason: str | None
     judged_at: datetime | None = Field(description="When the verdict was issued; null: not yet.")
     evidence: EvidenceOut | None
+    nowcast: NowcastOut | None = Field(
+        description="Label-free estimates of this window (null: before or in its reference, "
+        "or no reference with score counts yet)."
+    )
     computed_at: datetime
     duration_seconds: float
     counts: dict[str, int] | None

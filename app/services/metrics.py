@@ -33,6 +33,7 @@ from app.schemas.metrics import (
     WorkerOut,
 )
 from app.services.model_settings import model_policy
+from app.services.nowcast import nowcast_out, nowcast_point
 
 CURVE_POINTS = 200
 
@@ -112,6 +113,7 @@ def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> 
         verdict=cast(Verdict, row.verdict),
         judged=row.judged_at is not None,
         reason=reason,
+        nowcast=nowcast_point(row.nowcast, metric),
     )
 
 
@@ -175,6 +177,7 @@ def window_detail(
         verdict_reason=row.verdict_reason,
         judged_at=row.judged_at,
         evidence=EvidenceOut.model_validate(row.evidence) if row.evidence else None,
+        nowcast=nowcast_out(row.nowcast),
         computed_at=row.computed_at,
         duration_seconds=row.duration_seconds,
         counts=result.get("counts"),

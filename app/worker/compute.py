@@ -8,8 +8,12 @@ After the claim (the loop's own short transaction), two steps in two transaction
    refresh pi0 from the label counts; if pi0 moved past the tolerance, recompute the rest of the
    series from stored sketches (no raw rows); write the window (its effects against its
    segment's reference, its verdict carried over if it was issued before); run the drop detector
-   (app/worker/judging.py: freeze references, judge mature windows, store alert states); mark
-   the claimed version computed, all in one commit.
+   (app/worker/judging.py: freeze references, judge mature windows, store alert states) and the
+   nowcasts (app/worker/nowcasting.py: label-free estimates of the windows after each
+   reference); mark the claimed version computed, all in one commit.
+
+The window's scores are also counted on its model's score bins (app/worker/scores.py; the
+first window with enough rows cuts them).
 """
 
 from __future__ import annotations
@@ -19,23 +23,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
+from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import build_sketch
+from app.metrics.mixture import FloatArray
 from app.monitoring.maturity import immaturity
 from app.monitoring.pi0 import WindowCounts, estimate_pi0, needs_new_version
+from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL
 from app.services.model_settings import model_policy
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
-from app.worker.judging import ModelReferences, load_references, provisional, run_detector
+from app.worker.judging import ModelReferences, load_references, run_detector
+from app.worker.nowcasting import run_nowcasts
 from app.worker.rows import SegmentRows, read_window, whole_window
+from app.worker.scores import counted, flagged, propose_edges, recount, settle_bins, stored_edges
 from app.worker.series import FreshWindow, recompute_series
 
 
@@ -60,12 +70,15 @@ class ComputeOutcome:
     sketch_recomputations: int
 
 
-def _inputs(
-    segments: Sequence[SegmentRows], start: datetime, threshold: float
-) -> list[SegmentInput]:
+def _parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
     # The whole window is segment "all"; named segments are evaluated on their own as well.
     parts = [whole_window(list(segments), SEGMENT_ALL)]
-    parts += [s for s in segments if s.segment != SEGMENT_ALL]
+    return parts + [s for s in segments if s.segment != SEGMENT_ALL]
+
+
+def _inputs(
+    parts: Sequence[SegmentRows], start: datetime, threshold: float, edges: FloatArray | None
+) -> list[SegmentInput]:
     out = []
     for part in parts:
         labelled = int(part.labels.size)
@@ -78,6 +91,8 @@ def _inputs(
                 labelled=labelled,
                 positives=int(part.labels.sum()),
                 sketch=sketch,
+                score_counts=counted(part, edges),
+                flagged=flagged(part, threshold),
             )
         )
     return out
@@ -94,8 +109,12 @@ def compute_claim(
             raise LeaseLostError(f"model {claim.model_id} no longer exists")
         segments = read_window(session, claim.model_id, claim.window_start)
         current = WindowMetricsRepository(session).current_pi0(claim.model_id)
+        edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)
-    inputs = _inputs(segments, claim.window_start, model.threshold)
+    parts = _parts(segments)
+    proposed = propose_edges(parts[0], model.threshold) if edges is None else None
+    used = edges if edges is not None else proposed
+    inputs = _inputs(parts, claim.window_start, model.threshold, used)
     guess = current.value if current is not None else None
     evaluated = [
         evaluate_segment(i, guess, model_name=model.name, replicates=options.replicates)
@@ -108,6 +127,11 @@ def compute_claim(
             raise LeaseLostError(f"lease on {claim} lost")
         repo = WindowMetricsRepository(session)
         monitoring = MonitoringRepository(session)
+        nowcasts = NowcastRepository(session)
+        settled = settle_bins(nowcasts, model.id, claim.window_start, proposed, rows_read)
+        if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
+            evaluated = recount(evaluated, parts, settled)
+            inputs = [e.source for e in evaluated]
         version, cut = refresh_pi0(repo, model, inputs[0].counts)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
@@ -145,6 +169,7 @@ def compute_claim(
                 duration_seconds=time.perf_counter() - started,
             )
         run_detector(monitoring, repo, model, references)
+        run_nowcasts(nowcasts, monitoring, model, references)
         if not WindowQueue(session).complete(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost before completion")
     return ComputeOutcome(
@@ -153,6 +178,10 @@ def compute_claim(
         pi0_version=pi0_version,
         sketch_recomputations=recomputed,
     )
+
+
+def _same_edges(a: FloatArray | None, b: FloatArray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
 def _lock_model(session: Session, model_id: int) -> MonitoredModel:

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.metrics import METRICS, CurveSketch, Decomposition, EvaluationResult, evaluate_sketch
+from app.metrics import (
+    METRICS,
+    CurveSketch,
+    Decomposition,
+    EvaluationResult,
+    ScoreCounts,
+    evaluate_sketch,
+)
 from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
 from app.monitoring.pi0 import WindowCounts
@@ -35,6 +42,10 @@ class SegmentInput:
     labelled: int
     positives: int
     sketch: CurveSketch | None
+    score_counts: ScoreCounts | None = None
+    """Every row on the model's score bins (None before the model's bins are cut)."""
+    flagged: int | None = None
+    """Rows at or above the threshold, labelled or not."""
 
     @property
     def counts(self) -> WindowCounts:
@@ -146,8 +157,12 @@ def rows_for(
         "computed_at": computed_at,
         "duration_seconds": duration_seconds,
     }
-    if with_sketch:
+    if with_sketch:  # what only raw rows give: a stored window's stay as they are
         row["sketch"] = source.sketch.to_bytes() if source.sketch is not None else None
+        row["score_counts"] = (
+            source.score_counts.to_bytes() if source.score_counts is not None else None
+        )
+        row["flagged"] = source.flagged
     if with_grid:
         grid = current.intervals.grid if current.intervals is not None else None
         row["interval_grid"] = (

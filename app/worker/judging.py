@@ -113,11 +113,6 @@ def _frozen(row: SegmentReference) -> FrozenReference:
     )
 
 
-def provisional(counts_reason: str | None) -> StoredVerdict:
-    """The verdict a window is stored with until it is judged."""
-    return StoredVerdict("insufficient_data", counts_reason or "not judged yet")
-
-
 def run_detector(
     monitoring: MonitoringRepository,
     metrics_repo: WindowMetricsRepository,

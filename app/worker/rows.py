@@ -1,10 +1,11 @@
 """Read one window's rows into numpy, per segment.
 
-PostgreSQL: one ``GROUP BY segment`` query whose labelled scores and labels come back as binary
-``float8[]``/``int2[]`` values, parsed by numpy as strided views. This is the column-wise binary
-transfer the design asks of COPY without its cost in Python: psycopg hands COPY OUT to Python one
-message per row (measured 1.45 s for 10^6 rows here), where one binary array per column is one
-message (0.41 s for the same rows, the server's own work included).
+PostgreSQL: one ``GROUP BY segment`` query whose labelled scores and labels (and the unlabelled
+rows' scores, which the nowcast counts) come back as binary ``float8[]``/``int2[]`` values,
+parsed by numpy as strided views. This is the column-wise binary transfer the design asks of COPY
+without its cost in Python: psycopg hands COPY OUT to Python one message per row (measured
+1.45 s for 10^6 rows here), where one binary array per column is one message (0.41 s for the
+same rows, the server's own work included).
 SQLite: a plain select.
 """
 
@@ -29,12 +30,13 @@ LabelArray = npt.NDArray[np.int8]
 
 @dataclass(frozen=True)
 class SegmentRows:
-    """A segment's labelled rows and how many rows (labelled or not) it holds."""
+    """A segment's labelled rows, and the scores of its rows without a label yet."""
 
     segment: str
     rows_total: int
     scores: FloatArray
     labels: LabelArray
+    unlabelled: FloatArray
 
 
 class RawBinaryLoader(Loader):
@@ -68,7 +70,8 @@ _PG_QUERY = """
 SELECT segment,
        count(*),
        array_agg(score) FILTER (WHERE label IS NOT NULL),
-       array_agg(label) FILTER (WHERE label IS NOT NULL)
+       array_agg(label) FILTER (WHERE label IS NOT NULL),
+       array_agg(score) FILTER (WHERE label IS NULL)
 FROM predictions
 WHERE model_id = %s AND window_start = %s
 GROUP BY segment
@@ -86,10 +89,11 @@ def _read_postgresql(session: Session, model_id: int, window_start: datetime) ->
         cursor.execute(_PG_QUERY, (model_id, window_start))
         fetched = cursor.fetchall()
     out = []
-    for segment, total, score_data, label_data in fetched:
+    for segment, total, score_data, label_data, unlabelled_data in fetched:
         scores = parse_binary_array(score_data, ">f8").astype(np.float64)
         labels = parse_binary_array(label_data, ">i2").astype(np.int8)
-        out.append(SegmentRows(str(segment), int(total), scores, labels))
+        unlabelled = parse_binary_array(unlabelled_data, ">f8").astype(np.float64)
+        out.append(SegmentRows(str(segment), int(total), scores, labels, unlabelled))
     return out
 
 
@@ -107,7 +111,8 @@ def _read_sqlite(session: Session, model_id: int, window_start: datetime) -> lis
         labelled = [(s, y) for s, y in items if y is not None]
         scores = np.fromiter((s for s, _ in labelled), dtype=np.float64, count=len(labelled))
         labels = np.fromiter((y for _, y in labelled), dtype=np.int8, count=len(labelled))
-        out.append(SegmentRows(segment, len(items), scores, labels))
+        unlabelled = np.array([s for s, y in items if y is None], dtype=np.float64)
+        out.append(SegmentRows(segment, len(items), scores, labels, unlabelled))
     return out
 
 
@@ -124,12 +129,14 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
     """All segments of a window together, under the name ``name``."""
     if len(segments) == 1:
         only = segments[0]
-        return SegmentRows(name, only.rows_total, only.scores, only.labels)
+        return SegmentRows(name, only.rows_total, only.scores, only.labels, only.unlabelled)
+    if not segments:
+        empty = np.empty(0, dtype=np.float64)
+        return SegmentRows(name, 0, empty, np.empty(0, dtype=np.int8), empty)
     return SegmentRows(
         name,
         sum(s.rows_total for s in segments),
-        np.concatenate([s.scores for s in segments]) if segments else np.empty(0),
-        np.concatenate([s.labels for s in segments]).astype(np.int8)
-        if segments
-        else np.empty(0, dtype=np.int8),
+        np.concatenate([s.scores for s in segments]),
+        np.concatenate([s.labels for s in segments]).astype(np.int8),
+        np.concatenate([s.unlabelled for s in segments]),
     )

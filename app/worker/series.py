@@ -23,9 +23,9 @@ from app.metrics import CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.maturity import immaturity
-from app.monitoring.verdicts import StoredVerdict
+from app.monitoring.verdicts import StoredVerdict, provisional
 from app.worker.evaluation import SegmentInput, evaluate_segment, rows_for
-from app.worker.judging import ModelReferences, provisional
+from app.worker.judging import ModelReferences
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from tests.conftest import AuthHeaders
 from tests.static.test_grafana_dashboard import dashboard_promql
 from tests.static.test_prometheus_rules import rule_expressions
 from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
+from tests.support.nowcasts import stored_example
 from tests.support.server import LiveServer
 from tests.support.tools import require_tool, run_tool
 
@@ -45,6 +46,9 @@ IN_PROCESS_COUNTERS = (
     "calmon_rejected_batches_total",
 )
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+# Nowcasts of the seed's two windows: the newest one's legitimate scores moved.
+STEADY = stored_example(pi=0.05)
+SHIFTED = stored_example(pi=0.05, legit_shift=0.3)
 
 
 def seed(factory: sessionmaker[Session]) -> datetime:
@@ -67,9 +71,9 @@ def seed(factory: sessionmaker[Session]) -> datetime:
         )
         session.add(model)
         session.flush()
-        for start, verdict, calibrated, labelled in (
-            (newest - timedelta(days=1), "performance_drop", 0.6, 9_000),
-            (newest, "insufficient_data", 0.25, 90),
+        for start, verdict, calibrated, labelled, nowcast in (
+            (newest - timedelta(days=1), "performance_drop", 0.6, 9_000, STEADY),
+            (newest, "insufficient_data", 0.25, 90, SHIFTED),
         ):
             session.add(
                 WindowMetrics(
@@ -87,6 +91,8 @@ def seed(factory: sessionmaker[Session]) -> datetime:
                     threshold=0.5,
                     verdict=verdict,
                     judged_at=now if verdict != "insufficient_data" else None,
+                    nowcast=nowcast,
+                    nowcast_reference_version=1,
                     source_version=1,
                     computed_at=now - timedelta(minutes=5),
                     duration_seconds=0.2,
@@ -238,7 +244,28 @@ def test_collector_exports_the_newest_window(
     )
     assert value(found, "calmon_model_window_duration_seconds", model="fraud") == 86400
     # The undefined precision is absent, in every variant and bound.
-    assert not [key for key in found if ("metric", "precision") in key[1]]
+    assert not [
+        key
+        for key in found
+        if ("metric", "precision") in key[1] and key[0].startswith("calmon_window_")
+    ]
+    # The nowcast gauges describe the newest estimated window, as stored.
+    assert value(found, "calmon_nowcast_window_start_timestamp_seconds", **series) == (
+        newest_window(now).timestamp()
+    )
+    assert value(found, "calmon_nowcast_score_shift", **series) == 1
+    assert value(found, "calmon_nowcast_fit_p_value", **series) == SHIFTED["fit_p_value"] < 1e-3
+    assert value(found, "calmon_nowcast_positive_ratio", **series) == SHIFTED["pi"]
+    low, high = SHIFTED["pi_ci"]
+    assert value(found, "calmon_nowcast_positive_ratio_ci_lower", **series) == low
+    assert value(found, "calmon_nowcast_positive_ratio_ci_upper", **series) == high
+    for metric in ("precision", "f1", "average_precision"):
+        at = {**series, "metric": metric}
+        expected = SHIFTED["expected"][metric]
+        assert value(found, "calmon_nowcast_metric_value", **at) == expected
+        low, high = SHIFTED["expected_ci"][metric]
+        assert value(found, "calmon_nowcast_metric_ci_lower", **at) == low <= expected
+        assert value(found, "calmon_nowcast_metric_ci_upper", **at) == high >= expected
     assert value(found, "calmon_dirty_windows") == 1
     assert 100 <= value(found, "calmon_worker_lag_seconds") < 600
     assert value(found, "calmon_workers_alive") == 1

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from app.db.bulk import insert_many, update_many
+from app.db.bulk import insert_many, update_each, update_many
 from app.db.metrics_tables import (
     AlertStateRow,
     ReferenceSpec,
@@ -179,15 +179,14 @@ class MonitoringRepository:
         return {(row[0], row[1]): WindowForJudging(*row) for row in rows}
 
     def record_judgements(self, model_id: int, judged: Sequence[dict[str, Any]]) -> None:
-        """Write verdicts: each dict holds the window key and the columns it sets (rows setting
-        the same columns are written together)."""
-        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for row in judged:
-            by_columns.setdefault(tuple(row), []).append({"model_id": model_id, **row})
-        for rows in by_columns.values():
-            update_many(
-                self.session, WindowMetrics, rows, key=("model_id", "window_start", "segment")
-            )
+        """Write verdicts (or nowcasts): each dict holds the window key (``window_start``,
+        ``segment``) and the columns it sets."""
+        update_each(
+            self.session,
+            WindowMetrics,
+            [{"model_id": model_id, **row} for row in judged],
+            key=("model_id", "window_start", "segment"),
+        )
 
     def record_effects(self, model_id: int, effects: Sequence[dict[str, Any]]) -> None:
         """Write prior and performance effects of metric rows (window, segment, metric)."""

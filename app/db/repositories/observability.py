@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
@@ -53,6 +54,16 @@ class LatestValue:
     calibrated_ci_high: float | None
     prior_effect: float | None
     performance_effect: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LatestNowcast:
+    """The newest window with a label-free estimate of one (model, segment)."""
+
+    model: str
+    segment: str
+    window_start: datetime
+    nowcast: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +180,40 @@ def latest_values(session: Session) -> list[LatestValue]:
         .order_by(MonitoredModel.name, value.segment, value.metric)
     )
     return [LatestValue(*row) for row in rows]
+
+
+def latest_nowcasts(session: Session) -> list[LatestNowcast]:
+    """The newest window with a nowcast of every (model, segment)."""
+    estimated = WindowMetrics.nowcast_reference_version.is_not(None)
+    latest = (
+        select(
+            WindowMetrics.model_id,
+            WindowMetrics.segment,
+            func.max(WindowMetrics.window_start).label("window_start"),
+        )
+        .where(estimated)
+        .group_by(WindowMetrics.model_id, WindowMetrics.segment)
+        .subquery("latest")
+    )
+    rows = session.execute(
+        select(
+            MonitoredModel.name,
+            WindowMetrics.segment,
+            WindowMetrics.window_start,
+            WindowMetrics.nowcast,
+        )
+        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+        .join(
+            latest,
+            and_(
+                latest.c.model_id == WindowMetrics.model_id,
+                latest.c.segment == WindowMetrics.segment,
+                latest.c.window_start == WindowMetrics.window_start,
+            ),
+        )
+        .order_by(MonitoredModel.name, WindowMetrics.segment)
+    )
+    return [LatestNowcast(*row) for row in rows if row[3] is not None]
 
 
 def alert_rows(session: Session, model_id: int | None = None) -> list[AlertRow]:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, defer
 
-from app.db.bulk import insert_many, update_many
+from app.db.bulk import insert_many, update_each
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
 from app.monitoring.pi0 import WindowCounts
 from app.monitoring.verdicts import StoredVerdict
@@ -152,11 +152,8 @@ class WindowMetricsRepository:
 
         Used after a pi0 move: the sketch and counts of each row stay as stored.
         """
-        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for row in rows:  # rows may leave out columns that did not change
-            by_columns.setdefault(tuple(row), []).append(row)
-        for group in by_columns.values():
-            update_many(self.session, WindowMetrics, group, key=_WINDOW_KEY)
+        # Rows may leave out columns that did not change.
+        update_each(self.session, WindowMetrics, rows, key=_WINDOW_KEY)
         self.session.execute(
             delete(WindowMetricValue).where(WindowMetricValue.model_id == model_id)
         )
@@ -169,10 +166,10 @@ class WindowMetricsRepository:
         start: datetime | None = None,
         end: datetime | None = None,
     ) -> list[WindowMetrics]:
-        """Rows of one segment in [start, end), oldest first, without sketches."""
+        """Rows of one segment in [start, end), oldest first, without sketches or score counts."""
         query = (
             select(WindowMetrics)
-            .options(defer(WindowMetrics.sketch))
+            .options(defer(WindowMetrics.sketch), defer(WindowMetrics.score_counts))
             .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
         )
         if start is not None:

@@ -1,0 +1,137 @@
+"""SQL of the nowcast: a model's score bins, the windows still to estimate, and the reference
+windows' score counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from app.db.metrics_tables import ScoreBins, SegmentReference, WindowMetrics
+from app.db.tables import Window
+from app.db.types import utcnow
+from app.monitoring.pi0 import WindowCounts
+
+
+@dataclass(frozen=True, slots=True)
+class WindowToNowcast:
+    """A stored window segment whose nowcast is missing or against an older reference."""
+
+    counts: WindowCounts
+    score_counts: bytes
+    flagged: int
+    judged: bool
+
+
+class NowcastRepository:
+    """Reads and writes the nowcast's state inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def score_bins(self, model_id: int) -> ScoreBins | None:
+        """The model's score bins, if cut."""
+        return self.session.get(ScoreBins, model_id)
+
+    def add_score_bins(self, row: ScoreBins) -> None:
+        """Store a model's newly cut score bins."""
+        self.session.add(row)
+        self.session.flush()
+
+    def mark_uncounted_dirty(self, model_id: int, except_start: datetime) -> int:
+        """Re-dirty the model's stored windows that have no score counts (computed before its
+        bins were cut), so the worker counts their scores; returns windows touched."""
+        uncounted = select(WindowMetrics.window_start).where(
+            WindowMetrics.model_id == model_id,
+            WindowMetrics.score_counts.is_(None),
+            WindowMetrics.window_start != except_start,
+        )
+        result = self.session.execute(
+            update(Window)
+            .where(Window.model_id == model_id, Window.window_start.in_(uncounted))
+            .values(dirty_version=Window.dirty_version + 1, updated_at=utcnow())
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def backlog(
+        self, model_id: int, segment: str, *, after: datetime, version: int, limit: int
+    ) -> list[WindowToNowcast]:
+        """The segment's windows after ``after`` with score counts and no nowcast against
+        reference ``version``, newest first (the ones without labels matter most)."""
+        if limit <= 0:
+            return []
+        rows = self.session.execute(
+            select(
+                WindowMetrics.window_start,
+                WindowMetrics.labelled,
+                WindowMetrics.positives,
+                WindowMetrics.label_coverage,
+                WindowMetrics.score_counts,
+                WindowMetrics.flagged,
+                WindowMetrics.judged_at,
+            )
+            .where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.segment == segment,
+                WindowMetrics.window_start > after,
+                WindowMetrics.score_counts.is_not(None),
+                WindowMetrics.flagged.is_not(None),
+                or_(
+                    WindowMetrics.nowcast_reference_version.is_(None),
+                    WindowMetrics.nowcast_reference_version != version,
+                ),
+            )
+            .order_by(WindowMetrics.window_start.desc())
+            .limit(limit)
+        )
+        return [
+            WindowToNowcast(
+                WindowCounts(start, int(labelled), int(positives), coverage),
+                counts,
+                int(flagged),
+                judged is not None,
+            )
+            for start, labelled, positives, coverage, counts, flagged, judged in rows
+            if counts is not None and flagged is not None  # the query's filter, for the types
+        ]
+
+    def reference_window_counts(
+        self, model_id: int, segment: str, version: int
+    ) -> list[bytes | None]:
+        """The score counts of the windows that make up a segment's reference ``version``."""
+        return list(
+            self.session.scalars(
+                select(WindowMetrics.score_counts).where(
+                    WindowMetrics.model_id == model_id,
+                    WindowMetrics.segment == segment,
+                    WindowMetrics.verdict == "reference",
+                    WindowMetrics.reference_version == version,
+                )
+            )
+        )
+
+    def set_reference_counts(
+        self, model_id: int, segment: str, version: int, score_counts: bytes
+    ) -> None:
+        """Store a frozen reference's pooled score counts."""
+        self.session.execute(
+            update(SegmentReference)
+            .where(
+                SegmentReference.model_id == model_id,
+                SegmentReference.segment == segment,
+                SegmentReference.version == version,
+            )
+            .values(score_counts=score_counts)
+        )
+
+    def reference_counts(self, model_id: int, segment: str, version: int) -> bytes | None:
+        """A frozen reference's pooled score counts, if stored."""
+        return self.session.scalar(
+            select(SegmentReference.score_counts).where(
+                SegmentReference.model_id == model_id,
+                SegmentReference.segment == segment,
+                SegmentReference.version == version,
+            )
+        )

@@ -1,0 +1,115 @@
+"""Label-free estimates of a model's windows (the worker's I/O around app/monitoring/nowcast).
+
+In the store transaction, after the drop detector: for each segment with a frozen reference,
+the windows after it whose nowcast is missing or was made against an older reference version
+get one (newest first, at most ``NOWCASTS_PER_PASS`` a pass): the fraud rate and the expected
+metrics estimated from their score counts against the reference's class-conditional score
+counts. A window not judged yet gets the provisional verdict ``score_shift`` when the reference's
+mixture does not explain its scores. A nowcast does not depend on pi0, so a pi0 move keeps them.
+
+A reference's score counts are pooled from its windows' once every one of them has counts
+(windows stored before the model's bins were cut are being counted again meanwhile).
+"""
+
+from __future__ import annotations
+
+from app.db.repositories.monitoring import MonitoringRepository
+from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
+from app.db.tables import MonitoredModel
+from app.metrics import ClassCounts, InvalidInputError, ScoreCounts, nowcast_window
+from app.metrics.mixture import FloatArray
+from app.monitoring.alerts import FrozenReference
+from app.monitoring.maturity import immaturity
+from app.monitoring.nowcast import NOWCASTS_PER_PASS, shift_reason, stored_nowcast
+from app.monitoring.verdicts import provisional
+from app.monitoring.vocabulary import SEGMENT_ALL
+from app.worker.evaluation import seed_for
+from app.worker.judging import ModelReferences
+from app.worker.scores import stored_edges
+
+
+def run_nowcasts(
+    repo: NowcastRepository,
+    monitoring: MonitoringRepository,
+    model: MonitoredModel,
+    references: ModelReferences,
+) -> None:
+    """Estimate the windows that need it; store the estimates and provisional verdicts."""
+    edges = stored_edges(repo, model.id)
+    if edges is None:
+        return
+    left = NOWCASTS_PER_PASS
+    rows = []
+    for segment in sorted(references.frozen, key=lambda s: (s != SEGMENT_ALL, s)):
+        frozen = references.frozen[segment].reference
+        classes = _reference_classes(repo, model.id, segment, frozen, edges)
+        if classes is None:
+            continue
+        backlog = repo.backlog(
+            model.id, segment, after=frozen.last_window, version=frozen.version, limit=left + 1
+        )
+        if len(backlog) > left:  # more than this pass may do: the next pass goes on
+            monitoring.touch_newest_window(model.id)
+            backlog = backlog[:left]
+        left -= len(backlog)
+        rows += [_estimated(model, segment, window, classes, frozen) for window in backlog]
+    monitoring.record_judgements(model.id, rows)
+
+
+def _estimated(
+    model: MonitoredModel,
+    segment: str,
+    window: WindowToNowcast,
+    classes: ClassCounts,
+    frozen: FrozenReference,
+) -> dict[str, object]:
+    """The columns one window's nowcast sets (the verdict too, if not judged yet)."""
+    start = window.counts.window_start
+    row: dict[str, object] = {
+        "window_start": start,
+        "segment": segment,
+        "nowcast_reference_version": frozen.version,
+    }
+    counts = ScoreCounts.from_bytes(window.score_counts)
+    try:
+        estimate = nowcast_window(
+            counts.rows,
+            window.flagged,
+            classes,
+            frozen.sketch,
+            seed=seed_for(model.name, start, segment, "|nowcast"),
+        )
+    except InvalidInputError as error:  # an empty window: nothing to estimate, said so
+        row["nowcast"] = {"reference_version": frozen.version, "unavailable": str(error)}
+        return row
+    row["nowcast"] = stored_nowcast(estimate, frozen.version)
+    if not window.judged:
+        counts_reason = immaturity(window.counts, model.min_label_coverage)
+        row.update(provisional(counts_reason, shift_reason(estimate.fit)).columns())
+    return row
+
+
+def _reference_classes(
+    repo: NowcastRepository,
+    model_id: int,
+    segment: str,
+    frozen: FrozenReference,
+    edges: FloatArray,
+) -> ClassCounts | None:
+    """The reference's labelled score counts (pooled and stored on first use), or None while
+    some of its windows have none."""
+    stored = repo.reference_counts(model_id, segment, frozen.version)
+    if stored is None:
+        parts = repo.reference_window_counts(model_id, segment, frozen.version)
+        if len(parts) != frozen.windows or any(p is None for p in parts):
+            return None
+        pooled = ScoreCounts.pooled([ScoreCounts.from_bytes(p) for p in parts if p is not None])
+        stored = pooled.to_bytes()
+        repo.set_reference_counts(model_id, segment, frozen.version, stored)
+    counts = ScoreCounts.from_bytes(stored)
+    if counts.positives.size != edges.size + 1:
+        return None
+    try:
+        return counts.classes(edges)
+    except InvalidInputError:  # a reference without labelled frauds on the bins
+        return None

@@ -1,0 +1,93 @@
+"""A window's scores counted on its model's bins (what the nowcast reads), and the bins: cut
+once per model, from the first window with enough rows, and kept.
+
+Counting happens outside any transaction, on the bins known when the window was read (or on
+bins proposed from this window if the model has none). In the store transaction, under the
+model's lock, :func:`settle_bins` stores proposed bins if the model still has none, and
+re-dirties the windows stored before them, so that their scores are counted too. Only two
+workers cutting a model's first bins at once can count on bins that lost: the loser counts
+again (:func:`recount`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from app.db.metrics_tables import ScoreBins
+from app.db.repositories.nowcast import NowcastRepository
+from app.db.types import utcnow
+from app.metrics import ScoreCounts, bin_edges
+from app.metrics.mixture import FloatArray, edges_from_bytes, edges_to_bytes
+from app.monitoring.nowcast import MIN_BIN_ROWS
+from app.worker.evaluation import Evaluated, SegmentInput
+from app.worker.rows import SegmentRows
+
+
+def stored_edges(repo: NowcastRepository, model_id: int) -> FloatArray | None:
+    """The model's bin edges, if cut."""
+    row = repo.score_bins(model_id)
+    return edges_from_bytes(row.edges) if row is not None else None
+
+
+def propose_edges(whole: SegmentRows, threshold: float) -> FloatArray | None:
+    """Bins from this window's scores (all of them), if it has enough rows."""
+    if whole.scores.size + whole.unlabelled.size < MIN_BIN_ROWS:
+        return None
+    return bin_edges(np.concatenate([whole.scores, whole.unlabelled]), threshold)
+
+
+def flagged(part: SegmentRows, threshold: float) -> int:
+    """Rows at or above the threshold, labelled or not."""
+    return int(np.count_nonzero(part.scores >= threshold)) + int(
+        np.count_nonzero(part.unlabelled >= threshold)
+    )
+
+
+def counted(part: SegmentRows, edges: FloatArray | None) -> ScoreCounts | None:
+    """The part's rows on ``edges`` (None without edges)."""
+    if edges is None:
+        return None
+    return ScoreCounts.of(edges, part.scores, part.labels, part.unlabelled)
+
+
+def settle_bins(
+    repo: NowcastRepository,
+    model_id: int,
+    window_start: datetime,
+    proposed: FloatArray | None,
+    rows_used: int,
+) -> FloatArray | None:
+    """The model's bins after this window: the stored ones, or ``proposed`` stored now (and the
+    windows counted before re-dirtied)."""
+    stored = stored_edges(repo, model_id)
+    if stored is not None or proposed is None:
+        return stored
+    repo.add_score_bins(
+        ScoreBins(
+            model_id=model_id,
+            edges=edges_to_bytes(proposed),
+            window_start=window_start,
+            rows_used=rows_used,
+            created_at=utcnow(),
+        )
+    )
+    repo.mark_uncounted_dirty(model_id, except_start=window_start)
+    return proposed
+
+
+def recount(
+    evaluated: Sequence[Evaluated], parts: Sequence[SegmentRows], edges: FloatArray | None
+) -> list[Evaluated]:
+    """``evaluated`` with its score counts taken again on ``edges`` (``parts`` in the same
+    order as ``evaluated``)."""
+    out = []
+    for current, part in zip(evaluated, parts, strict=True):
+        source: SegmentInput = dataclasses.replace(
+            current.source, score_counts=counted(part, edges)
+        )
+        out.append(dataclasses.replace(current, source=source))
+    return out

@@ -1,0 +1,138 @@
+"""The nowcast through the worker and the API (both backends): windows without labels get a
+fraud rate and expected metrics estimated from their scores, a moved score distribution gets
+the provisional verdict score_shift, and the estimate stays beside the realised values once the
+labels arrive.
+
+Windows go straight into the database and a worker drains them in-process, as in
+tests/integration/test_detector_api.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.metrics_tables import ScoreBins, WindowMetrics
+from app.db.repositories.models import ModelRepository
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
+from tests.conftest import AuthHeaders
+from tests.support.streams import day_start, gaussian_window
+from tests.support.worker_data import insert_rows, set_labels
+
+ROWS, REFERENCE_PI, MU = 4_000, 0.05, 2.0
+# Unlabelled days after the 5-day reference: (fraud rate, shift of the legitimate scores).
+UNLABELLED = {5: (0.02, 0.0), 6: (0.10, 0.0), 7: (0.05, 0.3)}
+
+
+def _drain(sf: sessionmaker[Session]) -> None:
+    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
+
+
+def _get(client: TestClient, headers: dict[str, str], path: str) -> Any:
+    response = client.get(path, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _register(client: TestClient, admin: dict[str, str], sf: sessionmaker[Session]) -> int:
+    body = {"name": "fraud", "threshold": 1.5, "reference_windows": 5}
+    body["reference_min_positives"] = 100
+    assert client.post("/v1/models", json=body, headers=admin).status_code == 201
+    with sf() as session:
+        model = ModelRepository(session).get_by_name("fraud")
+        assert model is not None
+        return model.id
+
+
+def _day(sf: sessionmaker[Session], model_id: int, day: int, rows: int = ROWS) -> np.ndarray:
+    """Insert day ``day`` (labelled in the reference, unlabelled after); returns its labels."""
+    pi, shift = UNLABELLED.get(day, (REFERENCE_PI, 0.0))
+    scores, labels = gaussian_window(np.random.default_rng([5, day]), rows, pi, MU)
+    scores = np.where(labels == 0, scores + shift, scores)
+    shown: list[int | None] = list(labels) if day not in UNLABELLED else [None] * rows
+    insert_rows(sf, model_id, day_start(day), scores, shown, prefix=f"d{day}")
+    return labels
+
+
+def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    admin, read = auth_headers("admin"), auth_headers("read")
+    model_id = _register(client, admin, session_factory)
+    truth = {day: _day(session_factory, model_id, day) for day in range(8)}
+    _drain(session_factory)
+
+    points = _get(client, read, "/v1/models/fraud/metrics?metric=precision")["points"]
+    assert [p["verdict"] for p in points] == ["reference"] * 5 + [
+        "insufficient_data",
+        "insufficient_data",
+        "score_shift",
+    ]
+    assert all(p["nowcast"] is None for p in points[:5])  # no estimate fitted to itself
+    for day in (5, 6):
+        nowcast = points[day]["nowcast"]
+        assert nowcast["estimate"] is True
+        assert nowcast["reference_version"] == 1
+        assert not nowcast["score_shift"]
+        low, high = nowcast["pi_ci"]
+        assert low <= truth[day].mean() <= high
+        assert nowcast["ci"][0] <= nowcast["value"] <= nowcast["ci"][1]
+        assert points[day]["regular"] is None  # nothing measured yet: the estimate stands alone
+    assert points[6]["nowcast"]["value"] > points[5]["nowcast"]["value"]  # more fraud, fewer FPs
+    shifted = points[7]
+    assert shifted["nowcast"]["score_shift"] and shifted["nowcast"]["fit_p_value"] < 1e-3
+    assert not shifted["judged"]
+    reason = _get(client, read, f"/v1/models/fraud/windows/{day_start(7).isoformat()}")
+    assert reason["verdict_reason"].startswith("score shift")
+    recall = _get(client, read, "/v1/models/fraud/metrics?metric=recall")["points"][5]
+    assert recall["nowcast"]["value"] is None and "not estimated" in recall["nowcast"]["reason"]
+
+    detail = _get(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
+    nowcast = detail["nowcast"]
+    assert nowcast["rows"] == ROWS
+    assert set(nowcast["expected"]) == {"precision", "f1", "average_precision"}
+    assert nowcast["fit"]["p_value"] > 1e-3
+    assert nowcast["adjusted_count"] is not None
+    before = nowcast
+
+    # Labels arrive for day 5: it is judged, and its nowcast stays, beside the realised values.
+    labels = {f"d5-{i}": int(y) for i, y in enumerate(truth[5])}
+    set_labels(session_factory, model_id, day_start(5), labels)
+    _drain(session_factory)
+    detail = _get(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
+    assert detail["judged_at"] is not None
+    assert detail["verdict"] in {"stable", "prior_shift"}
+    assert detail["pi"] == truth[5].mean()
+    assert detail["nowcast"] == before  # the same scores, the same reference: the same estimate
+    realised = detail["metrics"]["precision"]["regular"]
+    low, high = detail["nowcast"]["expected"]["precision"]["ci"]
+    assert low <= realised <= high
+
+
+def test_bins_cut_late_count_the_windows_stored_before(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """A model's first window is too small to cut bins from; the next one cuts them, and the
+    first is counted again from its raw rows."""
+    model_id = _register(client, auth_headers("admin"), session_factory)
+    _day(session_factory, model_id, 0, rows=500)
+    _drain(session_factory)
+    with session_factory() as session:
+        assert session.get(ScoreBins, model_id) is None
+        first = session.scalar(select(WindowMetrics.score_counts))
+        assert first is None
+    _day(session_factory, model_id, 1)
+    _drain(session_factory)
+    with session_factory() as session:
+        bins = session.get(ScoreBins, model_id)
+        assert bins is not None and bins.window_start == day_start(1)
+        counts = session.execute(
+            select(WindowMetrics.window_start, WindowMetrics.score_counts, WindowMetrics.flagged)
+        ).all()
+    assert len(counts) == 2
+    assert all(c is not None and flagged is not None for _, c, flagged in counts)
