@@ -85,12 +85,14 @@ def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
         assert points[day]["regular"] is None  # nothing measured yet: the estimate stands alone
     assert points[6]["nowcast"]["value"] > points[5]["nowcast"]["value"]  # more fraud, fewer FPs
     shifted = points[7]
-    assert shifted["nowcast"]["score_shift"] and shifted["nowcast"]["fit_p_value"] < 1e-3
+    assert shifted["nowcast"]["score_shift"]
+    assert shifted["nowcast"]["fit_p_value"] < 1e-3
     assert not shifted["judged"]
     reason = _get(client, read, f"/v1/models/fraud/windows/{day_start(7).isoformat()}")
     assert reason["verdict_reason"].startswith("score shift")
     recall = _get(client, read, "/v1/models/fraud/metrics?metric=recall")["points"][5]
-    assert recall["nowcast"]["value"] is None and "not estimated" in recall["nowcast"]["reason"]
+    assert recall["nowcast"]["value"] is None
+    assert "not estimated" in recall["nowcast"]["reason"]
 
     detail = _get(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
     nowcast = detail["nowcast"]
@@ -130,7 +132,8 @@ def test_bins_cut_late_count_the_windows_stored_before(
     _drain(session_factory)
     with session_factory() as session:
         bins = session.get(ScoreBins, model_id)
-        assert bins is not None and bins.window_start == day_start(1)
+        assert bins is not None
+        assert bins.window_start == day_start(1)
         counts = session.execute(
             select(WindowMetrics.window_start, WindowMetrics.score_counts, WindowMetrics.flagged)
         ).all()

@@ -28,8 +28,8 @@ from app.observability.collector import CalmonCollector
 from tests.conftest import AuthHeaders
 from tests.static.test_grafana_dashboard import dashboard_promql
 from tests.static.test_prometheus_rules import rule_expressions
-from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
 from tests.support.nowcasts import stored_example
+from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
 from tests.support.server import LiveServer
 from tests.support.tools import require_tool, run_tool
 
