@@ -55,7 +55,7 @@ def bin_edges(scores: npt.ArrayLike, threshold: float) -> FloatArray:
     if s.size < 2 or not np.isfinite(s).all():
         raise InvalidInputError("bin edges need at least two finite scores")
     levels = list(BODY_LEVELS)
-    tail = 1.0 - BODY_LEVELS[0]
+    tail = 1.0 - BODY_LEVELS[-1]
     while tail * TAIL_STEP * s.size >= MIN_ROWS_ABOVE:
         tail *= TAIL_STEP
         levels.append(1.0 - tail)
@@ -275,15 +275,16 @@ class Fit:
 
     ``g``/``dof``: the G statistic against the fitted mixture over bins pooled to an expected
     count of 5, its degrees of freedom; ``tilt``: the likelihood-ratio statistic for a tilt of
-    the fraud scores (one degree of freedom). Both are divided by ``inflation`` (1 + rows of the
-    window / labelled rows of the reference: the reference's densities are estimates too)
-    before their p-values are read.
+    the fraud scores (one degree of freedom). Each is divided by its inflation (``inflation``,
+    ``tilt_inflation``) before its p-value is read: the reference's densities are estimates
+    too, and their error adds to the window's own (see :func:`goodness_of_fit`).
     """
 
     g: float
     dof: int
     tilt: float
     inflation: float
+    tilt_inflation: float
     p_value: float
     tilt_p_value: float
 
@@ -294,6 +295,7 @@ class Fit:
             "dof": self.dof,
             "tilt": self.tilt,
             "inflation": self.inflation,
+            "tilt_inflation": self.tilt_inflation,
             "p_value": self.p_value,
             "tilt_p_value": self.tilt_p_value,
         }
@@ -312,17 +314,34 @@ def goodness_of_fit(
     fraud rate, so the second test profiles the likelihood over an exponential tilt of the fraud
     density, ``f1 exp(t z) / norm`` (``z``: :meth:`ClassCounts.fraud_positions`, ``t`` from -3
     to 3 fraud standard deviations), and compares the best tilt with none.
+
+    Both statistics are deflated by the reference's share of the error: a bin's expected share
+    ``pi f1 + (1 - pi) f0`` is estimated with variance ``pi^2 f1 / P + (1 - pi)^2 f0 / N``
+    (``P``, ``N``: the reference's labelled frauds and legitimate rows, ``reference_rows`` split
+    as ``reference`` is), against the window's own ``share / rows``. At the reference's own fraud
+    rate that is ``1 + rows / reference_rows`` in every bin; at a fraud rate many times the
+    reference's the fraud-dominated bins carry much more (few reference frauds), which a single
+    ``1 + rows / reference_rows`` missed (the tests then fired on pure prior drift).
     """
     n = counts.astype(np.float64)
     total = float(n.sum())
     f1, f0 = reference.densities()
-    expected = total * (pi * f1 + (1.0 - pi) * f0)
-    observed_pooled, expected_pooled = _pooled(n, expected)
+    share = pi * f1 + (1.0 - pi) * f0
+    expected = total * share
+    positives = float(reference.positives.sum())
+    frauds = max(reference_rows, 1) * positives / (positives + float(reference.negatives.sum()))
+    legit = max(reference_rows, 1) - frauds
+    variance = pi**2 * f1 / frauds + (1.0 - pi) ** 2 * f0 / legit
+    groups = _pooled(expected)
+    observed_pooled = np.bincount(groups, weights=n)
+    expected_pooled = np.bincount(groups, weights=expected)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(observed_pooled > 0, observed_pooled / expected_pooled, 1.0)
     g = float(2.0 * (observed_pooled * np.log(ratio)).sum())
     dof = max(int(expected_pooled.size) - 2, 1)
-    inflation = 1.0 + total / max(reference_rows, 1)
+    # Every group expects >= 5 rows, or is the only one (its share then 1): no zero shares.
+    excess = np.bincount(groups, weights=variance) / np.bincount(groups, weights=share)
+    inflation = 1.0 + total * float(excess.mean())
     # The tilt: the best mixture with the fraud density tilted, against the untilted one.
     z = reference.fraud_positions()
     tilted = f1[None, :] * np.exp(_TILTS[:, None] * z[None, :])
@@ -332,36 +351,49 @@ def goodness_of_fit(
     profile = _log_likelihood(rows, best_pi[:, None] * tilted + (1 - best_pi[:, None]) * f0)
     untilted = _log_likelihood(n, pi * f1 + (1.0 - pi) * f0)
     tilt = float(max(2.0 * (profile.max() - untilted), 0.0))
+    tilt_inflation = 1.0 + total * _excess_along(_tilt_score(f1, f0, z, pi), share, variance)
     return Fit(
         g=g,
         dof=dof,
         tilt=tilt,
         inflation=inflation,
         p_value=chi2_sf(g / inflation, dof),
-        tilt_p_value=chi2_sf(tilt / inflation, 1),
+        tilt_p_value=chi2_sf(tilt / tilt_inflation, 1),
+        tilt_inflation=tilt_inflation,
     )
 
 
-def _pooled(observed: FloatArray, expected: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Adjacent bins pooled until each expects at least 5 rows (the G-test's approximation)."""
-    out_o: list[float] = []
-    out_e: list[float] = []
-    acc_o = acc_e = 0.0
-    for o, e in zip(observed.tolist(), expected.tolist(), strict=True):
-        acc_o += o
-        acc_e += e
-        if acc_e >= 5.0:
-            out_o.append(acc_o)
-            out_e.append(acc_e)
-            acc_o = acc_e = 0.0
-    if acc_e > 0 or acc_o > 0:
-        if out_e:
-            out_o[-1] += acc_o
-            out_e[-1] += acc_e
-        else:
-            out_o.append(acc_o)
-            out_e.append(acc_e)
-    return np.array(out_o), np.array(out_e)
+def _tilt_score(f1: FloatArray, f0: FloatArray, z: FloatArray, pi: float) -> FloatArray:
+    """Per bin, the tilt's score (the log-share's slope in the tilt) with the part that a change
+    of pi would explain projected out (pi is profiled), in the window's Fisher metric."""
+    share = pi * f1 + (1.0 - pi) * f0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(share > 0, pi * f1 * z / share, 0.0)
+        s = np.where(share > 0, (f1 - f0) / share, 0.0)
+    norm = float((share * s * s).sum())
+    along: FloatArray = u - (float((share * u * s).sum()) / norm) * s if norm > 0 else u
+    return along
+
+
+def _excess_along(a: FloatArray, share: FloatArray, variance: FloatArray) -> float:
+    """The reference's error along the score ``a``, per window row, relative to the window's."""
+    own = float((a * a * share).sum())
+    return float((a * a * variance).sum()) / own if own > 0 else 0.0
+
+
+def _pooled(expected: FloatArray) -> IntArray:
+    """Each bin's group: adjacent bins pooled until each group expects at least 5 rows (the
+    G-test's approximation); a remainder short of 5 joins the last group."""
+    groups = np.zeros(expected.size, dtype=np.int64)
+    group, acc = 0, 0.0
+    for b, e in enumerate(expected.tolist()):
+        groups[b] = group
+        acc += e
+        if acc >= 5.0:
+            group, acc = group + 1, 0.0
+    if group > 0 and acc < 5.0:
+        groups[groups == group] = group - 1
+    return groups
 
 
 def chi2_sf(x: float, dof: int) -> float:
@@ -370,6 +402,8 @@ def chi2_sf(x: float, dof: int) -> float:
     relative; numpy has no special functions and scipy is not a runtime dependency."""
     if x <= 0:
         return 1.0
+    if math.isinf(x):  # the series and fraction below would give nan, read as 1
+        return 0.0
     a, y = dof / 2.0, x / 2.0
     log_front = a * math.log(y) - y - math.lgamma(a)
     if y < a + 1.0:  # series for P(a, y)

@@ -109,9 +109,13 @@ def nowcast_window(
         raise InvalidInputError(
             f"window counts have {n.size} bins, the reference {reference.positives.size}"
         )
+    if (n < 0).any():
+        raise InvalidInputError("window counts must not be negative")
     rows = int(n.sum())
     if rows == 0:
         raise InvalidInputError("a nowcast needs rows")
+    if not 0 <= flagged <= rows:
+        raise InvalidInputError(f"{flagged} flagged rows of {rows}")
     if sketch.positives == 0 or sketch.negatives == 0:
         raise InvalidInputError("the reference sketch needs both classes")
     rng = np.random.default_rng(seed)
