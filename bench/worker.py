@@ -7,7 +7,9 @@
    reset between runs: a verdict is otherwise issued once and kept). The COPY is read the
    fastest way psycopg allows (raw COPY OUT chunks parsed by numpy, no per-row Python objects).
    The worker's own transfer (one binary array per column) is timed alone too, to show where
-   the time goes.
+   the time goes, and so are the two parts of the nowcast: counting the window's scores on the
+   model's bins (the per-window summary), and the nowcast of every segment against its reference
+   (the window's own score counts and sketch stand in for the reference's).
 2. A series of W windows of R rows (default 365 x 50,000): after a pi0 move by 20%, the series
    is recomputed the way the worker does it (point values from the stored sketches in one batch,
    intervals moved along each window's stored prior grid, effects against the references taken
@@ -35,22 +37,30 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import psycopg
-from sqlalchemy import Engine, delete, text, update
+from sqlalchemy import Engine, String, cast, delete, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import AlertStateRow, Pi0Version, SegmentReference, WindowMetrics
 from app.db.migrate import upgrade
 from app.db.repositories.monitoring import MonitoringRepository
+from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueue
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
-from app.metrics import evaluate
+from app.metrics import ClassCounts, CurveSketch, ScoreCounts, evaluate, nowcast_window
+from app.metrics.mixture import FloatArray, IntArray
 from app.settings import Settings
 from app.worker.compute import ComputeOptions, compute_claim
 from app.worker.judging import load_references
-from app.worker.rows import RawBinaryLoader, parse_binary_array, read_window
+from app.worker.rows import (
+    RawBinaryLoader,
+    SegmentRows,
+    parse_binary_array,
+    read_window,
+)
+from app.worker.scores import counted_parts, flagged, stored_edges
 from app.worker.series import recompute_series
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
@@ -158,9 +168,22 @@ def _freeze_references(factory: sessionmaker[Session], model_id: int) -> None:
                     labelled=row.labelled,
                     positives=row.positives,
                     sketch=row.sketch,
+                    score_counts=_labelled_counts(session, model_id, row.segment),
                     frozen_at=utcnow(),
                 )
             )
+
+
+def _labelled_counts(session: Session, model_id: int, segment: str) -> bytes:
+    """The window's own score counts stand in for the reference's pooled ones (as its sketch
+    does), so every timed run also nowcasts every segment."""
+    counts = session.scalar(
+        select(WindowMetrics.score_counts).where(
+            WindowMetrics.model_id == model_id, WindowMetrics.segment == segment
+        )
+    )
+    assert counts is not None, "the window's scores were not counted"
+    return counts
 
 
 def _unjudge(factory: sessionmaker[Session], model_id: int) -> None:
@@ -169,7 +192,13 @@ def _unjudge(factory: sessionmaker[Session], model_id: int) -> None:
         session.execute(
             update(WindowMetrics)
             .where(WindowMetrics.model_id == model_id)
-            .values(judged_at=None, evidence=None, reference_version=None)
+            .values(
+                judged_at=None,
+                evidence=None,
+                reference_version=None,
+                nowcast=None,
+                nowcast_reference_version=None,
+            )
         )
         session.execute(delete(AlertStateRow).where(AlertStateRow.model_id == model_id))
 
@@ -235,6 +264,52 @@ def _transfer_only(factory: sessionmaker[Session], model_id: int, start: datetim
         read_window(session, model_id, start)
 
 
+@dataclass(frozen=True)
+class WindowParts:
+    """The window's rows as the worker reads them, and what its nowcast pass reads back."""
+
+    segments: list[SegmentRows]
+    edges: FloatArray
+    estimates: list[tuple[IntArray, int, ClassCounts, CurveSketch]]
+
+
+def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:
+    with factory() as session:
+        edges = stored_edges(NowcastRepository(session), model_id)
+        assert edges is not None, "the window did not cut the model's bins"
+        segments = read_window(session, model_id, FIRST)
+        estimates = []
+        for row in WindowMetricsRepository(session).series(model_id):
+            stored = session.get(WindowMetrics, (model_id, row.window_start, row.segment))
+            assert stored is not None
+            assert stored.score_counts is not None
+            assert stored.flagged is not None
+            assert row.sketch is not None
+            counts = ScoreCounts.from_bytes(stored.score_counts)
+            estimates.append(
+                (
+                    counts.rows,
+                    stored.flagged,
+                    counts.classes(edges),
+                    CurveSketch.from_bytes(row.sketch),
+                )
+            )
+    return WindowParts(segments, edges, estimates)
+
+
+def _summary_only(window: WindowParts) -> None:
+    """What the nowcast adds to reading a window: its scores counted on the bins, per part."""
+    counted_parts(window.segments, window.edges)
+    for part in window.segments:  # the worker counts the whole window too: as cheap
+        flagged(part, THRESHOLD)
+
+
+def _nowcast_only(window: WindowParts) -> None:
+    """The nowcast of every segment against its reference (the worker's nowcast pass)."""
+    for counts, flagged_rows, reference, sketch in window.estimates:
+        nowcast_window(counts, flagged_rows, reference, sketch, seed=1)
+
+
 def _claim_to_stored(factory: sessionmaker[Session], options: ComputeOptions) -> None:
     with factory.begin() as session:
         claim = WindowQueue(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
@@ -257,13 +332,16 @@ def bench_one_window(
     options = ComputeOptions(replicates=replicates)
     _claim_to_stored(factory, options)  # sketches for the references
     _freeze_references(factory, model_id)
-    floor, array, transfer, worker = [], [], [], []
+    window = _window_parts(factory, model_id)
+    floor, array, transfer, worker, summary, nowcasts = [], [], [], [], [], []
     for _ in range(repeats):
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
         floor.append(_timed(lambda: _copy_floor(engine, model_id, FIRST, pi0)))
         array.append(_timed(lambda: _array_floor(factory, model_id, pi0)))
         transfer.append(_timed(lambda: _transfer_only(factory, model_id, FIRST)))
+        summary.append(_timed(lambda: _summary_only(window)))
+        nowcasts.append(_timed(lambda: _nowcast_only(window)))
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
     _check_judged(factory, model_id)
     return {
@@ -271,15 +349,39 @@ def bench_one_window(
         "array": Timing(array),
         "transfer": Timing(transfer),
         "worker": Timing(worker),
+        "summary": Timing(summary),
+        "nowcast": Timing(nowcasts),
     }
 
 
+def _storage(factory: sessionmaker[Session]) -> tuple[int, int, int]:
+    """Bytes a window segment stores at most: score counts, nowcast JSON, sketch."""
+    with factory() as session:
+        counts, estimate, sketch = session.execute(
+            select(
+                func.max(func.length(WindowMetrics.score_counts)),
+                func.max(func.length(cast(WindowMetrics.nowcast, String))),
+                func.max(func.length(WindowMetrics.sketch)),
+            )
+        ).one()
+    return int(counts), int(estimate), int(sketch)
+
+
 def _check_judged(factory: sessionmaker[Session], model_id: int) -> None:
-    """The timed runs did judge: every segment of the window carries a verdict."""
+    """The timed runs did judge and nowcast: every segment of the window carries a verdict
+    and a nowcast."""
     with factory() as session:
         verdicts = WindowMetricsRepository(session).verdicts(model_id, FIRST)
-    if len(verdicts) != 5:
-        raise RuntimeError(f"expected 5 judged segments, found {sorted(verdicts)}")
+        estimated = session.scalar(
+            select(func.count()).where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.nowcast_reference_version.is_not(None),
+            )
+        )
+    if len(verdicts) != 5 or estimated != 5:
+        raise RuntimeError(
+            f"expected 5 judged and nowcast segments, found {sorted(verdicts)} and {estimated}"
+        )
 
 
 def _drain(factory: sessionmaker[Session], options: ComputeOptions) -> int:
@@ -357,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _reset(engine)
         one = bench_one_window(engine, factory, args.window_rows, args.repeats, args.replicates)
+        storage = _storage(factory)
         _reset(engine)
         series = None
         if not args.skip_series:
@@ -374,6 +477,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  worker: claim -> stored metrics                      {one['worker']}")
     print(f"  ratio worker / floor: {worker / one['floor'].median:.2f} (target <= 2)")
     print(f"  ratio worker / floor': {worker / one['array'].median:.2f}")
+    print(f"  of which: score counts on the bins (5 parts)         {one['summary']}")
+    print(f"  of which: nowcast of every segment (5)               {one['nowcast']}")
+    print(f"  ratio score counts / worker: {one['summary'].median / worker:.2%} (target <= 10%)")
+    print(f"  ratio nowcasts / worker: {one['nowcast'].median / worker:.2%}")
+    counts, estimate, sketch = storage
+    print(
+        f"  stored per window segment: score counts {counts:,} B, nowcast {estimate:,} B "
+        f"(sketch {sketch:,} B)"
+    )
     if series is not None:
         print(f"series, {args.series_windows} windows x {args.series_rows:,} rows (segment all)")
         print(f"  recompute from raw rows (re-dirty + drain)           {series['raw']}")

@@ -44,8 +44,15 @@ from app.services.model_settings import model_policy
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
 from app.worker.judging import ModelReferences, load_references, run_detector
 from app.worker.nowcasting import run_nowcasts
-from app.worker.rows import SegmentRows, read_window, whole_window
-from app.worker.scores import counted, flagged, propose_edges, recount, settle_bins, stored_edges
+from app.worker.rows import SegmentRows, read_window, window_parts
+from app.worker.scores import (
+    counted_parts,
+    flagged,
+    propose_edges,
+    recount,
+    settle_bins,
+    stored_edges,
+)
 from app.worker.series import FreshWindow, recompute_series
 
 
@@ -70,17 +77,12 @@ class ComputeOutcome:
     sketch_recomputations: int
 
 
-def _parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
-    # The whole window is segment "all"; named segments are evaluated on their own as well.
-    parts = [whole_window(list(segments), SEGMENT_ALL)]
-    return parts + [s for s in segments if s.segment != SEGMENT_ALL]
-
-
 def _inputs(
-    parts: Sequence[SegmentRows], start: datetime, threshold: float, edges: FloatArray | None
+    segments: Sequence[SegmentRows], start: datetime, threshold: float, edges: FloatArray | None
 ) -> list[SegmentInput]:
     out = []
-    for part in parts:
+    parts = window_parts(segments)
+    for part, counts in zip(parts, counted_parts(segments, edges), strict=True):
         labelled = int(part.labels.size)
         sketch = build_sketch(part.scores, part.labels, threshold=threshold) if labelled else None
         out.append(
@@ -91,7 +93,7 @@ def _inputs(
                 labelled=labelled,
                 positives=int(part.labels.sum()),
                 sketch=sketch,
-                score_counts=counted(part, edges),
+                score_counts=counts,
                 flagged=flagged(part, threshold),
             )
         )
@@ -111,10 +113,9 @@ def compute_claim(
         current = WindowMetricsRepository(session).current_pi0(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)
-    parts = _parts(segments)
-    proposed = propose_edges(parts[0], model.threshold) if edges is None else None
+    proposed = propose_edges(segments, model.threshold) if edges is None else None
     used = edges if edges is not None else proposed
-    inputs = _inputs(parts, claim.window_start, model.threshold, used)
+    inputs = _inputs(segments, claim.window_start, model.threshold, used)
     guess = current.value if current is not None else None
     evaluated = [
         evaluate_segment(i, guess, model_name=model.name, replicates=options.replicates)
@@ -130,7 +131,7 @@ def compute_claim(
         nowcasts = NowcastRepository(session)
         settled = settle_bins(nowcasts, model.id, claim.window_start, proposed, rows_read)
         if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
-            evaluated = recount(evaluated, parts, settled)
+            evaluated = recount(evaluated, segments, settled)
             inputs = [e.source for e in evaluated]
         version, cut = refresh_pi0(repo, model, inputs[0].counts)
         pi0 = version.value if version is not None else None

@@ -11,6 +11,7 @@ SQLite: a plain select.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.tables import Prediction
+from app.monitoring.vocabulary import SEGMENT_ALL
 
 FloatArray = npt.NDArray[np.float64]
 LabelArray = npt.NDArray[np.int8]
@@ -140,3 +142,10 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
         np.concatenate([s.labels for s in segments]).astype(np.int8),
         np.concatenate([s.unlabelled for s in segments]),
     )
+
+
+def window_parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
+    """The parts a window is evaluated as: the whole window (segment "all"), then each named
+    segment on its own."""
+    parts = [whole_window(list(segments), SEGMENT_ALL)]
+    return parts + [s for s in segments if s.segment != SEGMENT_ALL]

@@ -24,7 +24,7 @@ from app.metrics import ScoreCounts, bin_edges
 from app.metrics.mixture import FloatArray, edges_from_bytes, edges_to_bytes
 from app.monitoring.nowcast import MIN_BIN_ROWS
 from app.worker.evaluation import Evaluated, SegmentInput
-from app.worker.rows import SegmentRows
+from app.worker.rows import SegmentRows, window_parts
 
 
 def stored_edges(repo: NowcastRepository, model_id: int) -> FloatArray | None:
@@ -33,11 +33,12 @@ def stored_edges(repo: NowcastRepository, model_id: int) -> FloatArray | None:
     return edges_from_bytes(row.edges) if row is not None else None
 
 
-def propose_edges(whole: SegmentRows, threshold: float) -> FloatArray | None:
+def propose_edges(segments: Sequence[SegmentRows], threshold: float) -> FloatArray | None:
     """Bins from this window's scores (all of them), if it has enough rows."""
-    if whole.scores.size + whole.unlabelled.size < MIN_BIN_ROWS:
+    scores = [s.scores for s in segments] + [s.unlabelled for s in segments]
+    if sum(part.size for part in scores) < MIN_BIN_ROWS:
         return None
-    return bin_edges(np.concatenate([whole.scores, whole.unlabelled]), threshold)
+    return bin_edges(np.concatenate(scores), threshold)
 
 
 def flagged(part: SegmentRows, threshold: float) -> int:
@@ -47,11 +48,21 @@ def flagged(part: SegmentRows, threshold: float) -> int:
     )
 
 
-def counted(part: SegmentRows, edges: FloatArray | None) -> ScoreCounts | None:
-    """The part's rows on ``edges`` (None without edges)."""
+def counted_parts(
+    segments: Sequence[SegmentRows], edges: FloatArray | None
+) -> list[ScoreCounts | None]:
+    """The score counts of each of ``window_parts(segments)`` (None without edges): every
+    segment's rows are counted once and the whole window is their sum, so that a window with
+    segments costs one search per row, not two."""
+    parts = window_parts(segments)
     if edges is None:
-        return None
-    return ScoreCounts.of(edges, part.scores, part.labels, part.unlabelled)
+        return [None] * len(parts)
+    each = {s.segment: ScoreCounts.of(edges, s.scores, s.labels, s.unlabelled) for s in segments}
+    if not each:
+        empty = np.empty(0)
+        return [ScoreCounts.of(edges, empty, empty, empty)]
+    whole = ScoreCounts.pooled(list(each.values()))
+    return [whole, *(each[part.segment] for part in parts[1:])]
 
 
 def settle_bins(
@@ -80,14 +91,12 @@ def settle_bins(
 
 
 def recount(
-    evaluated: Sequence[Evaluated], parts: Sequence[SegmentRows], edges: FloatArray | None
+    evaluated: Sequence[Evaluated], segments: Sequence[SegmentRows], edges: FloatArray | None
 ) -> list[Evaluated]:
-    """``evaluated`` with its score counts taken again on ``edges`` (``parts`` in the same
-    order as ``evaluated``)."""
+    """``evaluated`` (one per window part, in order) with its score counts taken again on
+    ``edges``."""
     out = []
-    for current, part in zip(evaluated, parts, strict=True):
-        source: SegmentInput = dataclasses.replace(
-            current.source, score_counts=counted(part, edges)
-        )
+    for current, counts in zip(evaluated, counted_parts(segments, edges), strict=True):
+        source: SegmentInput = dataclasses.replace(current.source, score_counts=counts)
         out.append(dataclasses.replace(current, source=source))
     return out

@@ -11,7 +11,8 @@ chargebacks and nothing else, as in a real deployment.
   fire (the detector's and the floor's), resting on the newest *mature* window.
 * "drifting" keeps its model while its fraud rate trends up 4x, cycles weekly and jumps 4x for a
   four-day attack (the newest mature days): the drop alert must stay silent (not even pending),
-  the prior shift informs.
+  the prior shift informs, and the newest window's nowcast (its fraud rate from its scores alone)
+  raises no score shift.
 
 Then one more day of legitimate labels arrives: window 36 matures, is judged, and the alert moves
 on to rest on it. Prometheus scrapes calmon's /metrics and evaluates config/prometheus/rules
@@ -49,6 +50,7 @@ CONFIRMED_AFTER = 45  # days until a legitimate transaction is confirmed
 MATURE = DAYS - CONFIRMED_AFTER + 1  # windows 0 .. MATURE - 1 are mature today
 DEADLINE_SECONDS = 240
 UNJUDGED = 'calmon_window_verdict="insufficient_data"'
+SHIFTED = 'calmon_window_verdict="score_shift"'
 
 # Today at UTC midnight: the stream's last day is yesterday, so its windows look current.
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -261,13 +263,21 @@ def check_alerts(
     # state rests on the newest mature window, and 44 windows still wait for their labels.
     for model in ("degrading", "drifting"):
         assert value(prom, f'calmon_windows_awaiting_labels{{model="{model}"}}') == DAYS - MATURE
-        assert value(prom, f'calmon_window_verdict{{model="{model}", {UNJUDGED}}}') == 1
+    # Provisional verdicts: the drifting model's newest window waits for labels; the degrading
+    # model's may be a score shift (its frauds score lower, which scores alone can show).
+    assert value(prom, f'calmon_window_verdict{{model="drifting", {UNJUDGED}}}') == 1
+    degrading = [
+        value(prom, f'calmon_window_verdict{{model="degrading", {state}}}')
+        for state in (UNJUDGED, SHIFTED)
+    ]
+    assert sorted(degrading) == [0, 1]
     assert value(prom, 'calmon_alert_state{model="degrading", calmon_alert_state="drop"}') == 1
     assert value(prom, 'calmon_alert_state{model="drifting", calmon_alert_state="ok"}') == 1
     # Same windows, same evaluations: no drop alert for the drifting model, not even pending.
     assert drop_alerts(prom, "drifting") == [], diagnostics()
     shifts = [a for a in prom.alerts() if a["labels"]["alertname"] == "CalmonPriorShift"]
     assert {a["labels"]["severity"] for a in shifts} == {"info"}
+    check_nowcast(prom, client)
     assert worker.poll() is None, "the worker died"
 
     alerts = client.get("/v1/models/degrading/alerts").json()
@@ -283,10 +293,38 @@ def check_alerts(
     assert "performance_drop" not in verdicts[:15]
     first = verdicts.index("performance_drop")
     assert set(verdicts[first:MATURE]) == {"performance_drop"}, verdicts  # and it stays
-    assert set(verdicts[MATURE:]) == {"insufficient_data"}  # never judged while immature
+    # Never judged while immature. From its scores alone, some immature windows of the degraded
+    # model are a score shift (its frauds score lower: ~90 frauds a window catch it in about one
+    # window in five, measured), and every estimate is marked as one.
+    assert set(verdicts[MATURE:]) <= {"insufficient_data", "score_shift"}
+    assert "score_shift" in verdicts[MATURE:]
     assert not any(p["judged"] for p in series[MATURE:])
     newest = client.get(f"/v1/models/degrading/windows/{series[-1]['window_start']}").json()
-    assert "waiting for labels" in newest["verdict_reason"]
+    assert newest["verdict_reason"].startswith(("score shift", "waiting for labels"))
+
+
+def check_nowcast(prom: PrometheusServer, client: httpx.Client) -> None:
+    """Before the labels: the drifting model's newest window (no confirmations yet) has its
+    fraud rate estimated from its scores, and its scores are no score shift (only the fraud rate
+    moved), so CalmonScoreShift stays silent for it."""
+    newest = start_of(DAYS - 1).timestamp()
+    drifting = '{model="drifting", segment="all"}'
+    assert value(prom, f"calmon_nowcast_window_start_timestamp_seconds{drifting}") == newest
+    assert value(prom, f"calmon_nowcast_score_shift{drifting}") == 0
+    scoring = [
+        a
+        for a in prom.alerts()
+        if a["labels"]["alertname"] == "CalmonScoreShift" and a["labels"]["model"] == "drifting"
+    ]
+    assert scoring == []
+    low = value(prom, f"calmon_nowcast_positive_ratio_ci_lower{drifting}")
+    high = value(prom, f"calmon_nowcast_positive_ratio_ci_upper{drifting}")
+    truth = drifting_pi(DAYS - 1)  # the day's expected rate; its realised one varies ~8% more
+    assert low - (high - low) <= truth <= high + (high - low), (low, truth, high)
+    points = client.get("/v1/models/drifting/metrics?metric=precision").json()["points"]
+    estimated = [p for p in points if p["nowcast"] is not None]
+    assert len(estimated) == DAYS - 14  # every window after the 14-window reference
+    assert all(p["nowcast"]["estimate"] for p in estimated)
 
 
 def check_one_more_day_matures(
