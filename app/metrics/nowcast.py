@@ -37,7 +37,8 @@ from app.metrics.mixture import (
     goodness_of_fit,
 )
 from app.metrics.null_model import NullModel
-from app.metrics.result import evaluate_sketch
+from app.metrics._kernel import Prepared
+from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 
 Interval = tuple[float, float]
@@ -226,11 +227,12 @@ def _average_precision(
     logit = np.log(inside / (1 - inside))
     spread = float(logit.max() - logit.min())
     grid = np.linspace(logit.min(), logit.max(), _AP_GRID) if spread > 0 else logit[:1]
-    priors = 1 / (1 + np.exp(-grid))
-    curve = [evaluate_sketch(sketch, pi0=float(p)).calibrated["average_precision"] for p in priors]
-    if any(v is None for v in curve):
+    # The curve's AP at every grid prior in one pass (the same floats as evaluate_sketch's).
+    curve = Prepared.of(counts_of(sketch)).calibrated(1 / (1 + np.exp(-grid)))
+    ap = np.asarray(curve["average_precision"], dtype=np.float64)
+    if not np.isfinite(ap).all():
         return value, None
-    at_pis = np.interp(logit, grid, np.array(curve, dtype=np.float64))
+    at_pis = np.interp(logit, grid, ap)
     positives = round(pi * rows)
     if positives < 1 or rows - positives < 1:
         return value, quantile(at_pis)
