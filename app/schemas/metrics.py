@@ -129,7 +129,8 @@ class FitOut(BaseModel):
     g: float = Field(description="G statistic against the fitted mixture.")
     dof: int
     tilt: float = Field(description="Likelihood-ratio statistic for moved fraud scores.")
-    inflation: float = Field(description="Divisor for the reference's own sampling noise.")
+    inflation: float = Field(description="g's divisor for the reference's own sampling noise.")
+    tilt_inflation: float = Field(description="tilt's divisor for the same.")
     p_value: float
     tilt_p_value: float
 
