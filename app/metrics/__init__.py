@@ -8,7 +8,7 @@ from app.metrics.curves import PRCurve, pr_curve
 from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
 from app.metrics.mixture import ClassCounts, Fit, ScoreCounts, bin_edges
-from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window
+from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window, pooled_fit
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
@@ -43,5 +43,6 @@ __all__ = [
     "metric_spec",
     "nowcast_window",
     "pool_sketches",
+    "pooled_fit",
     "pr_curve",
 ]

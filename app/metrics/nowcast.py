@@ -1,7 +1,7 @@
 """A window's fraud rate and metrics estimated from its scores alone, with intervals.
 
 Given the reference's labelled scores (per bin, and its pooled curve sketch) and a window's bin
-counts (every row, labelled or not), :func:`nowcast` returns:
+counts (every row, labelled or not), :func:`nowcast_window` returns:
 
 * ``pi``: the maximum-likelihood fraud rate of the mixture (:func:`app.metrics.mixture.fit_prior`)
   and the adjusted classify-and-count at the threshold, each with a percentile interval;
@@ -9,6 +9,11 @@ counts (every row, labelled or not), :func:`nowcast` returns:
   curve re-expressed at the estimated pi (Lampert & Gancarski eq. 3: precision at prior pi is
   ``pi TPR / (pi TPR + (1 - pi) FPR)``, TPR and FPR being the reference's);
 * how well the mixture explains the scores (:func:`app.metrics.mixture.goodness_of_fit`).
+
+:func:`pooled_fit` runs the same tests on several windows' counts added up: under a pure prior
+shift every window is a mixture of the same two distributions, so their sum is one too (at the
+rows' average fraud rate; windows of different rates only make the sum less variable than the
+test assumes), while a lasting change of the scores adds its evidence window after window.
 
 Intervals come from a parametric bootstrap: the window's and the reference's bin counts are
 redrawn (Poisson), pi is fitted again, and the window's metrics are drawn as a window of that
@@ -26,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from app.metrics._kernel import Prepared
 from app.metrics.errors import InvalidInputError
 from app.metrics.mixture import (
     ClassCounts,
@@ -37,7 +43,6 @@ from app.metrics.mixture import (
     goodness_of_fit,
 )
 from app.metrics.null_model import NullModel
-from app.metrics._kernel import Prepared
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 
@@ -176,6 +181,16 @@ def nowcast_window(
         fit=goodness_of_fit(n, reference, pi, reference_rows=sketch.n),
         undefined=undefined,
     )
+
+
+def pooled_fit(counts: IntArray, reference: ClassCounts, sketch: CurveSketch) -> Fit:
+    """The misfit tests on several windows' counts, added up (see the module docstring)."""
+    n = np.asarray(counts, dtype=np.int64)
+    if n.shape != reference.positives.shape or n.sum() == 0 or (n < 0).any():
+        raise InvalidInputError("pooled counts need rows on the reference's bins")
+    f1, f0 = reference.densities()
+    pi = float(fit_prior(n[None, :].astype(np.float64), f1, f0)[0])
+    return goodness_of_fit(n, reference, pi, reference_rows=sketch.n)
 
 
 def _shares(counts: FloatArray) -> FloatArray:

@@ -8,10 +8,14 @@ decides what calmon does with that:
 * which windows get one: those after their segment's frozen reference (before it, the estimate
   would be fitted to its own rows), labelled or not, so that once labels arrive the estimate
   stands beside the realised value and the estimator's accuracy is visible;
-* when the scores are a **score shift**: the fitted mixture does not explain them (either test's
+* when the scores are a **score shift**: the fitted mixture does not explain them (a test's
   p-value under :data:`MISFIT_P_VALUE`), so P(score | class) moved: the model or its inputs
-  changed, which no change of the fraud rate explains. An unjudged window's provisional verdict
-  is then ``score_shift``: a warning, never a page (labels decide whether performance dropped);
+  changed, which no change of the fraud rate explains. The tests run on the window alone (a
+  sudden change) and on it together with the windows before it, up to :data:`RECENT_WINDOWS`
+  (a lasting change too small for one window: their counts add up, and under a pure prior
+  shift their sum is still a mixture of the reference's two distributions). An unjudged
+  window's provisional verdict is then ``score_shift``: a warning, never a page (labels decide
+  whether performance dropped);
 * the stored form (``window_metrics.nowcast``) that the API and Prometheus read.
 
 What scores alone cannot tell apart: fraud scores that moved *within* the range where frauds
@@ -22,13 +26,17 @@ the rest waits for the labels (README, "Before the labels arrive").
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from app.metrics import Fit, Nowcast
 
 MISFIT_P_VALUE = 0.001
-"""Scores are a shift when a test's p-value is below this. Two tests per window, so under pure
-prior drift about 0.2% of windows warn (measured: bench/nowcast.py)."""
+"""Scores are a shift when a test's p-value is below this (two tests, on the window alone and
+on the recent windows together: the false-warning rate under pure prior drift is measured in
+bench/nowcast.py)."""
+RECENT_WINDOWS = 7
+"""The recent test pools a window with up to six windows before it (a week of daily windows)."""
 MIN_BIN_ROWS = 2000
 """A model's score bins are cut from its first window with at least this many rows: the bins'
 top tail stops where about three of that window's scores lie above (app.metrics.bin_edges)."""
@@ -38,27 +46,48 @@ leaves every later window to estimate again; the rest waits for the next pass.""
 
 
 def fit_p_value(fit: Fit) -> float:
-    """The smaller p-value of the two misfit tests."""
+    """The smaller p-value of a fit's two tests (the G-test and the fraud-score tilt)."""
     return min(fit.p_value, fit.tilt_p_value)
 
 
-def shift_reason(fit: Fit) -> str | None:
+@dataclass(frozen=True)
+class RecentFit:
+    """The misfit tests on a window and the windows before it, their counts added up."""
+
+    windows: int
+    fit: Fit
+
+
+def shift_reason(fit: Fit, recent: RecentFit | None = None) -> str | None:
     """Why the window's scores are a score shift, or None if the mixture explains them."""
-    p = fit_p_value(fit)
-    if p >= MISFIT_P_VALUE:
+    own = fit_p_value(fit)
+    if own < MISFIT_P_VALUE:
+        where, p = "this window's scores", own
+    elif recent is not None and fit_p_value(recent.fit) < MISFIT_P_VALUE:
+        where, p = (
+            f"the scores of its last {recent.windows} windows together",
+            fit_p_value(recent.fit),
+        )
+    else:
         return None
     return (
-        f"score shift: the reference's fraud and legitimate score distributions explain this "
-        f"window's scores at no fraud rate (p = {p:.2g} < {MISFIT_P_VALUE:g}); the model or its "
-        "inputs changed; labels will tell whether performance dropped"
+        f"score shift: the reference's fraud and legitimate score distributions explain {where} "
+        f"at no fraud rate (p = {p:.2g} < {MISFIT_P_VALUE:g}); the model or its inputs changed; "
+        "labels will tell whether performance dropped"
     )
 
 
-def stored_nowcast(estimate: Nowcast, reference_version: int) -> dict[str, Any]:
+def stored_nowcast(
+    estimate: Nowcast, reference_version: int, recent: RecentFit | None = None
+) -> dict[str, Any]:
     """The JSON form of ``window_metrics.nowcast``."""
     return {
         **estimate.to_dict(),
         "reference_version": reference_version,
         "fit_p_value": fit_p_value(estimate.fit),
-        "score_shift": shift_reason(estimate.fit) is not None,
+        "recent_fit": (
+            {"windows": recent.windows, **recent.fit.to_dict()} if recent is not None else None
+        ),
+        "recent_fit_p_value": fit_p_value(recent.fit) if recent is not None else None,
+        "score_shift": shift_reason(estimate.fit, recent) is not None,
     }

@@ -7,10 +7,17 @@ disagree).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import timedelta
+from types import MappingProxyType
 from typing import Final, Literal, get_args
 
 Granularity = Literal["hour", "day", "week"]
 GRANULARITIES: Final[tuple[Granularity, ...]] = get_args(Granularity)
+WINDOW_LENGTH: Final[Mapping[Granularity, timedelta]] = MappingProxyType(
+    {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
+)
+"""A window's nominal length (a local day across a DST change lasts 23 or 25 hours)."""
 
 Pi0PolicyName = Literal["historical", "reference", "fixed"]
 PI0_POLICIES: Final[tuple[Pi0PolicyName, ...]] = get_args(Pi0PolicyName)

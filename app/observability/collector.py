@@ -35,11 +35,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repositories import observability as repository
 from app.metrics import METRIC_NAMES
-from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
+from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, WINDOW_LENGTH
 from app.observability.nowcast_families import nowcast_families
 
 # The models table's granularities; CalmonStaleWindow compares window age with this length.
-WINDOW_SECONDS = {"hour": 3600.0, "day": 86400.0, "week": 604800.0}
+WINDOW_SECONDS = {name: length.total_seconds() for name, length in WINDOW_LENGTH.items()}
 # models.alert_floor is a floor on this calibrated metric (docs/interfaces.md section 2).
 ALERT_FLOOR_METRIC = "average_precision"
 # A worker is alive if its heartbeat is this many lease periods old at most (interfaces.md).

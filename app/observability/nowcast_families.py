@@ -21,6 +21,11 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
+def _smallest(*values: Any) -> float | None:
+    defined = [v for v in (_number(value) for value in values) if v is not None]
+    return min(defined) if defined else None
+
+
 def nowcast_families(nowcasts: Sequence[LatestNowcast]) -> Iterator[Metric]:
     """The nowcast's gauge families."""
     labels = ["model", "segment"]
@@ -61,7 +66,9 @@ def nowcast_families(nowcasts: Sequence[LatestNowcast]) -> Iterator[Metric]:
         "distributions at no fraud rate (the model or its inputs changed), else 0.",
     )
     p_value = gauge(
-        "calmon_nowcast_fit_p_value", "The smaller p-value of the two score-shift tests."
+        "calmon_nowcast_fit_p_value",
+        "The smallest p-value of the score-shift tests (the window alone, and with the windows "
+        "before it).",
     )
     for row in nowcasts:
         stored = row.nowcast
@@ -75,7 +82,7 @@ def nowcast_families(nowcasts: Sequence[LatestNowcast]) -> Iterator[Metric]:
             (pi, stored.get("pi")),
             (pi_low, interval[0]),
             (pi_high, interval[1]),
-            (p_value, stored.get("fit_p_value")),
+            (p_value, _smallest(stored.get("fit_p_value"), stored.get("recent_fit_p_value"))),
         ):
             if (defined := _number(number)) is not None:
                 family.add_metric(key, defined)

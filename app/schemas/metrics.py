@@ -32,7 +32,10 @@ class NowcastPoint(BaseModel):
         description="The reference's score distributions explain this window's scores at no "
         "fraud rate: the model or its inputs changed."
     )
-    fit_p_value: float | None
+    fit_p_value: float | None = Field(description="The tests' smaller p-value, this window.")
+    recent_fit_p_value: float | None = Field(
+        description="The same, with the windows before it (up to 7 windows)."
+    )
     reason: str | None = Field(description="Why a null value is undefined.")
 
 
@@ -135,6 +138,12 @@ class FitOut(BaseModel):
     tilt_p_value: float
 
 
+class RecentFitOut(FitOut):
+    """The misfit tests on several recent windows together."""
+
+    windows: int = Field(description="Windows whose counts were added up (this one included).")
+
+
 class NowcastOut(BaseModel):
     """A window's label-free estimates, fitted to its scores alone (all rows, labelled or not)
     against its segment's reference, assuming only the fraud rate moved."""
@@ -153,8 +162,14 @@ class NowcastOut(BaseModel):
         default_factory=dict,
         description="Expected precision and F1 at the threshold and average precision.",
     )
-    fit: FitOut | None = None
+    fit: FitOut | None = Field(default=None, description="The tests on this window alone.")
     fit_p_value: float | None = None
+    recent_fit: RecentFitOut | None = Field(
+        default=None,
+        description="The same tests on this window and up to 6 before it, counts added up "
+        "(a lasting change too small for one window); null for the first after the reference.",
+    )
+    recent_fit_p_value: float | None = None
     score_shift: bool = False
     reason: str | None = Field(default=None, description="Why there is no estimate.")
 

@@ -6,7 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.metrics import EXPECTED_METRICS
-from app.schemas.metrics import FitOut, Interval, NowcastOut, NowcastPoint, NowcastValue
+from app.schemas.metrics import (
+    FitOut,
+    Interval,
+    NowcastOut,
+    NowcastPoint,
+    NowcastValue,
+    RecentFitOut,
+)
 
 
 def _interval(pair: Sequence[float] | None) -> Interval | None:
@@ -40,6 +47,10 @@ def nowcast_out(stored: Mapping[str, Any] | None) -> NowcastOut | None:
         },
         fit=FitOut.model_validate(stored["fit"]),
         fit_p_value=stored["fit_p_value"],
+        recent_fit=(
+            RecentFitOut.model_validate(stored["recent_fit"]) if stored.get("recent_fit") else None
+        ),
+        recent_fit_p_value=stored.get("recent_fit_p_value"),
         score_shift=stored["score_shift"],
     )
 
@@ -64,5 +75,6 @@ def nowcast_point(stored: Mapping[str, Any] | None, metric: str) -> NowcastPoint
         ci=expected.ci if expected is not None else None,
         score_shift=whole.score_shift,
         fit_p_value=whole.fit_p_value,
+        recent_fit_p_value=whole.recent_fit_p_value,
         reason=reason,
     )

@@ -5,7 +5,8 @@ the windows after it whose nowcast is missing or was made against an older refer
 get one (newest first, at most ``NOWCASTS_PER_PASS`` a pass): the fraud rate and the expected
 metrics estimated from their score counts against the reference's class-conditional score
 counts. A window not judged yet gets the provisional verdict ``score_shift`` when the reference's
-mixture does not explain its scores. A nowcast does not depend on pi0, so a pi0 move keeps them.
+mixture does not explain its scores, alone or together with the windows before it (the recent
+test, app/monitoring/nowcast.py). A nowcast does not depend on pi0, so a pi0 move keeps them.
 
 A reference's score counts are pooled from its windows' once every one of them has counts
 (windows stored before the model's bins were cut are being counted again meanwhile).
@@ -13,16 +14,29 @@ A reference's score counts are pooled from its windows' once every one of them h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import cast
+
+import numpy as np
+
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
 from app.db.tables import MonitoredModel
-from app.metrics import ClassCounts, InvalidInputError, ScoreCounts, nowcast_window
-from app.metrics.mixture import FloatArray
+from app.metrics import ClassCounts, InvalidInputError, ScoreCounts, nowcast_window, pooled_fit
+from app.metrics.mixture import FloatArray, IntArray
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.maturity import immaturity
-from app.monitoring.nowcast import NOWCASTS_PER_PASS, shift_reason, stored_nowcast
+from app.monitoring.nowcast import (
+    NOWCASTS_PER_PASS,
+    RECENT_WINDOWS,
+    RecentFit,
+    shift_reason,
+    stored_nowcast,
+)
 from app.monitoring.verdicts import provisional
-from app.monitoring.vocabulary import SEGMENT_ALL
+from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
 from app.worker.evaluation import seed_for
 from app.worker.judging import ModelReferences
 from app.worker.scores import stored_edges
@@ -52,16 +66,61 @@ def run_nowcasts(
             monitoring.touch_newest_window(model.id)
             backlog = backlog[:left]
         left -= len(backlog)
-        rows += [_estimated(model, segment, window, classes, frozen) for window in backlog]
+        recent = _Recent.around(repo, model, segment, frozen, backlog)
+        rows += [
+            _estimated(model, segment, window, classes=classes, frozen=frozen, recent=recent)
+            for window in backlog
+        ]
     monitoring.record_judgements(model.id, rows)
+
+
+@dataclass(frozen=True)
+class _Recent:
+    """A segment's score counts around the windows to estimate, for the recent test."""
+
+    counts: dict[datetime, IntArray]
+
+    @classmethod
+    def around(
+        cls,
+        repo: NowcastRepository,
+        model: MonitoredModel,
+        segment: str,
+        frozen: FrozenReference,
+        backlog: Sequence[WindowToNowcast],
+    ) -> _Recent:
+        if not backlog:
+            return cls({})
+        starts = [w.counts.window_start for w in backlog]
+        # RECENT_WINDOWS window lengths back, and a day for time-zone shifts: wide enough.
+        reach = WINDOW_LENGTH[cast(Granularity, model.granularity)] * RECENT_WINDOWS
+        stored = repo.counts_between(
+            model.id,
+            segment,
+            after=frozen.last_window,
+            since=min(starts) - reach - timedelta(days=1),
+            until=max(starts),
+        )
+        return cls({start: ScoreCounts.from_bytes(data).rows for start, data in stored})
+
+    def pooled(self, start: datetime, own: IntArray) -> tuple[int, IntArray] | None:
+        """The window's counts with those of up to RECENT_WINDOWS - 1 windows before it (how
+        many windows, and their sum), or None if it has none before it."""
+        before = sorted(s for s in self.counts if s < start)[-(RECENT_WINDOWS - 1) :]
+        if not before:
+            return None
+        total = own + np.sum([self.counts[s] for s in before], axis=0)
+        return len(before) + 1, total.astype(np.int64)
 
 
 def _estimated(
     model: MonitoredModel,
     segment: str,
     window: WindowToNowcast,
+    *,
     classes: ClassCounts,
     frozen: FrozenReference,
+    recent: _Recent,
 ) -> dict[str, object]:
     """The columns one window's nowcast sets (the verdict too, if not judged yet)."""
     start = window.counts.window_start
@@ -82,10 +141,16 @@ def _estimated(
     except InvalidInputError as error:  # an empty window: nothing to estimate, said so
         row["nowcast"] = {"reference_version": frozen.version, "unavailable": str(error)}
         return row
-    row["nowcast"] = stored_nowcast(estimate, frozen.version)
+    pooled = recent.pooled(start, counts.rows)
+    recent_fit = (
+        RecentFit(pooled[0], pooled_fit(pooled[1], classes, frozen.sketch))
+        if pooled is not None
+        else None
+    )
+    row["nowcast"] = stored_nowcast(estimate, frozen.version, recent_fit)
     if not window.judged:
         counts_reason = immaturity(window.counts, model.min_label_coverage)
-        row.update(provisional(counts_reason, shift_reason(estimate.fit)).columns())
+        row.update(provisional(counts_reason, shift_reason(estimate.fit, recent_fit)).columns())
     return row
 
 

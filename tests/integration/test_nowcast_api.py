@@ -139,3 +139,37 @@ def test_bins_cut_late_count_the_windows_stored_before(
         ).all()
     assert len(counts) == 2
     assert all(c is not None and flagged is not None for _, c, flagged in counts)
+
+
+def test_a_lasting_fraud_score_shift_adds_up_across_windows(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """Frauds score lower from day 5 on (their mean 2.0 -> 1.2): each window alone is within
+    its noise, but the recent test (the window with the windows before it, counts added up)
+    sees the shift while every label is still missing."""
+    read = auth_headers("read")
+    model_id = _register(client, auth_headers("admin"), session_factory)
+    for day in range(5):
+        _day(session_factory, model_id, day)
+    for day in range(5, 12):
+        scores, _ = gaussian_window(np.random.default_rng([6, day]), ROWS, REFERENCE_PI, 1.2)
+        insert_rows(
+            session_factory, model_id, day_start(day), scores, [None] * ROWS, prefix=f"d{day}"
+        )
+    _drain(session_factory)
+    points = _get(client, read, "/v1/models/fraud/metrics?metric=precision")["points"][5:]
+    nowcasts = [p["nowcast"] for p in points]
+    assert nowcasts[0]["recent_fit_p_value"] is None  # nothing before it to add up
+    assert [n["recent_fit_p_value"] is not None for n in nowcasts[1:]] == [True] * 6
+    caught = [
+        p["window_start"]
+        for p, n in zip(points, nowcasts, strict=True)
+        if n["fit_p_value"] >= 1e-3
+        and n["recent_fit_p_value"] is not None
+        and n["recent_fit_p_value"] < 1e-3
+    ]
+    assert caught, [(n["fit_p_value"], n["recent_fit_p_value"]) for n in nowcasts]
+    detail = _get(client, read, f"/v1/models/fraud/windows/{caught[-1]}")
+    assert detail["verdict"] == "score_shift"
+    assert "windows together" in detail["verdict_reason"]
+    assert detail["nowcast"]["recent_fit"]["windows"] >= 2

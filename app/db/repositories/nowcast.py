@@ -97,6 +97,25 @@ class NowcastRepository:
             if counts is not None and flagged is not None  # the query's filter, for the types
         ]
 
+    def counts_between(
+        self, model_id: int, segment: str, *, after: datetime, since: datetime, until: datetime
+    ) -> list[tuple[datetime, bytes]]:
+        """The segment's score counts of the windows in [since, until] after ``after``, oldest
+        first."""
+        rows = self.session.execute(
+            select(WindowMetrics.window_start, WindowMetrics.score_counts)
+            .where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.segment == segment,
+                WindowMetrics.window_start > after,
+                WindowMetrics.window_start >= since,
+                WindowMetrics.window_start <= until,
+                WindowMetrics.score_counts.is_not(None),
+            )
+            .order_by(WindowMetrics.window_start)
+        )
+        return [(start, counts) for start, counts in rows if counts is not None]
+
     def reference_window_counts(
         self, model_id: int, segment: str, version: int
     ) -> list[bytes | None]:
