@@ -700,7 +700,8 @@ def summary_table(run: DriftRun, config: Config) -> Iterator[str]:
         "scores as float64, the fixed histogram as one int64 array. The oracle's interval is the "
         "Wald interval from the observed information; the others are `nowcast_window`'s bootstrap "
         "on each summary's counts. Time: the median over windows, the summary built, serialised "
-        "(sketches: read back) and pi fitted."
+        "(sketches: read back) and pi fitted. KLL and REQ compact with the library's own "
+        "unseeded randomness: their rows move a little from run to run."
     )
 
 
