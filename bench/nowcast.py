@@ -7,7 +7,7 @@
 The CBPE peer needs its own virtualenv (``python3 -m venv /work/nannyml-venv &&
 /work/nannyml-venv/bin/pip install nannyml statsmodels``; or set CALMON_NANNYML_PYTHON); the
 quantile sketches need ``pip install datasketches`` (bench-only; skipped with a note if
-missing). bench/results/nowcast.md holds a full run's output.
+missing). The tables go to stdout (keep a run in bench/results/, which git ignores).
 
 Streams follow Siblini et al.'s Gaussian setup (bench/simulation.py): legitimate scores N(0, 1),
 fraud scores N(2.5, 1), threshold 2.0. Each stream has its own reference: 14 labelled windows of
