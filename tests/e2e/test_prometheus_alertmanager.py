@@ -88,23 +88,29 @@ def alert(name: str, severity: str, model: str) -> dict[str, Any]:
     }
 
 
-def test_a_drop_inhibits_the_prior_shift_note_of_the_same_series(alertmanager: str) -> None:
+def test_a_drop_inhibits_the_prior_shift_and_score_shift_of_the_same_series(
+    alertmanager: str,
+) -> None:
     post_alerts(
         alertmanager,
         [
             alert("CalmonCalibratedMetricDrop", "page", "fraud"),
             alert("CalmonPriorShift", "info", "fraud"),
+            alert("CalmonScoreShift", "warning", "fraud"),
             alert("CalmonPriorShift", "info", "other"),  # no drop for this model
+            alert("CalmonScoreShift", "warning", "other"),
         ],
     )
     deadline = time.monotonic() + 10
     while True:
         states = alert_states(alertmanager)
-        if len(states) == 3 or time.monotonic() > deadline:
+        if len(states) == 5 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert states == {
         ("CalmonCalibratedMetricDrop", "fraud"): "active",
         ("CalmonPriorShift", "fraud"): "suppressed",
+        ("CalmonScoreShift", "fraud"): "suppressed",
         ("CalmonPriorShift", "other"): "active",
+        ("CalmonScoreShift", "other"): "active",
     }
