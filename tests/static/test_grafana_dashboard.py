@@ -32,6 +32,7 @@ POSTGRES_TYPE = "grafana-postgresql-datasource"
 SQL_KEYWORDS = frozenset(
     {"select", "distinct", "as", "from", "join", "inner", "left", "on", "where", "and", "or"}
     | {"not", "in", "is", "null", "order", "by", "asc", "desc", "group", "limit", "between"}
+    | {"float8"}  # the type of a cast (``(wm.nowcast->>'pi')::float8``), not an identifier
 )
 
 
