@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api.errors import install_error_handlers
 from app.api.routers import batches, health, metrics, models, monitoring, tokens
+from app.api.webui import install_webui
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import head_revisions
 from app.observability.prometheus import install_metrics
@@ -54,11 +55,16 @@ def create_app(
         finally:
             engine.dispose()
 
-    app = FastAPI(title="calmon", version=__version__, lifespan=lifespan)
+    # /docs is served by install_webui from vendored assets (FastAPI's own page loads a CDN);
+    # ReDoc is not offered: it would need a second megabyte-sized bundle.
+    app = FastAPI(
+        title="calmon", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.settings = settings
     install_error_handlers(app)
     install_metrics(app, settings)
     routers = (health, models, tokens, batches, metrics, monitoring)
     for module in routers:
         app.include_router(module.router)
+    install_webui(app)
     return app

@@ -1,0 +1,52 @@
+// calmon's read API from the browser: the session's token, JSON requests, clear errors.
+"use strict";
+
+const calmon = (function () {
+  const TOKEN_KEY = "calmon.readToken";
+  // The page lives at <root>ui/; the API at <root>v1/ (works behind a path prefix too).
+  const ROOT = location.pathname.replace(/ui\/?[^/]*$/, "");
+
+  class AuthError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  function errorMessage(body, fallback) {
+    return (body && body.error && body.error.message) || fallback;
+  }
+
+  async function get(path, params) {
+    const url = new URL(ROOT + path.replace(/^\//, ""), location.origin);
+    for (const [key, value] of Object.entries(params || {})) {
+      if (value !== undefined && value !== null) url.searchParams.set(key, value);
+    }
+    const headers = { Accept: "application/json" };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = "Bearer " + token;
+    const response = await fetch(url, { headers });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (response.status === 401 || response.status === 403) {
+      throw new AuthError(response.status, errorMessage(body, response.statusText));
+    }
+    if (!response.ok) {
+      throw new Error(`${url.pathname}: ${response.status} ${errorMessage(body, response.statusText)}`);
+    }
+    return body;
+  }
+
+  return {
+    AuthError,
+    get,
+    authRequired: document.body.dataset.auth !== "disabled",
+    token: () => sessionStorage.getItem(TOKEN_KEY),
+    setToken: (token) => sessionStorage.setItem(TOKEN_KEY, token.trim()),
+    forgetToken: () => sessionStorage.removeItem(TOKEN_KEY),
+  };
+})();

@@ -1,0 +1,345 @@
+"""The web UI in a real browser (system Chromium) against a real `calmon serve`.
+
+One server on SQLite with its embedded worker, seeded over HTTP with two models: ``shop``, whose
+fraud rate swings every day and whose model degrades from day 40 (two segments, ``web`` and
+``store``), and ``steady``, whose fraud rate swings and nothing else. Every page is loaded with
+requests to any other origin blocked, and must show zero console errors and zero failed
+requests; the numbers on screen are compared with the API's for the same window. Screenshots go
+to docs/img/, where the README takes them from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from playwright.sync_api import Browser, Page
+
+from app.db.engine import create_db_engine, create_session_factory
+from app.schemas.tokens import Scope
+from app.services.tokens import create_token
+from tests.support.browser import chromium, require_chromium, watched_page
+from tests.support.databases import settings_for
+from tests.support.server import REPO_ROOT, LiveServer, running_server
+from tests.support.streams import Day, StreamSpec, batch_body, stream
+from tests.support.worker_process import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ENV = {
+    "CALMON_WORKER_POLL_SECONDS": "0.2",
+    "CALMON_WORKER_HEARTBEAT_SECONDS": "0.5",
+    "CALMON_BOOTSTRAP_REPLICATES": "200",
+}
+# The end-to-end tests' "both" stream: prior drift throughout, the model sliding from day 40.
+SHOP = StreamSpec("both", days=46, rows_per_day=8_000, pi_low=0.01, pi_high=0.04, seed=13)
+STEADY = StreamSpec("prior_drift", days=30, rows_per_day=6_000, seed=11)
+SEGMENTS = ("web", "store")
+UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
+DROPS = {"performance_drop", "both"}
+SCREENSHOTS = REPO_ROOT / "docs" / "img"
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The running server, a read token and an API client holding it."""
+
+    server: LiveServer
+    read_token: str
+    ingest_only_token: str
+    api: httpx.Client
+
+
+def _token(database_url: str, name: str, *scopes: Scope) -> str:
+    engine = create_db_engine(settings_for(database_url))
+    try:
+        with create_session_factory(engine).begin() as session:
+            return create_token(session, name, list(scopes)).token
+    finally:
+        engine.dispose()
+
+
+def _post(client: httpx.Client, model: str, body: dict[str, Any]) -> None:
+    response = client.post(
+        f"/v1/models/{model}/batches",
+        content=orjson.dumps(body),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 201, response.text
+
+
+def _halves(day: Day) -> list[tuple[str, Day]]:
+    """The day's rows split between the two segments."""
+    return [
+        (segment, dataclasses.replace(day, scores=day.scores[k::2], labels=day.labels[k::2]))
+        for k, segment in enumerate(SEGMENTS)
+    ]
+
+
+def _settled(client: httpx.Client, windows: dict[str, int]) -> bool:
+    for name, count in windows.items():
+        status = client.get(f"/v1/models/{name}/status").json()
+        assert not status["failing_windows"], status
+        if status["windows"] != count or status["dirty_windows"]:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
+    require_chromium()  # before the seeding's cost
+    directory = tmp_path_factory.mktemp("webui")
+    database_url = f"sqlite:///{(directory / 'calmon.sqlite3').as_posix()}"
+    with running_server(database_url, env=ENV, log_dir=directory) as server:
+        admin = _token(database_url, "seed", "admin", "ingest", "read")
+        headers = {"Authorization": f"Bearer {admin}"}
+        with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
+            for name in ("shop", "steady"):
+                response = client.post("/v1/models", json={"name": name, "threshold": 1.5})
+                assert response.status_code == 201, response.text
+            for day in stream(SHOP):
+                for segment, half in _halves(day):
+                    body = batch_body(half, prefix=f"shop-{segment}", segment=segment)
+                    if day.index >= SHOP.days - UNLABELLED_DAYS:
+                        body["columns"]["label"] = [None] * half.scores.size
+                    _post(client, "shop", body)
+            for day in stream(STEADY):
+                _post(client, "steady", batch_body(day, prefix="steady"))
+            windows = {"shop": SHOP.days, "steady": STEADY.days}
+            wait_for(lambda: _settled(client, windows), 300, "every window computed")
+        read = _token(database_url, "ui", "read")
+        ingest_only = _token(database_url, "no-read", "ingest")
+        with httpx.Client(
+            base_url=server.base_url, timeout=60.0, headers={"Authorization": f"Bearer {read}"}
+        ) as api:
+            yield Seeded(server, read, ingest_only, api)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+def _open(page: Page, seeded: Seeded, fragment: str) -> float:
+    """Load /ui/<fragment> with the read token in session storage; milliseconds until drawn."""
+    page.add_init_script(f"sessionStorage.setItem('calmon.readToken', {seeded.read_token!r})")
+    page.goto(f"{seeded.server.base_url}/ui/{fragment}")
+    return _wait_ready(page, fragment)
+
+
+def _wait_ready(page: Page, fragment: str) -> float:
+    """Wait until the page has drawn ``fragment`` (its route); the milliseconds it took.
+
+    Only selectors and attributes: the page's Content-Security-Policy forbids the string
+    evaluation Playwright's wait_for_function would need, and the test keeps that policy on.
+    """
+    route = fragment or "#/"
+    page.wait_for_selector(f'body[data-ready="{route}"]', state="attached", timeout=30_000)
+    return float(page.locator("body").get_attribute("data-render-ms") or "nan")
+
+
+def _number(text: str) -> float:
+    """A number as the page prints it ('0.4321', '1.234%', '+0.0123')."""
+    match = re.fullmatch(r"\s*([+-]?\d+(?:\.\d+)?)(%?)\s*", text)
+    assert match is not None, text
+    value = float(match.group(1))
+    return value / 100 if match.group(2) else value
+
+
+def _shown(page: Page, selector: str) -> float | None:
+    """The number in the element (before any interval); None where the page shows a dash."""
+    text = page.locator(selector).first.inner_text().split(" [")[0]
+    return None if text.strip() == "–" else _number(text)
+
+
+def _same(shown: float | None, api: float | None, abs_: float) -> bool:
+    """The page shows the API's value to its printed precision, or a dash for null."""
+    if api is None or shown is None:
+        return shown is None and api is None
+    return shown == pytest.approx(api, abs=abs_)
+
+
+def _series(seeded: Seeded, model: str, segment: str = "all") -> list[dict[str, Any]]:
+    response = seeded.api.get(
+        f"/v1/models/{model}/metrics", params={"metric": "average_precision", "segment": segment}
+    )
+    assert response.status_code == 200, response.text
+    points: list[dict[str, Any]] = response.json()["points"]
+    return points
+
+
+def test_models_page_lists_worst_first_with_the_api_values(
+    seeded: Seeded, browser: Browser
+) -> None:
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "")
+        rows = page.locator("#models-table tbody tr")
+        keys = [
+            (row.get_attribute("data-model"), row.get_attribute("data-segment"))
+            for row in rows.all()
+        ]
+        page.screenshot(path=SCREENSHOTS / "ui-models.png", full_page=True)
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert ("shop", "all") in keys
+    assert ("steady", "all") in keys
+    assert {s for m, s in keys if m == "shop"} == {"all", "web", "store"}
+    alerts = seeded.api.get("/v1/models/shop/alerts").json()
+    assert alerts["state"] == "drop"
+    assert keys[0][0] == "shop"  # the dropping model first
+    shop_all = next(s for s in alerts["segments"] if s["segment"] == "all")
+    judged = next(
+        p for p in _series(seeded, "shop") if p["window_start"] == shop_all["newest_judged_window"]
+    )
+    with watched_page(browser, seeded.server.base_url) as (page, _):
+        _open(page, seeded, "")
+        row = 'tr[data-model="shop"][data-segment="all"]'
+        assert page.locator(f"{row} td.state").get_attribute("data-state") == "drop"
+        calibrated = _shown(page, f'{row} td[data-field="calibrated"]')
+        reference = _shown(page, f'{row} td[data-field="reference"]')
+    assert _same(calibrated, judged["calibrated"], 5.1e-5)
+    assert _same(reference, shop_all["reference_average_precision"], 5.1e-5)
+
+
+def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser: Browser) -> None:
+    points = _series(seeded, "shop")
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        render_ms = _open(page, seeded, "#/models/shop")
+        verdicts = [
+            cell.get_attribute("data-verdict")
+            for cell in page.locator("#verdict-strip .cell").all()
+        ]
+        newest = points[-1]
+        summary = "#newest-window"
+        shown = {
+            field: _shown(page, f'{summary} td[data-field="{field}"]')
+            for field in ("regular", "calibrated", "pi", "pi0", "coverage")
+        }
+        charts = page.locator(".chart canvas").count()
+        page.screenshot(path=SCREENSHOTS / "ui-model.png", full_page=True)
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    print(f"\nmodel page, {len(points)} windows: drawn in {render_ms:.0f} ms")
+    assert verdicts == [p["verdict"] for p in points]
+    assert not DROPS & set(verdicts[: SHOP.change_day])
+    assert DROPS & set(verdicts[SHOP.change_day :])
+    assert charts == 5
+    assert _same(shown["regular"], newest["regular"], 5.1e-5)
+    assert _same(shown["calibrated"], newest["calibrated"], 5.1e-5)
+    assert _same(shown["pi"], newest["pi"], 5.1e-6)
+    assert _same(shown["pi0"], newest["pi0"], 5.1e-6)
+    assert _same(shown["coverage"], newest["label_coverage"], 5.1e-4)
+    # The unlabelled days carry only the estimate from scores, drawn as such.
+    assert newest["label_coverage"] == 0.0
+    assert newest["nowcast"] is not None
+    assert newest["nowcast"]["pi"] is not None
+
+
+def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) -> None:
+    web = _series(seeded, "shop", "web")
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        page.select_option("#segment-picker", "web")
+        _wait_ready(page, "#/models/shop?segment=web")
+        verdicts = [
+            cell.get_attribute("data-verdict")
+            for cell in page.locator("#verdict-strip .cell").all()
+        ]
+        coverage = _shown(page, '#newest-window td[data-field="coverage"]')
+        assert not log.problems(), log.problems()
+    assert verdicts == [p["verdict"] for p in web]
+    assert _same(coverage, web[-1]["label_coverage"], 5.1e-4)
+
+
+def test_window_page_shows_every_metric_as_the_api_does(seeded: Seeded, browser: Browser) -> None:
+    points = _series(seeded, "shop")
+    drop = next(p for p in points if p["verdict"] in DROPS)
+    start = drop["window_start"]
+    detail = seeded.api.get(f"/v1/models/shop/windows/{start}").json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, f"#/models/shop/windows/{start}?segment=all")
+        counts = {
+            key: int(page.locator(f'#confusion td[data-count="{key}"]').inner_text())
+            for key in ("tp", "fp", "fn", "tn")
+        }
+        shown: dict[str, dict[str, str]] = {}
+        for metric in detail["metrics"]:
+            row = f'#metrics-table tr[data-metric="{metric}"]'
+            shown[metric] = {
+                variant: page.locator(f'{row} td[data-variant="{variant}"]').inner_text()
+                for variant in ("regular", "calibrated")
+            }
+        verdict = page.locator("#verdict").get_attribute("data-verdict")
+        curves = page.locator("#chart-pr canvas").count()
+        page.screenshot(path=SCREENSHOTS / "ui-window.png", full_page=True)
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert counts == detail["counts"]
+    assert verdict == detail["verdict"] in DROPS
+    assert curves == 1
+    assert set(shown) == set(detail["metrics"])
+    for metric, values in detail["metrics"].items():
+        for variant in ("regular", "calibrated"):
+            expected = values[variant]
+            if expected is None:
+                assert shown[metric][variant] == "–", (metric, variant)
+            else:
+                assert _number(shown[metric][variant]) == pytest.approx(expected, abs=5.1e-5), (
+                    metric,
+                    variant,
+                )
+
+
+def test_a_wrong_token_gets_a_clear_message(seeded: Seeded, browser: Browser) -> None:
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        page.goto(f"{seeded.server.base_url}/ui/#/models/shop")
+        page.fill("#token-input", "calmon_not-a-real-token")
+        page.click("#token-form button[type=submit]")
+        refused = page.locator("#token-error").inner_text()
+        page.fill("#token-input", seeded.ingest_only_token)
+        page.click("#token-form button[type=submit]")
+        page.wait_for_selector("#token-error:has-text('403')")
+        forbidden = page.locator("#token-error").inner_text()
+        page.fill("#token-input", seeded.read_token)
+        page.click("#token-form button[type=submit]")
+        _wait_ready(page, "#/models/shop")
+        assert page.locator("#verdict-strip .cell").count() == SHOP.days
+        assert not log.page_errors, log.page_errors
+        assert not log.blocked, log.blocked
+    assert "refused this token (401" in refused
+    assert "read scope" in forbidden
+
+
+def test_api_reference_works_offline(seeded: Seeded, browser: Browser) -> None:
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        page.goto(f"{seeded.server.base_url}/docs")
+        page.wait_for_selector(".swagger-ui .info .title", timeout=30_000)
+        title = page.locator(".swagger-ui .info .title").inner_text()
+        page.get_by_text("/v1/models/{name}/metrics", exact=True).first.wait_for()
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert "calmon" in title
+
+
+def test_screenshots_are_where_the_readme_takes_them(seeded: Seeded) -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    for name in ("ui-models.png", "ui-model.png", "ui-window.png"):
+        assert f"docs/img/{name}" in readme
+        assert (SCREENSHOTS / name).stat().st_size > 10_000
+
+
+def test_root_sends_a_browser_to_the_ui(seeded: Seeded) -> None:
+    response = httpx.get(seeded.server.base_url + "/", follow_redirects=False)
+    assert response.status_code == 307
+    assert response.headers["location"] == "/ui/"
+    page = httpx.get(seeded.server.base_url + "/ui/")
+    assert page.status_code == 200
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert 'data-auth="required"' in page.text
