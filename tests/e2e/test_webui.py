@@ -100,7 +100,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         admin = _token(database_url, "seed", "admin", "ingest", "read")
         headers = {"Authorization": f"Bearer {admin}"}
         with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
-            for name in ("shop", "steady"):
+            for name in ("shop", "steady", "fresh"):  # fresh: registered, no rows yet
                 response = client.post("/v1/models", json={"name": name, "threshold": 1.5})
                 assert response.status_code == 201, response.text
             for day in stream(SHOP):
@@ -190,6 +190,7 @@ def test_models_page_lists_worst_first_with_the_api_values(
         assert not log.blocked, log.blocked
     assert ("shop", "all") in keys
     assert ("steady", "all") in keys
+    assert keys[-1] == ("fresh", "all")  # no windows yet: listed, last
     assert {s for m, s in keys if m == "shop"} == {"all", "web", "store"}
     alerts = seeded.api.get("/v1/models/shop/alerts").json()
     assert alerts["state"] == "drop"
@@ -264,7 +265,11 @@ def test_window_page_shows_every_metric_as_the_api_does(seeded: Seeded, browser:
     start = drop["window_start"]
     detail = seeded.api.get(f"/v1/models/shop/windows/{start}").json()
     with watched_page(browser, seeded.server.base_url) as (page, log):
-        _open(page, seeded, f"#/models/shop/windows/{start}?segment=all")
+        _open(page, seeded, "#/models/shop")
+        page.click(f'#verdict-strip .cell[data-window="{start}"]')  # a mark opens its window
+        page.wait_for_selector(
+            'body[data-ready^="#/models/shop/windows/"]', state="attached", timeout=30_000
+        )
         counts = {
             key: int(page.locator(f'#confusion td[data-count="{key}"]').inner_text())
             for key in ("tp", "fp", "fn", "tn")
@@ -295,6 +300,27 @@ def test_window_page_shows_every_metric_as_the_api_does(seeded: Seeded, browser:
                     metric,
                     variant,
                 )
+
+
+def test_pages_of_a_window_without_labels_and_a_model_without_windows(
+    seeded: Seeded, browser: Browser
+) -> None:
+    newest = _series(seeded, "shop")[-1]
+    detail = seeded.api.get(f"/v1/models/shop/windows/{newest['window_start']}").json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, f"#/models/shop/windows/{newest['window_start']}?segment=all")
+        estimate = page.locator("#nowcast").inner_text()
+        verdict = page.locator("#verdict").get_attribute("data-verdict")
+        assert not log.problems(), log.problems()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/fresh")
+        cells = page.locator("#verdict-strip .cell").count()
+        assert not log.problems(), log.problems()
+    assert detail["n"] == 0
+    assert verdict == detail["verdict"] == "insufficient_data"
+    assert "Not measured" in estimate
+    assert f"{100 * detail['nowcast']['pi']:.3f}%" in estimate
+    assert cells == 0
 
 
 def test_a_wrong_token_gets_a_clear_message(seeded: Seeded, browser: Browser) -> None:
@@ -333,13 +359,3 @@ def test_screenshots_are_where_the_readme_takes_them(seeded: Seeded) -> None:
     for name in ("ui-models.png", "ui-model.png", "ui-window.png"):
         assert f"docs/img/{name}" in readme
         assert (SCREENSHOTS / name).stat().st_size > 10_000
-
-
-def test_root_sends_a_browser_to_the_ui(seeded: Seeded) -> None:
-    response = httpx.get(seeded.server.base_url + "/", follow_redirects=False)
-    assert response.status_code == 307
-    assert response.headers["location"] == "/ui/"
-    page = httpx.get(seeded.server.base_url + "/ui/")
-    assert page.status_code == 200
-    assert "default-src 'self'" in page.headers["content-security-policy"]
-    assert 'data-auth="required"' in page.text

@@ -78,3 +78,12 @@ def test_docs_page_loads_the_vendored_swagger_ui(tmp_path: Path) -> None:
     ui = client.get("/ui/")
     assert ui.status_code == 200
     assert 'data-auth="required"' in ui.text
+    assert "default-src 'self'" in ui.headers["content-security-policy"]
+    root = client.get("/", follow_redirects=False)
+    assert root.status_code == 307
+    assert root.headers["location"] == "/ui/"
+
+
+def test_the_page_asks_for_no_token_when_auth_is_off(tmp_path: Path) -> None:
+    settings = settings_for(f"sqlite:///{tmp_path}/unused.sqlite3", auth_disabled=True)
+    assert 'data-auth="disabled"' in TestClient(create_app(settings)).get("/ui/").text

@@ -126,12 +126,22 @@
     return { model, segment, status, judged, newest, observed, reference, deficit };
   }
 
+  // A registered model with no window yet still gets its line.
+  function emptyRow(model, status) {
+    const segment = {
+      segment: "all", state: "warming_up", reason: "no windows yet", newest_judged_window: null,
+      reference_average_precision: null, awaiting_labels: { windows: 0, rows: 0 },
+    };
+    return { model, segment, status, judged: null, newest: null, observed: null, reference: null, deficit: null };
+  }
+
   async function modelsPage() {
     const models = await calmon.get("/v1/models");
     const perModel = await Promise.all(
       models.map(async (model) => {
         const base = `/v1/models/${enc(model.name)}`;
         const [alerts, status] = await Promise.all([calmon.get(`${base}/alerts`), calmon.get(`${base}/status`)]);
+        if (!alerts.segments.length) return [emptyRow(model, status)];
         return Promise.all(alerts.segments.map((segment) => overviewRow(model, segment, status)));
       }),
     );
