@@ -12,6 +12,7 @@ median of:
 - charts: the model page's five charts alone, data already in hand.
 
     python -m bench.webui [--days 365] [--segments 10] [--rows-per-day 4000] [--repeats 5]
+        [--backend sqlite|postgresql]
 
 Seeding takes minutes (the worker computes 365 x 11 window segments with intervals); the page
 timings are the point. Timings on a shared machine are noisy: compare them only within one run.
@@ -25,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,12 +37,13 @@ import orjson
 from playwright.sync_api import Page
 
 from app.db.engine import create_db_engine, create_session_factory
+from app.db.migrate import upgrade
 from app.services.tokens import create_token
 from tests.support.browser import chromium, watched_page
-from tests.support.databases import settings_for
+from tests.support.databases import fresh_database, settings_for
 from tests.support.server import running_server
 from tests.support.streams import StreamSpec, batch_body, stream
-from tests.support.worker_process import wait_for
+from tests.support.worker_process import running_workers, wait_for
 
 ENV = {
     "CALMON_WORKER_POLL_SECONDS": "0.2",
@@ -99,18 +102,48 @@ def _body_ms(page: Page, attribute: str) -> float:
     return float(page.locator("body").get_attribute(attribute) or "nan")
 
 
+# Resource Timing: first API request sent to last API response received, in the page's clock.
+API_SPAN = """(() => {
+  const api = performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/"));
+  return api.length ? Math.max(...api.map((e) => e.responseEnd))
+    - Math.min(...api.map((e) => e.startTime)) : 0;
+})()"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--segments", type=int, default=10)
     parser.add_argument("--rows-per-day", type=int, default=4_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="sqlite: calmon serve with its embedded worker; postgresql: a scratch schema on "
+        "CALMON_TEST_DATABASE_URL, the API and two worker processes",
+    )
     args = parser.parse_args(argv)
 
     directory = Path(tempfile.mkdtemp(prefix="calmon-bench-webui-"))
-    database_url = f"sqlite:///{(directory / 'calmon.sqlite3').as_posix()}"
-    timings: dict[str, list[tuple[float, float, float]]] = {}
-    with running_server(database_url, env=ENV, log_dir=directory) as server:
+    with fresh_database(args.backend, directory) as database_url:
+        if args.backend == "sqlite":
+            return _run(args, database_url, directory, ENV, nullcontext())
+        upgrade(database_url)
+        server_env = {**ENV, "CALMON_WORKER_EMBEDDED": "false"}
+        workers = running_workers(database_url, directory, 2, ENV)
+        return _run(args, database_url, directory, server_env, workers)
+
+
+def _run(
+    args: argparse.Namespace,
+    database_url: str,
+    directory: Path,
+    env: dict[str, str],
+    workers: AbstractContextManager[object],
+) -> int:
+    timings: dict[str, list[tuple[float, float, float, float]]] = {}
+    with running_server(database_url, env=env, log_dir=directory) as server, workers:
         token = _token(database_url)
         headers = {"Authorization": f"Bearer {token}"}
         started = time.perf_counter()
@@ -133,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                         if label.endswith("switch"):
                             page.goto(f"{server.base_url}/ui/#/models/big")
                             _ready(page, "#/models/big")
+                            page.evaluate("performance.clearResourceTimings()")  # the switch's own
                             t0 = time.perf_counter()
                             page.select_option("#segment-picker", "s3")
                         else:
@@ -141,19 +175,22 @@ def main(argv: list[str] | None = None) -> int:
                         _ready(page, route)
                         wall = 1000 * (time.perf_counter() - t0)
                         charts = _body_ms(page, "data-chart-ms") if "model " in label else 0.0
+                        api = float(page.evaluate(API_SPAN))
                         timings.setdefault(label, []).append(
-                            (wall, _body_ms(page, "data-render-ms"), charts)
+                            (wall, _body_ms(page, "data-render-ms"), api, charts)
                         )
                         problems = log.problems() + log.blocked
                         if problems:
                             print(f"{label}: {problems}", file=sys.stderr)
                             return 1
-    size = f"{args.days} windows, {args.segments} segments"
-    print(f"\n| page ({size}) | wall ms | in page ms | charts ms |")
-    print("|---|---:|---:|---:|")
+    size = f"{args.days} windows, {args.segments} segments, {args.backend}"
+    print(f"\n| page ({size}) | wall ms | in page ms | API ms | charts ms |")
+    print("|---|---:|---:|---:|---:|")
     for label, runs in timings.items():
-        wall, in_page, charts = (statistics.median(column) for column in zip(*runs, strict=True))
-        print(f"| {label} | {wall:.0f} | {in_page:.0f} | {charts:.0f} |")
+        wall, in_page, api, charts = (
+            statistics.median(column) for column in zip(*runs, strict=True)
+        )
+        print(f"| {label} | {wall:.0f} | {in_page:.0f} | {api:.0f} | {charts:.0f} |")
     return 0
 
 

@@ -244,13 +244,14 @@
     const timezone = model.timezone;
     const x = points.map((p) => seconds(p.window_start));
     const pick = (i) => { location.hash = windowLink(name, points[i].window_start, segment); };
+    const windowSeconds = { hour: 3600, day: 86400, week: 604800 }[model.granularity] || 86400;
     const spans = ref && ref.ready
-      ? [{ from: seconds(ref.first_window), to: seconds(ref.last_window) + 86400 * 0.5, label: `reference v${reference.current.version}` }]
+      ? [{ from: seconds(ref.first_window), to: seconds(ref.last_window) + windowSeconds, label: `reference v${reference.current.version}` }]
       : [];
     const markers = piChanges(points);
     const pi0Used = pi0.history.filter((w) => w.used);
     const pi0Spans = pi0Used.length
-      ? [{ from: seconds(pi0Used[0].window_start), to: seconds(pi0Used[pi0Used.length - 1].window_start), label: `pi0 v${pi0.current ? pi0.current.version : "–"} is the fraud rate of these windows` }]
+      ? [{ from: seconds(pi0Used[0].window_start), to: seconds(pi0Used[pi0Used.length - 1].window_start) + windowSeconds, label: `the pi0 policy (${pi0.policy}) draws on these windows` }]
       : [];
     const col = (series, key) => series.points.map((p) => p[key]);
     const ciCol = (series, key, i) => series.points.map((p) => (p[key] ? p[key][i] : null));
@@ -274,7 +275,7 @@
     const [f1Fig, f1Box] = figure("F1 at the threshold: measured and calibrated", "chart-f1",
       "as above for F1 at the model's threshold: measured (dashed, hatched band) and at pi0 (solid, plain band); hollow circles are expected F1 estimated from scores.");
     const [piFig, piBox] = figure("Fraud rate: measured pi, reference pi0, estimate from scores", "chart-pi",
-      "the solid line is the share of fraud among a window's labelled rows, the dashed step is pi0, the prior every calibrated value is computed at; the shaded span is the windows the current pi0 version was estimated from, and a dashed vertical line marks where windows were computed at a different pi0. Hollow circles and their hatched band are the fraud rate estimated from scores alone, with its 95% interval: an estimate, available before labels.");
+      "the solid line is the share of fraud among a window's labelled rows, the dashed step is pi0, the prior every calibrated value is computed at; the shaded span is the windows the pi0 policy estimates it from, and a dashed vertical line marks where windows were computed at a different pi0. Hollow circles and their hatched band are the fraud rate estimated from scores alone, with its 95% interval: an estimate, available before labels.");
     const [effFig, effBox] = figure("Why AP moved: prior effect and performance effect", "chart-effects",
       "each window's AP change against the segment's reference, split in two: the prior effect (dashed) is what the fraud rate's move explains, the performance effect (solid) is the change of calibrated AP, the model's own. Only the performance effect can page.");
     const [covFig, covBox] = figure("Label coverage", "chart-coverage",
