@@ -285,8 +285,7 @@
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
       h("p", { class: "lede", id: "alert-state", "data-state": state ? state.state : "none" },
-        state ? `${STATE_TEXT[state.state]} — ${state.reason || "no drop"}; drop evidence ${num(state.drop_evidence, 2)}` +
-          (state.threshold != null ? ` of ${num(state.threshold, 2)} to page` : "") +
+        state ? `${STATE_TEXT[state.state]} — ${state.reason || `drop evidence ${num(state.drop_evidence, 2)}`}` +
           (state.episode_start ? `; drop since ${day(state.episode_start)}` : "") : "no alert state yet",
         ` · pi0 ${pct(ap.pi0, 3)} (version ${ap.pi0_version ?? "–"}) · reference version ${reference.current.version}` +
           (ref && ref.ready ? ` (${day(ref.first_window)} to ${day(ref.last_window)}, calibrated AP ${num(ref.calibrated_average_precision)})` : ` (${ref ? ref.reason : "not collected"})`)),
