@@ -1,0 +1,85 @@
+// The token prompt and the hash router: which page to draw, and what to do on a refused token.
+"use strict";
+
+(function () {
+  const { app, h } = ui;
+  const forget = document.getElementById("forget-token");
+
+  // ---- the token ----------------------------------------------------------------------------
+  function showLogin(message) {
+    const input = h("input", {
+      type: "password", id: "token-input", autocomplete: "off", required: true, size: 48,
+      "aria-label": "read token",
+    });
+    const form = h(
+      "form",
+      {
+        id: "token-form",
+        onsubmit: (event) => {
+          event.preventDefault();
+          calmon.setToken(input.value);
+          route();
+        },
+      },
+      h("h1", {}, "A read token, please"),
+      message ? h("p", { class: "error", role: "alert", id: "token-error" }, message) : null,
+      h("p", {}, "The pages read calmon's API with a token that has the ", h("code", {}, "read"),
+        " scope. It is kept for this browser tab only (session storage) and sent to nowhere but this server. Make one with ",
+        h("code", {}, "calmon token create --name ui --scopes read"), "."),
+      h("label", { for: "token-input" }, "Token "),
+      input,
+      " ",
+      h("button", { type: "submit" }, "Use this token"),
+    );
+    app.replaceChildren(form);
+    input.focus();
+  }
+
+  function authMessage(error) {
+    if (error.status === 403) {
+      return `This token is valid but may not read (403: ${error.message}). Use a token with the read scope.`;
+    }
+    return `calmon refused this token (401: ${error.message}). Check that it was copied whole and is not revoked.`;
+  }
+
+  // ---- router -------------------------------------------------------------------------------
+  async function route() {
+    const started = performance.now();
+    delete document.body.dataset.ready;
+    forget.hidden = !calmon.token();
+    const [path, query] = location.hash.replace(/^#/, "").split("?");
+    const params = new URLSearchParams(query || "");
+    const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
+    if (calmon.authRequired && !calmon.token()) {
+      showLogin(null);
+      return;
+    }
+    try {
+      if (parts[0] === "models" && parts.length === 2) await ui.pages.model(parts[1], params);
+      else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
+      else await ui.pages.models();
+      document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
+      document.body.dataset.ready = location.hash || "#/";
+    } catch (error) {
+      if (error instanceof calmon.AuthError) {
+        showLogin(authMessage(error));
+        return;
+      }
+      app.replaceChildren(h("p", { class: "error", role: "alert" }, String(error.message || error)));
+    }
+  }
+
+  forget.addEventListener("click", () => {
+    calmon.forgetToken();
+    route();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+
+  forget.addEventListener("click", () => {
+    calmon.forgetToken();
+    route();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+})();

@@ -1,0 +1,167 @@
+// One model over time: verdict strip and charts, for one segment.
+"use strict";
+
+(function () {
+  const { app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
+
+  // ---- Model --------------------------------------------------------------------------------
+  function piChanges(points) {
+    const marks = [];
+    for (let i = 1; i < points.length; i++) {
+      const before = points[i - 1].pi0;
+      const now = points[i].pi0;
+      if (now != null && before != null && now !== before) {
+        marks.push({ x: seconds(points[i].window_start), label: `pi0 ${pct(now, 3)}` });
+      }
+    }
+    return marks;
+  }
+
+  function verdictStrip(name, segment, points) {
+    const strip = h("div", { class: "strip", id: "verdict-strip", role: "list" },
+      points.map((p) => h("a", {
+        role: "listitem",
+        class: `cell v-${p.verdict}` + (p.judged ? "" : " provisional"),
+        href: windowLink(name, p.window_start, segment),
+        "data-verdict": p.verdict,
+        "data-window": p.window_start,
+        title: `${day(p.window_start)}: ${VERDICT_TEXT[p.verdict]}${p.judged ? "" : " (provisional)"}`,
+      }, VERDICT_MARK[p.verdict])));
+    const legend = h("p", { class: "legend" }, Object.entries(VERDICT_MARK).map(([verdict, mark]) =>
+      h("span", { class: "key" }, h("span", { class: `cell v-${verdict}` }, mark), " ", VERDICT_TEXT[verdict])));
+    return [strip, legend];
+  }
+
+  async function modelPage(name, params) {
+    const segment = params.get("segment") || "all";
+    const base = `/v1/models/${enc(name)}`;
+    const [model, ap, f1, alerts, reference, pi0] = await Promise.all([
+      calmon.get(base),
+      calmon.get(`${base}/metrics`, { metric: "average_precision", segment }),
+      calmon.get(`${base}/metrics`, { metric: "f1", segment }),
+      calmon.get(`${base}/alerts`),
+      calmon.get(`${base}/reference`),
+      calmon.get(`${base}/pi0`),
+    ]);
+    const started = performance.now();
+    const points = ap.points;
+    const state = alerts.segments.find((s) => s.segment === segment);
+    const ref = reference.segments.find((s) => s.segment === segment);
+    const segments = [...new Set([...alerts.segments, ...reference.segments].map((s) => s.segment))].sort();
+    const picker = h("select", {
+      id: "segment-picker",
+      onchange: (event) => { location.hash = modelLink(name, event.target.value); },
+    }, segments.map((s) => h("option", { value: s, selected: s === segment }, s)));
+    const newest = points[points.length - 1];
+    const timezone = model.timezone;
+    const x = points.map((p) => seconds(p.window_start));
+    const pick = (i) => { location.hash = windowLink(name, points[i].window_start, segment); };
+    const windowSeconds = { hour: 3600, day: 86400, week: 604800 }[model.granularity] || 86400;
+    const spans = ref && ref.ready
+      ? [{ from: seconds(ref.first_window), to: seconds(ref.last_window) + windowSeconds, label: `reference v${reference.current.version}` }]
+      : [];
+    const markers = piChanges(points);
+    const pi0Used = pi0.history.filter((w) => w.used);
+    const pi0Spans = pi0Used.length
+      ? [{ from: seconds(pi0Used[0].window_start), to: seconds(pi0Used[pi0Used.length - 1].window_start) + windowSeconds, label: `the pi0 policy (${pi0.policy}) draws on these windows` }]
+      : [];
+    const col = (series, key) => series.points.map((p) => p[key]);
+    const ciCol = (series, key, i) => series.points.map((p) => (p[key] ? p[key][i] : null));
+    const nowcast = (series, key) => series.points.map((p) => (p.nowcast ? p.nowcast[key] : null));
+    const refLine = points.map(() => (ref ? ref.calibrated_average_precision : null));
+
+    const summary = newest ? h("table", { id: "newest-window", class: "summary" },
+      h("tr", {}, ["newest window", "regular AP", "calibrated AP", "pi", "pi0", "label coverage", "verdict"].map((t) => h("th", {}, t))),
+      h("tr", { "data-window": newest.window_start },
+        h("td", {}, h("a", { href: windowLink(name, newest.window_start, segment) }, day(newest.window_start))),
+        h("td", { class: "num", "data-field": "regular" }, num(newest.regular)),
+        h("td", { class: "num", "data-field": "calibrated" }, num(newest.calibrated)),
+        h("td", { class: "num", "data-field": "pi" }, pct(newest.pi, 3)),
+        h("td", { class: "num", "data-field": "pi0" }, pct(newest.pi0, 3)),
+        h("td", { class: "num", "data-field": "coverage" }, pct(newest.label_coverage, 1)),
+        h("td", { "data-field": "verdict" }, `${VERDICT_MARK[newest.verdict]} ${newest.verdict}`)),
+    ) : null;
+
+    const [apFig, apBox] = figure("Average precision: measured and calibrated", "chart-ap",
+      "the dashed line is AP as measured, which moves with the fraud rate; the solid line is AP calibrated to the reference fraud rate pi0, which moves only when the model ranks better or worse. Bands (hatched: measured, plain: calibrated) are 95% bootstrap intervals; the dotted line is the reference's calibrated AP; hollow circles are estimates from scores before the labels arrive (measured AP's expected value), not measurements. Click a point for its window.");
+    const [f1Fig, f1Box] = figure("F1 at the threshold: measured and calibrated", "chart-f1",
+      "as above for F1 at the model's threshold: measured (dashed, hatched band) and at pi0 (solid, plain band); hollow circles are expected F1 estimated from scores.");
+    const [piFig, piBox] = figure("Fraud rate: measured pi, reference pi0, estimate from scores", "chart-pi",
+      "the solid line is the share of fraud among a window's labelled rows, the dashed step is pi0, the prior every calibrated value is computed at; the shaded span is the windows the pi0 policy estimates it from, and a dashed vertical line marks where windows were computed at a different pi0. Hollow circles and their hatched band are the fraud rate estimated from scores alone, with its 95% interval: an estimate, available before labels.");
+    const [effFig, effBox] = figure("Why AP moved: prior effect and performance effect", "chart-effects",
+      "each window's AP change against the segment's reference, split in two: the prior effect (dashed) is what the fraud rate's move explains, the performance effect (solid) is the change of calibrated AP, the model's own. Only the performance effect can page.");
+    const [covFig, covBox] = figure("Label coverage", "chart-coverage",
+      `the share of a window's rows that have a label. A window is judged once it reaches the model's minimum (dotted line, ${pct(model.min_label_coverage, 0)}); until then its verdict is provisional.`);
+
+    app.replaceChildren(
+      h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
+      h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
+      h("p", { class: "lede", id: "alert-state", "data-state": state ? state.state : "none" },
+        state ? `${STATE_TEXT[state.state]} — ${state.reason || `drop evidence ${num(state.drop_evidence, 2)}`}` +
+          (state.episode_start ? `; drop since ${day(state.episode_start)}` : "") : "no alert state yet",
+        ` · pi0 ${pct(ap.pi0, 3)} (version ${ap.pi0_version ?? "–"}) · reference version ${reference.current.version}` +
+          (ref && ref.ready ? ` (${day(ref.first_window)} to ${day(ref.last_window)}, calibrated AP ${num(ref.calibrated_average_precision)})` : ` (${ref ? ref.reason : "not collected"})`)),
+      summary,
+      h("h2", {}, "Verdicts, one mark per window"),
+      ...verdictStrip(name, segment, points),
+      howTo("each mark is one window, oldest left. ▼ and ◆ are drops the detector issued; ~ is a fraud-rate move with the model unchanged; · is not judged yet; a faded mark is provisional."),
+      apFig, f1Fig, piFig, effFig, covFig,
+    );
+    if (!points.length) return;
+
+    const measuredBand = (series) => ({ lo: ciCol(series, "regular_ci", 0), hi: ciCol(series, "regular_ci", 1), color: "#b35806", hatch: true });
+    const calibratedBand = (series) => ({ lo: ciCol(series, "calibrated_ci", 0), hi: ciCol(series, "calibrated_ci", 1), color: "rgba(31, 95, 168, 0.22)" });
+    const common = { x, timezone, spans, markers, onPick: pick };
+    charts.timeChart(apBox, {
+      ...common, yLabel: "average precision (0–1)", yRange: [0, 1],
+      lines: [
+        { label: "measured", style: "regular", values: col(ap, "regular") },
+        { label: "calibrated at pi0", style: "calibrated", values: col(ap, "calibrated") },
+        { label: "reference (calibrated)", style: "reference", values: refLine },
+        { label: "estimate from scores", estimate: true, values: nowcast(ap, "value") },
+      ],
+      bands: [measuredBand(ap), calibratedBand(ap)],
+    });
+    charts.timeChart(f1Box, {
+      ...common, yLabel: "F1 (0–1)", yRange: [0, 1],
+      lines: [
+        { label: "measured", style: "regular", values: col(f1, "regular") },
+        { label: "calibrated at pi0", style: "calibrated", values: col(f1, "calibrated") },
+        { label: "estimate from scores", estimate: true, values: nowcast(f1, "value") },
+      ],
+      bands: [measuredBand(f1), calibratedBand(f1)],
+    });
+    const percent = (v) => (100 * v).toFixed(2) + "%";
+    charts.timeChart(piBox, {
+      ...common, spans: pi0Spans, yLabel: "fraud rate (%)", format: percent,
+      lines: [
+        { label: "pi (measured)", style: "calibrated", values: col(ap, "pi") },
+        { label: "pi0", style: "regular", values: col(ap, "pi0"), stepped: true },
+        { label: "pi estimated from scores", estimate: true, values: nowcast(ap, "pi") },
+      ],
+      bands: [{
+        lo: points.map((p) => (p.nowcast && p.nowcast.pi_ci ? p.nowcast.pi_ci[0] : null)),
+        hi: points.map((p) => (p.nowcast && p.nowcast.pi_ci ? p.nowcast.pi_ci[1] : null)),
+        color: "#6a3d9a", hatch: true,
+      }],
+    });
+    charts.timeChart(effBox, {
+      ...common, yLabel: "AP change vs reference", format: (v) => signed(v, 3),
+      lines: [
+        { label: "prior effect", style: "regular", values: col(ap, "prior_effect") },
+        { label: "performance effect", style: "calibrated", values: col(ap, "performance_effect") },
+        { label: "zero", style: "reference", values: points.map(() => 0) },
+      ],
+    });
+    charts.timeChart(covBox, {
+      ...common, yLabel: "labelled rows (%)", yRange: [0, 1.05], format: (v) => (100 * v).toFixed(0) + "%",
+      lines: [
+        { label: "label coverage", style: "calibrated", values: col(ap, "label_coverage") },
+        { label: "minimum to judge", style: "reference", values: points.map(() => model.min_label_coverage) },
+      ],
+    });
+    document.body.dataset.chartMs = (performance.now() - started).toFixed(1);
+  }
+
+  ui.pages.model = modelPage;
+})();

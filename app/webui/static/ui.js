@@ -1,0 +1,87 @@
+// Shared by the pages: element building, number and date formats, links, the verdict symbols.
+"use strict";
+
+const ui = (function () {
+  const app = document.getElementById("app");
+  const SEVERITY = { drop: 0, ok: 1, warming_up: 2 };
+  const STATE_TEXT = { drop: "▼ drop", ok: "✓ ok", warming_up: "… warming up" };
+  // One symbol per verdict so the strip reads without colour.
+  const VERDICT_MARK = {
+    stable: "=",
+    prior_shift: "~",
+    performance_drop: "▼",
+    performance_gain: "▲",
+    both: "◆",
+    insufficient_data: "·",
+    reference: "R",
+    score_shift: "!",
+  };
+  const VERDICT_TEXT = {
+    stable: "stable",
+    prior_shift: "prior shift (fraud rate moved, model did not)",
+    performance_drop: "performance drop",
+    performance_gain: "performance gain",
+    both: "drop and prior shift",
+    insufficient_data: "not judged yet (labels immature or too few)",
+    reference: "in the reference",
+    score_shift: "scores moved (provisional, before labels)",
+  };
+
+
+  // ---- small helpers ------------------------------------------------------------------------
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") el.className = value;
+      else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+      else el.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === undefined || child === null || child === false) continue;
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+
+  const num = (v, digits = 4) => (v == null ? "–" : v.toFixed(digits));
+  const pct = (v, digits = 2) => (v == null ? "–" : (100 * v).toFixed(digits) + "%");
+  const signed = (v, digits = 4) => (v == null ? "–" : (v > 0 ? "+" : "") + v.toFixed(digits));
+  const interval = (ci, f = num) => (ci == null ? "–" : `[${f(ci[0])}, ${f(ci[1])}]`);
+  const seconds = (iso) => Date.parse(iso) / 1000;
+  // A window start as its day (or hour); an instant to the minute, in UTC.
+  const day = (iso) => (iso == null ? "–" : iso.replace("T00:00:00Z", "").replace(/:00Z$/, " UTC").replace("T", " "));
+  const when = (iso) => (iso == null ? "–" : iso.slice(0, 16).replace("T", " ") + " UTC");
+  const enc = encodeURIComponent;
+
+  // A measured value, its interval, and the reason when it is undefined.
+  function valueCell(value, attrs, f = num) {
+    return h("td", { class: "num", title: attrs.reason || undefined, ...attrs.data }, f(value));
+  }
+
+  function estimateTag() {
+    return h("span", { class: "estimate-tag", title: "estimated from scores, not measured" }, "estimate");
+  }
+
+  function howTo(text) {
+    return h("p", { class: "how" }, h("strong", {}, "How to read this: "), text);
+  }
+
+  function modelLink(name, segment) {
+    return `#/models/${enc(name)}` + (segment && segment !== "all" ? `?segment=${enc(segment)}` : "");
+  }
+
+  function windowLink(name, start, segment) {
+    return `#/models/${enc(name)}/windows/${enc(start)}` + `?segment=${enc(segment || "all")}`;
+  }
+
+  function figure(title, id, how) {
+    const box = h("div", { class: "chart", id });
+    return [h("figure", {}, h("h2", {}, title), box, howTo(how)), box];
+  }
+
+  return {
+    app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT,
+    pages: {},
+  };
+})();
