@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
+from app.client.send_command import add_send
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import current_revisions, head_revisions, upgrade
 from app.errors import CalmonError, ServiceUnavailableError
@@ -147,7 +148,13 @@ def _add_token(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_cmd_token)
 
 
-COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _add_worker, _add_migrate, _add_token]
+COMMANDS: list[Callable[[Subparsers], None]] = [
+    _add_serve,
+    _add_worker,
+    _add_migrate,
+    _add_token,
+    add_send,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,394 @@
+"""``CalmonClient``: send predictions and labels to a calmon service and read its series back.
+
+    from app.client import CalmonClient
+
+    with CalmonClient("http://127.0.0.1:8000", token) as calmon:
+        calmon.send("card-fraud", ids=ids, timestamps=ts, scores=scores, labels=labels)
+        calmon.send_labels("card-fraud", ids=chargeback_ids, labels=[1] * len(chargeback_ids))
+        points = calmon.metrics("card-fraud", "average_precision")
+
+Retries are safe by construction: a batch keeps its batch id across attempts, so a batch the
+server stored before the connection broke is answered as a replay (200) and written once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+import httpx
+import orjson
+
+from app.client.columns import (
+    Chunk,
+    EncodedBatch,
+    arrays_to_columns,
+    encode_chunk,
+    frame_to_columns,
+    id_column,
+    label_column,
+    split,
+)
+
+DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+T = TypeVar("T")
+
+
+class CalmonAPIError(Exception):
+    """The service refused a request (4xx), or kept failing (5xx) after every retry."""
+
+    def __init__(self, status_code: int, body: Any) -> None:
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        self.status_code = status_code
+        self.code: str = error.get("code", "http_error")
+        self.details: list[dict[str, Any]] = error.get("details", [])
+        self.body = body
+        message = error.get("message") or str(body)[:500]
+        super().__init__(f"HTTP {status_code} {self.code}: {message}")
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What the service answered for one batch (for a replay: the stored first answer)."""
+
+    batch_id: str
+    first: int
+    rows: int
+    rows_inserted: int
+    rows_updated: int
+    replayed: bool
+    windows_touched: list[str]
+
+
+@dataclass
+class SendResult:
+    """Totals over every batch of a ``send``.
+
+    ``replayed_batches`` were already stored (by an earlier run, or by an attempt whose answer
+    was lost): their rows count in ``rows`` but not in ``rows_inserted``/``rows_updated``,
+    which say what this send wrote.
+    """
+
+    batches: int = 0
+    rows: int = 0
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    replayed_batches: int = 0
+    windows_touched: set[str] = field(default_factory=set)
+
+    def add(self, batch: BatchResult) -> None:
+        """Count one batch's answer in."""
+        self.batches += 1
+        self.rows += batch.rows
+        if batch.replayed:
+            self.replayed_batches += 1
+        else:
+            self.rows_inserted += batch.rows_inserted
+            self.rows_updated += batch.rows_updated
+        self.windows_touched.update(batch.windows_touched)
+
+
+@dataclass
+class LabelResult:
+    """Totals of a label feed: labels changed, already as sent, and ids the model lacks."""
+
+    rows_updated: int = 0
+    rows_unchanged: int = 0
+    unknown_ids: list[str] = field(default_factory=list)
+
+
+class CalmonClient:
+    """A typed client of calmon's HTTP API (httpx underneath, one connection kept alive).
+
+    ``retries`` is how many times a request is re-sent after a connection error, a timeout or
+    a 429/5xx answer, waiting ``backoff * 2**attempt`` seconds (at most 30, or the server's
+    ``Retry-After``) in between.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 300.0,
+        retries: int = 5,
+        backoff: float = 0.5,
+        batch_rows: int = DEFAULT_BATCH_ROWS,
+        compress: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
+        self.retries = retries
+        self.backoff = backoff
+        self.batch_rows = batch_rows
+        self.compress = compress
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> CalmonClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # --- models --------------------------------------------------------------------------
+    def create_model(self, name: str, threshold: float, **fields: Any) -> dict[str, Any]:
+        """Register a model (admin scope); ``fields`` are the other model fields (README)."""
+        return self._json(
+            "POST", "/v1/models", json={"name": name, "threshold": threshold, **fields}
+        )
+
+    def model(self, name: str) -> dict[str, Any]:
+        """One model's settings."""
+        return self._json("GET", f"/v1/models/{name}")
+
+    def models(self) -> list[dict[str, Any]]:
+        """Every model."""
+        result: list[dict[str, Any]] = self._request("GET", "/v1/models").json()
+        return result
+
+    # --- sending -------------------------------------------------------------------------
+    def send(
+        self,
+        model: str,
+        *,
+        ids: Any,
+        timestamps: Any,
+        scores: Any,
+        labels: Any = None,
+        segments: Any = None,
+        prefix: str = "client",
+        on_batch: Callable[[BatchResult], None] | None = None,
+    ) -> SendResult:
+        """Send predictions given as array-likes (numpy arrays, lists, pandas Series).
+
+        Timestamps: numpy ``datetime64`` (read as UTC), aware datetimes or pandas datetimes,
+        ISO strings with an offset, or Unix seconds. Labels: 0, 1, or None/NaN (not known yet).
+        The rows go in chunks of ``batch_rows``; each chunk's batch id is derived from
+        ``prefix``, its position and its content, so re-sending the same feed writes nothing.
+        """
+        columns = arrays_to_columns(ids, timestamps, scores, labels, segments)
+        return self.send_chunks(model, split(columns, self.batch_rows), prefix, on_batch)
+
+    def send_frame(
+        self,
+        model: str,
+        frame: Any,
+        *,
+        prefix: str = "client",
+        on_batch: Callable[[BatchResult], None] | None = None,
+    ) -> SendResult:
+        """Send a pandas DataFrame with columns id, timestamp, score and optionally label,
+        segment (pandas itself is not a dependency of calmon: pass a frame you have)."""
+        columns = frame_to_columns(frame)
+        return self.send_chunks(model, split(columns, self.batch_rows), prefix, on_batch)
+
+    def send_chunks(
+        self,
+        model: str,
+        chunks: Iterable[Chunk],
+        prefix: str,
+        on_batch: Callable[[BatchResult], None] | None = None,
+    ) -> SendResult:
+        """Send prepared chunks, one request each, in order.
+
+        The next batch is read and encoded on a helper thread while the current request is in
+        flight, so the client's own CPU work hides behind the server's.
+        """
+        encoded = (encode_chunk(chunk, prefix, compress=self.compress) for chunk in chunks)
+        total = SendResult()
+        for batch in _prefetched(encoded):
+            result = self.send_batch(model, batch)
+            total.add(result)
+            if on_batch is not None:
+                on_batch(result)
+        return total
+
+    def send_batch(self, model: str, batch: EncodedBatch) -> BatchResult:
+        """Post one encoded batch (retried with the same batch id)."""
+        headers = {"Content-Type": "application/json"}
+        if batch.gzipped:
+            headers["Content-Encoding"] = "gzip"
+        response = self._request(
+            "POST", f"/v1/models/{model}/batches", content=batch.body, headers=headers
+        )
+        answer = response.json()
+        return BatchResult(
+            batch_id=batch.batch_id,
+            first=batch.first,
+            rows=batch.rows,
+            rows_inserted=answer["rows_inserted"],
+            rows_updated=answer["rows_updated"],
+            replayed=response.status_code == 200,
+            windows_touched=answer["windows_touched"],
+        )
+
+    def send_labels(self, model: str, *, ids: Any, labels: Any) -> LabelResult:
+        """Set the labels (0 or 1) of predictions already sent, e.g. a chargeback feed.
+
+        Replaying a label feed changes nothing, so retries need no batch id.
+        """
+        id_values, label_values = id_column(ids), label_column(labels)
+        if len(id_values) != len(label_values):
+            raise ValueError("ids and labels have different lengths")
+        total = LabelResult()
+        for start in range(0, len(id_values), self.batch_rows):
+            entries = [
+                {"id": i, "label": lab}
+                for i, lab in zip(
+                    id_values[start : start + self.batch_rows],
+                    label_values[start : start + self.batch_rows],
+                    strict=True,
+                )
+            ]
+            body = orjson.dumps({"labels": entries})
+            headers = {"Content-Type": "application/json"}
+            if self.compress:
+                body = gzip.compress(body, compresslevel=1, mtime=0)
+                headers["Content-Encoding"] = "gzip"
+            answer = self._request(
+                "POST", f"/v1/models/{model}/labels", content=body, headers=headers
+            ).json()
+            total.rows_updated += answer["rows_updated"]
+            total.rows_unchanged += answer["rows_unchanged"]
+            total.unknown_ids.extend(answer["unknown_ids"])
+        return total
+
+    # --- reading -------------------------------------------------------------------------
+    def metrics(
+        self,
+        model: str,
+        metric: str,
+        *,
+        segment: str = "all",
+        start: datetime | str | None = None,
+        end: datetime | str | None = None,
+    ) -> list[dict[str, Any]]:
+        """One metric's series as records, oldest window first (``GET .../metrics``).
+
+        ``start`` is inclusive and ``end`` exclusive; both are window starts.
+        """
+        params = {"metric": metric, "segment": segment}
+        for key, value in (("from", start), ("to", end)):
+            if value is not None:
+                params[key] = value.isoformat() if isinstance(value, datetime) else value
+        answer = self._json("GET", f"/v1/models/{model}/metrics", params=params)
+        points: list[dict[str, Any]] = answer["points"]
+        return points
+
+    def metrics_frame(self, model: str, metric: str, **query: Any) -> Any:
+        """``metrics`` as a pandas DataFrame indexed by window start (pandas must be
+        installed; calmon does not depend on it)."""
+        import pandas as pd  # noqa: PLC0415 - optional, only for this method
+
+        frame = pd.DataFrame.from_records(self.metrics(model, metric, **query))
+        if frame.empty:
+            return frame
+        frame["window_start"] = pd.to_datetime(frame["window_start"], utc=True)
+        return frame.set_index("window_start")
+
+    def window(self, model: str, window_start: str, *, segment: str = "all") -> dict[str, Any]:
+        """Every metric, curve and the verdict of one window and segment."""
+        return self._json(
+            "GET", f"/v1/models/{model}/windows/{window_start}", params={"segment": segment}
+        )
+
+    def status(self, model: str) -> dict[str, Any]:
+        """The worker queue's state for a model (dirty windows, lag, heartbeats)."""
+        return self._json("GET", f"/v1/models/{model}/status")
+
+    def alerts(self, model: str) -> dict[str, Any]:
+        """The alert state of every segment."""
+        return self._json("GET", f"/v1/models/{model}/alerts")
+
+    # --- transport -----------------------------------------------------------------------
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = self._request(method, path, **kwargs).json()
+        return answer
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.TransportError:
+                # Connection refused or reset, a timeout: the server may or may not have
+                # stored the batch; the same batch id makes the retry safe either way.
+                if attempt >= self.retries:
+                    raise
+            else:
+                if response.status_code < 400:
+                    return response
+                if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
+                    raise CalmonAPIError(response.status_code, _body(response))
+            time.sleep(self._delay(attempt, response))
+            attempt += 1
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        retry_after = response.headers.get("retry-after", "") if response is not None else ""
+        if retry_after.isdigit():
+            return min(float(retry_after), 30.0)
+        return float(min(self.backoff * 2**attempt, 30.0))
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+_DONE = object()
+
+
+def _prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """``items`` produced on a helper thread, at most ``depth`` ahead of the consumer.
+
+    An exception in the producer is raised in the consumer; a consumer that stops early (an
+    error while sending) tells the producer to stop.
+    """
+    slots: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        slots.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put(_DONE)
+        except BaseException as exc:  # handed over to the consumer, re-raised there
+            slots.put(exc)
+
+    thread = threading.Thread(target=produce, name="calmon-client-encoder", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield cast(T, item)
+    finally:
+        stop.set()
+        thread.join(timeout=5)

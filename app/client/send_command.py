@@ -1,0 +1,135 @@
+"""`calmon send FILE`: import a CSV, JSON-lines or Parquet file through the client.
+
+Resumable by construction: each batch's id is the file's name, the batch's first row and a
+hash of its rows, so a run that was killed and is started again replays what the service
+already stored (nothing written twice) and sends the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from app.client.files import FileFormatError, PredictionFile
+from app.client.http import DEFAULT_BATCH_ROWS, BatchResult, CalmonAPIError, CalmonClient
+from app.settings import Settings
+
+URL_ENV = "CALMON_URL"
+TOKEN_ENV = "CALMON_TOKEN"
+
+
+def service_url(args: argparse.Namespace, settings: Settings) -> str:
+    """--url, else CALMON_URL, else the address `calmon serve` listens on by default."""
+    explicit: str | None = args.url or os.environ.get(URL_ENV)
+    return explicit or f"http://{settings.host}:{settings.port}"
+
+
+def service_token(args: argparse.Namespace) -> str | None:
+    """--token, else CALMON_TOKEN (better: it stays out of the process list)."""
+    token: str | None = args.token or os.environ.get(TOKEN_ENV)
+    return token
+
+
+def add_client_arguments(parser: argparse.ArgumentParser) -> None:
+    """--url and --token, shared by the commands that talk to a running service."""
+    parser.add_argument("--url", help=f"the service (default: ${URL_ENV} or CALMON_HOST:PORT)")
+    parser.add_argument("--token", help=f"an API token (default: ${TOKEN_ENV})")
+
+
+class Progress:
+    """A progress line on stderr: rewritten in place on a terminal, else one line a second."""
+
+    def __init__(self, total: int, *, quiet: bool = False, stream: TextIO = sys.stderr) -> None:
+        self.total = total
+        self.quiet = quiet
+        self.stream = stream
+        self.sent = 0
+        self.started = time.monotonic()
+        self._shown = 0.0
+        self._tty = stream.isatty()
+
+    def update(self, batch: BatchResult) -> None:
+        """Count a batch in; show the line if a second passed (or on every batch on a tty)."""
+        self.sent += batch.rows
+        now = time.monotonic()
+        if self.quiet:
+            return
+        if self._tty or now - self._shown >= 1.0 or self.sent >= self.total:
+            self._shown = now
+            self.show(now)
+
+    def show(self, now: float) -> None:
+        elapsed = max(now - self.started, 1e-9)
+        share = self.sent / self.total if self.total else 1.0
+        line = (
+            f"sent {self.sent:,} of {self.total:,} rows ({share:.0%}), "
+            f"{self.sent / elapsed:,.0f} rows/s"
+        )
+        end = "\r" if self._tty and self.sent < self.total else "\n"
+        print(line, end=end, file=self.stream, flush=True)
+
+
+def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
+    """Import the file; exit 1 with the service's message (and the file row) on a refusal."""
+    try:
+        feed = PredictionFile.open(Path(args.file), args.format)
+    except (OSError, FileFormatError) as error:
+        print(f"calmon: {error}", file=sys.stderr)
+        return 1
+    progress = Progress(feed.rows, quiet=args.quiet)
+    with CalmonClient(
+        service_url(args, settings),
+        service_token(args),
+        batch_rows=args.batch_rows,
+        compress=not args.no_gzip,
+    ) as client:
+        try:
+            result = client.send_chunks(
+                args.model, feed.chunks(args.batch_rows), feed.path.name, progress.update
+            )
+        except FileFormatError as error:
+            print(f"calmon: {error}", file=sys.stderr)
+            return 1
+        except CalmonAPIError as error:
+            print(f"calmon: {error}{_rows_in_file(error, progress.sent)}", file=sys.stderr)
+            return 1
+    print(
+        f"{feed.path}: {result.rows:,} rows in {result.batches} batches: "
+        f"{result.rows_inserted:,} inserted, {result.rows_updated:,} updated, "
+        f"{result.replayed_batches} batches already stored (replayed), "
+        f"{len(result.windows_touched)} windows touched",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _rows_in_file(error: CalmonAPIError, rows_before: int) -> str:
+    """The refused batch's row indexes as rows of the file (1 = the first data row)."""
+    rows: list[Any] = [d["row"] for d in error.details if isinstance(d.get("row"), int)]
+    if not rows:
+        return ""
+    where = ", ".join(f"row {rows_before + row + 1}" for row in rows[:5] if row >= 0)
+    fields = "; ".join(f"{d.get('field')}: {d.get('message')}" for d in error.details[:5])
+    return f" (in the file: {where}: {fields})" if where else ""
+
+
+def add_send(subparsers: Any) -> None:
+    """Register `calmon send`."""
+    parser = subparsers.add_parser(
+        "send",
+        help="import a CSV, JSON-lines or Parquet file of predictions (resumable)",
+        description="Send a file's predictions to a running service in columnar, gzipped "
+        "batches. Killed and started again, it lands every row exactly once.",
+    )
+    parser.add_argument("file", help="columns id, timestamp, score and optionally label, segment")
+    parser.add_argument("--model", required=True, help="the registered model's name")
+    parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="default: suffix")
+    parser.add_argument("--batch-rows", type=int, default=DEFAULT_BATCH_ROWS)
+    parser.add_argument("--no-gzip", action="store_true", help="send bodies uncompressed")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    add_client_arguments(parser)
+    parser.set_defaults(handler=cmd_send)
