@@ -101,9 +101,7 @@ def _read_message(sock: socket.socket) -> bytes:
 
 def _with_connection_close(request: bytes) -> bytes:
     head, _, body = request.partition(b"\r\n\r\n")
-    lines = [
-        line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")
-    ]
+    lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
     return b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n" + body
 
 

@@ -1,0 +1,149 @@
+"""`calmon send FILE` as a real process against a real `calmon serve`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.client import CalmonClient
+from app.db.tables import Batch, Prediction
+from tests.support.server import REPO_ROOT, LiveServer, clean_environment
+
+START = 1_767_571_200  # 2026-01-05T00:00:00Z
+
+
+def _rows(n: int) -> list[dict[str, object]]:
+    rng = np.random.default_rng(1)
+    return [
+        {
+            "id": f"tx-{i}",
+            "timestamp": f"2026-01-0{5 + i % 3}T10:{i % 60:02d}:00Z",
+            "score": round(float(rng.random()), 6),
+            "label": None if i % 4 == 0 else int(rng.random() < 0.1),
+            "segment": "web" if i % 2 else None,
+        }
+        for i in range(n)
+    ]
+
+
+def _write_csv(path: Path, rows: list[dict[str, object]]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "timestamp", "score", "label", "segment"])
+        for row in rows:
+            writer.writerow(["" if v is None else v for v in row.values()])
+    return path
+
+
+def _send(
+    server: LiveServer, token: str, *args: str, wait: bool = True
+) -> subprocess.Popen[str] | subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "app.cli", "send", "--url", server.base_url, *args]
+    env = clean_environment({"CALMON_TOKEN": token})
+    if not wait:
+        return subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    return subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _count(sf: sessionmaker[Session], table: type[Batch] | type[Prediction]) -> int:
+    with sf() as session:
+        return int(session.scalar(select(func.count()).select_from(table)) or 0)
+
+
+@pytest.fixture
+def token(live_server: LiveServer, make_token: Callable[..., str]) -> str:
+    minted = make_token("admin", "ingest", "read")
+    with CalmonClient(live_server.base_url, minted) as client:
+        client.create_model("cards", 0.5)
+    return minted
+
+
+def test_csv_jsonl_and_parquet_land_the_same_rows(
+    live_server: LiveServer, token: str, tmp_path: Path, session_factory: sessionmaker[Session]
+) -> None:
+    rows = _rows(3_000)
+    csv_file = _write_csv(tmp_path / "feed.csv", rows)
+    done = _send(live_server, token, str(csv_file), "--model", "cards", "--batch-rows", "1000")
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 0, done.stderr
+    assert "sent 3,000 of 3,000 rows (100%)" in done.stderr
+    assert "3,000 inserted, 0 updated, 0 batches already stored" in done.stderr
+
+    # The same rows as JSON lines and as Parquet: same ids, so every row is an update.
+    jsonl = tmp_path / "feed.jsonl"
+    jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    parquet = tmp_path / "feed.parquet"
+    table = pa.Table.from_pylist(rows)
+    stamps = pa.compute.strptime(table["timestamp"], "%Y-%m-%dT%H:%M:%SZ", "us")
+    table = table.set_column(1, "timestamp", stamps.cast(pa.timestamp("us", "UTC")))
+    pq.write_table(table, parquet)
+    for path in (jsonl, parquet):
+        again = _send(live_server, token, str(path), "--model", "cards", "--quiet")
+        assert isinstance(again, subprocess.CompletedProcess)
+        assert again.returncode == 0, again.stderr
+        assert "0 inserted, 3,000 updated" in again.stderr
+    assert _count(session_factory, Prediction) == 3_000
+
+
+def test_a_bad_value_is_reported_by_its_row_in_the_file(
+    live_server: LiveServer, token: str, tmp_path: Path
+) -> None:
+    rows = _rows(2_500)
+    rows[2_100]["score"] = "high"
+    path = _write_csv(tmp_path / "bad.csv", rows)
+    done = _send(live_server, token, str(path), "--model", "cards", "--batch-rows", "1000")
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 1
+    assert "row 2101" in done.stderr
+    assert "score" in done.stderr
+
+
+def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
+    live_server: LiveServer, token: str, tmp_path: Path, session_factory: sessionmaker[Session]
+) -> None:
+    total, batch_rows = 60_000, 500
+    path = _write_csv(tmp_path / "big.csv", _rows(total))
+    args = (str(path), "--model", "cards", "--batch-rows", str(batch_rows), "--quiet")
+    first = _send(live_server, token, *args, wait=False)
+    assert isinstance(first, subprocess.Popen)
+    deadline = time.monotonic() + 120
+    while _count(session_factory, Prediction) < total // 4 and time.monotonic() < deadline:
+        assert first.poll() is None, "finished before it could be killed: use a bigger file"
+        time.sleep(0.01)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    time.sleep(1.0)  # a request in flight at the kill may still commit on the server
+    landed = _count(session_factory, Prediction)
+    assert 0 < landed < total
+
+    second = _send(live_server, token, *args)
+    assert isinstance(second, subprocess.CompletedProcess)
+    assert second.returncode == 0, second.stderr
+    assert _count(session_factory, Prediction) == total
+    assert _count(session_factory, Batch) == total // batch_rows  # each batch stored once
+    # What the first run stored is replayed, not rewritten: no row was updated.
+    assert f"{total - landed:,} inserted, 0 updated, {landed // batch_rows} batches" in (
+        second.stderr
+    )
