@@ -19,6 +19,7 @@ from sqlalchemy.exc import OperationalError
 from app.client.send_command import add_send
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import current_revisions, head_revisions, upgrade
+from app.demo.command import add_demo
 from app.errors import CalmonError, ServiceUnavailableError
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
@@ -154,6 +155,7 @@ COMMANDS: list[Callable[[Subparsers], None]] = [
     _add_migrate,
     _add_token,
     add_send,
+    add_demo,
 ]
 
 

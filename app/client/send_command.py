@@ -8,6 +8,7 @@ already stored (nothing written twice) and sends the rest.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -75,6 +76,7 @@ class Progress:
 
 def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
     """Import the file; exit 1 with the service's message (and the file row) on a refusal."""
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     try:
         feed = PredictionFile.open(Path(args.file), args.format)
     except (OSError, FileFormatError) as error:

@@ -1,0 +1,1 @@
+"""`calmon demo`: a synthetic card-fraud stream sent through the client to a service."""
