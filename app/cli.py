@@ -11,13 +11,15 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
 from app.client.send_command import add_send
-from app.db.engine import create_db_engine, create_session_factory
+from app.db.engine import create_db_engine, create_session_factory, redacted_url
 from app.db.migrate import current_revisions, head_revisions, upgrade
 from app.demo.command import add_demo
 from app.errors import CalmonError, ServiceUnavailableError
@@ -33,13 +35,29 @@ Subparsers = Any  # argparse's _SubParsersAction is private API
 
 
 def _migrate(settings: Settings) -> None:
-    logger.info("migrating", extra={"database": _redacted(settings.database_url)})
+    logger.info("migrating", extra={"database": redacted_url(settings.database_url)})
     upgrade(settings.database_url)
     logger.info("migrated")
 
 
-def _redacted(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)
+def _require_existing_sqlite(settings: Settings, command: str) -> None:
+    """Refuse to create a new SQLite file by accident.
+
+    The default database is ``var/calmon.sqlite3`` relative to the working directory, so a
+    command run from another directory would otherwise create a fresh, empty database there
+    (and a token the running server does not know).
+    """
+    if not settings.is_sqlite:
+        return
+    database = make_url(settings.database_url).database
+    if not database or database == ":memory:" or Path(database).exists():
+        return
+    raise ServiceUnavailableError(
+        f"no calmon database at {Path(database).resolve()}: `calmon {command}` works on the "
+        "database `calmon serve` uses. Run it in the directory where `calmon serve` runs, or "
+        "set CALMON_DATA_DIR or CALMON_DATABASE_URL to that database; `calmon migrate` creates "
+        "a new one here"
+    )
 
 
 def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -69,6 +87,7 @@ def _add_serve(subparsers: Subparsers) -> None:
 
 
 def _cmd_worker(_args: argparse.Namespace, settings: Settings) -> int:
+    _require_existing_sqlite(settings, "worker")
     # The worker pulls in numpy, the kernel and FastAPI (its runner also serves the embedded
     # hook): imported here so `calmon token` and `calmon migrate` start without them.
     from app.worker.runner import run_worker_process  # noqa: PLC0415
@@ -112,6 +131,7 @@ def _ensure_schema(settings: Settings, engine: Engine) -> None:
 
 
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    _require_existing_sqlite(settings, "token")
     engine = create_db_engine(settings)
     try:
         _ensure_schema(settings, engine)
@@ -164,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="calmon", description="Prior-calibrated monitoring for rare-positive classifiers."
     )
+    parser.add_argument("--version", action="version", version=f"calmon {version('calmon')}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for add_command in COMMANDS:
         add_command(subparsers)
@@ -183,7 +204,7 @@ def run(argv: Sequence[str], settings: Settings) -> int:
     except OperationalError as exc:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         print(
-            f"calmon: cannot use the database {_redacted(settings.database_url)}: {reason}",
+            f"calmon: cannot use the database {redacted_url(settings.database_url)}: {reason}",
             file=sys.stderr,
         )
         return 1

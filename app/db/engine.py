@@ -10,11 +10,43 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from app.errors import ServiceUnavailableError
 from app.settings import Settings
+
+
+def redacted_url(url: str) -> str:
+    """The URL with its password masked, even when an ``@`` in it was not percent-encoded.
+
+    SQLAlchemy splits ``user:p@ss@host`` at the first ``@`` and would show ``ss@host`` as
+    part of the host; masking everything between the scheme's first ``:`` and the last ``@``
+    before the path never shows any of the password.
+    """
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{slash}{path}"
+
+
+def check_userinfo(url: str) -> None:
+    """Refuse a password with an unencoded ``@``: every URL parser (SQLAlchemy's, libpq's)
+    splits at the first one, so the tail of the password would become the host name and show
+    up in error messages and logs."""
+    _scheme, _separator, rest = url.partition("://")
+    if rest.partition("/")[0].count("@") > 1:
+        raise ServiceUnavailableError(
+            "the database URL's password contains an unencoded '@': percent-encode it as %40 "
+            f"({redacted_url(url)})"
+        )
 
 
 def create_db_engine(settings: Settings) -> Engine:
     """Build the engine for ``settings.database_url`` (SQLite or PostgreSQL via psycopg 3)."""
+    check_userinfo(settings.database_url)
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(settings)

@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -191,13 +192,21 @@ def test_cli_refuses_unknown_scopes(database_url: str, capsys: pytest.CaptureFix
 def test_cli_token_on_a_fresh_database(
     empty_database_url: str, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The embedded default migrates before minting; PostgreSQL says to run `calmon migrate`."""
+    """An existing embedded database is migrated before minting; a missing SQLite file is not
+    created (it would be a new, empty database beside the one the server uses); PostgreSQL
+    says to run `calmon migrate`."""
     settings = settings_for(empty_database_url, migrate_on_start=None)
     code = cli.run(["token", "create", "--name", "first", "--scopes", "admin"], settings)
     captured = capsys.readouterr()
-    if backend == "sqlite":
-        assert code == 0, captured.err
-        assert captured.out.startswith("calmon_")
-    else:
-        assert code == 1
+    assert code == 1
+    if backend == "postgresql":
         assert "run `calmon migrate`" in captured.err
+        return
+    path = Path(empty_database_url.removeprefix("sqlite:///"))
+    assert f"no calmon database at {path}" in captured.err
+    assert not path.exists()
+    path.touch()  # an empty SQLite database, as `calmon serve` leaves it before migrating
+    code = cli.run(["token", "create", "--name", "first", "--scopes", "admin"], settings)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.out.startswith("calmon_")
