@@ -66,11 +66,12 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn  # noqa: PLC0415
 
     from app.api.app import create_app  # noqa: PLC0415
-    from app.worker.runner import embedded_worker_hook  # noqa: PLC0415
+    from app.worker.runner import embedded_worker_hook, missing_worker_hook  # noqa: PLC0415
 
     if settings.should_migrate_on_start:
         _migrate(settings)
-    hooks = [embedded_worker_hook(settings)] if settings.should_embed_worker else []
+    embedded = settings.should_embed_worker
+    hooks = [embedded_worker_hook(settings) if embedded else missing_worker_hook(settings)]
     app = create_app(settings, lifespan_hooks=hooks)
     host = args.host or settings.host
     port = args.port or settings.port

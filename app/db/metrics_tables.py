@@ -145,6 +145,8 @@ class WorkerHeartbeat(Base):
     worker_id: Mapped[str] = mapped_column(String(100), primary_key=True)
     started_at: Mapped[datetime] = mapped_column(UtcDateTime)
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # Set by the worker's last heartbeat on a graceful stop (SIGTERM): no longer alive.
+    stopped_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     windows_computed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     failures: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     last_duration_seconds: Mapped[float | None] = mapped_column(Double)

@@ -255,6 +255,9 @@ class WorkerOut(BaseModel):
     worker_id: str
     started_at: datetime
     last_seen_at: datetime
+    stopped_at: datetime | None = Field(
+        description="When the worker shut down cleanly (SIGTERM); null while it runs."
+    )
     windows_computed: int
     failures: int
     last_duration_seconds: float | None

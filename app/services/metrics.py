@@ -256,6 +256,7 @@ def status(session: Session, name: str) -> StatusOut:
                 worker_id=h.worker_id,
                 started_at=h.started_at,
                 last_seen_at=h.last_seen_at,
+                stopped_at=h.stopped_at,
                 windows_computed=h.windows_computed,
                 failures=h.failures,
                 last_duration_seconds=h.last_duration_seconds,

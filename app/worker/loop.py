@@ -92,7 +92,7 @@ class Worker:
             self.heartbeat()
             if not worked:
                 self._stopping.wait(self.config.poll_interval)
-        self.heartbeat(force=True)
+        self.heartbeat(force=True, stopped=True)
         logger.info("worker_stopped", extra={"worker_id": self.worker_id})
 
     def run_once(self) -> bool:
@@ -163,8 +163,9 @@ class Worker:
             # The lease will expire on its own; the window is not lost.
             logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))
 
-    def heartbeat(self, *, force: bool = False) -> None:
-        """Write this worker's counters, at most every ``heartbeat_interval`` unless forced."""
+    def heartbeat(self, *, force: bool = False, stopped: bool = False) -> None:
+        """Write this worker's counters, at most every ``heartbeat_interval`` unless forced;
+        ``stopped`` marks the last one, written when the loop exits."""
         now = time.monotonic()
         if not force and now - self._last_beat < self.config.heartbeat_interval:
             return
@@ -176,6 +177,7 @@ class Worker:
                         worker_id=self.worker_id,
                         started_at=self.stats.started_at,
                         last_seen_at=utcnow(),
+                        stopped_at=utcnow() if stopped else None,
                         windows_computed=self.stats.windows_computed,
                         failures=self.stats.failures,
                         last_duration_seconds=self.stats.last_duration_seconds,

@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
+from app.db.types import utcnow
 from app.settings import Settings
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
@@ -54,6 +55,48 @@ def run_worker_process(settings: Settings) -> int:
     finally:
         engine.dispose()
     return 0
+
+
+def missing_worker_hook(
+    settings: Settings,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """A lifespan hook for an API that runs no worker: warn at start when no worker is alive.
+
+    Without a worker, batches are stored but no window is ever computed, and nothing else
+    would say why the metrics stay empty.
+    """
+
+    @asynccontextmanager
+    async def hook(app: FastAPI) -> AsyncIterator[None]:
+        factory: sessionmaker[Session] = app.state.session_factory
+        alive = await asyncio.to_thread(_alive_workers, factory, settings)
+        if alive == 0:
+            logger.warning(
+                "no_worker_heartbeat",
+                extra={
+                    "hint": "no calmon worker is alive and the embedded worker is off "
+                    "(CALMON_WORKER_EMBEDDED=false): windows are stored but not computed "
+                    "until `calmon worker` runs against this database"
+                },
+            )
+        yield
+
+    return hook
+
+
+def _alive_workers(factory: sessionmaker[Session], settings: Settings) -> int:
+    # Imported here: the collector's repository pulls in the metrics vocabulary.
+    from app.db.repositories.observability import worker_totals  # noqa: PLC0415
+    from app.observability.collector import ALIVE_LEASE_PERIODS  # noqa: PLC0415
+
+    since = utcnow() - timedelta(seconds=ALIVE_LEASE_PERIODS * settings.worker_lease_seconds)
+    try:
+        with factory() as session:
+            return worker_totals(session, alive_since=since).alive
+    except Exception:
+        # An unmigrated or unreachable database is /readyz's to report; do not stop the API.
+        logger.exception("worker_presence_check_failed")
+        return -1
 
 
 def embedded_worker_hook(

@@ -312,11 +312,12 @@ def queue_state(session: Session) -> QueueState:
 
 
 def worker_totals(session: Session, *, alive_since: datetime) -> WorkerTotals:
-    """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since``."""
+    """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since`` and has
+    not stopped."""
     beat = WorkerHeartbeat
     alive, computed, failures, last_seen = session.execute(
         select(
-            func.count().filter(beat.last_seen_at >= alive_since),
+            func.count().filter(beat.last_seen_at >= alive_since, beat.stopped_at.is_(None)),
             func.coalesce(func.sum(beat.windows_computed), 0),
             func.coalesce(func.sum(beat.failures), 0),
             func.max(beat.last_seen_at),
