@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.ingest import ratios, run
+from bench.ingest import client_ratio, ratios, run
 
 
 @pytest.mark.slow
@@ -22,4 +22,5 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
     found = ratios(results)
     assert found["columnar JSON via API"] >= 0.35, capsys.readouterr().out
     assert found["row JSON via API"] >= 0.15, capsys.readouterr().out
+    assert client_ratio(results) >= 0.5, capsys.readouterr().out
     assert {result.rows for result in results} == {20_000}
