@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bench.ingest import client_ratio, ratios, run
+from bench.ingest_file import run as file_run
 
 
 @pytest.mark.slow
@@ -24,3 +25,15 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
     assert found["row JSON via API"] >= 0.15, capsys.readouterr().out
     assert client_ratio(results) >= 0.5, capsys.readouterr().out
     assert {result.rows for result in results} == {20_000}
+
+
+@pytest.mark.slow
+def test_file_bench_runs(backend: str, database_url: str) -> None:
+    """bench/ingest_file.py keeps working: `calmon send` of CSV parts beside columnar JSON.
+
+    A small run is dominated by starting the `calmon send` processes, so no ratio is asked."""
+    if backend != "postgresql":
+        pytest.skip("the ingestion bench measures PostgreSQL's COPY path")
+    send, columnar = file_run(database_url, total_rows=4_000, batch_rows=1_000, parts=2)
+    assert send > 0
+    assert columnar > 0
