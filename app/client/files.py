@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,45 +91,59 @@ def _csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
         _check_names(header, f"{path}: header line")
-        converters = [_CSV_CONVERTERS.get(name, _text) for name in header]
+        first = 0
+        while rows := list(islice(reader, batch_rows)):
+            widths = set(map(len, rows))
+            if widths != {len(header)}:
+                bad = next(i for i, row in enumerate(rows) if len(row) != len(header))
+                raise FileFormatError(
+                    f"{path}: line {first + bad + 2} has {len(rows[bad])} fields, "
+                    f"the header {len(header)}"
+                )
+            # Column by column: numpy converts a whole column in C, where converting value by
+            # value in Python took most of the import's CPU.
+            columns = {
+                name: _CSV_COLUMNS[name](list(values))
+                for name, values in zip(header, zip(*rows, strict=True), strict=True)
+            }
+            yield Chunk(first, columns)
+            first += len(rows)
 
-        def rows() -> Iterator[list[Any]]:
-            for line, row in enumerate(reader, start=2):
-                if len(row) != len(header):
-                    raise FileFormatError(
-                        f"{path}: line {line} has {len(row)} fields, the header {len(header)}"
-                    )
-                yield [convert(value) for convert, value in zip(converters, row, strict=True)]
 
-        yield from rows_to_chunks(rows(), header, batch_rows)
-
-
-def _text(value: str) -> Any:
-    return value if value != "" else None
+def _csv_numbers(values: list[str]) -> list[Any]:
+    try:
+        numbers: list[Any] = np.array(values, dtype=np.float64).tolist()
+    except ValueError:
+        # Some value is not a number: send the others as numbers and that one as text, which
+        # the server refuses naming its row and field.
+        return [_csv_number(value) for value in values]
+    return numbers
 
 
 def _csv_number(value: str) -> Any:
     try:
         return float(value)
     except ValueError:
-        return value  # the server refuses it, naming the row and the field
+        return value
 
 
-def _csv_timestamp(value: str) -> Any:
-    # A bare number is Unix seconds; anything else is ISO 8601 text for the server to parse.
-    return _csv_number(value) if value[:1].isdigit() and value.replace(".", "").isdigit() else value
+def _csv_timestamps(values: list[str]) -> list[Any]:
+    # A column of bare numbers is Unix seconds; anything else is ISO 8601 text for the server.
+    try:
+        numbers: list[Any] = np.array(values, dtype=np.float64).tolist()
+    except ValueError:
+        return values
+    return numbers
 
 
-def _csv_label(value: str) -> Any:
-    return {"": None, "0": 0, "1": 1}.get(value.strip(), value)
+_LABELS: dict[str, int | None] = {"": None, "0": 0, "1": 1}
 
-
-_CSV_CONVERTERS: dict[str, Callable[[str], Any]] = {
-    "id": str,
-    "timestamp": _csv_timestamp,
-    "score": _csv_number,
-    "label": _csv_label,
-    "segment": _text,
+_CSV_COLUMNS: dict[str, Callable[[list[str]], list[Any]]] = {
+    "id": lambda values: values,
+    "timestamp": _csv_timestamps,
+    "score": _csv_numbers,
+    "label": lambda values: [_LABELS.get(value, value) for value in values],
+    "segment": lambda values: [value or None for value in values],
 }
 
 
