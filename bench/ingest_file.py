@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--batch-rows", type=int, default=50_000)
-    parser.add_argument("--parts", type=int, default=4)
+    parser.add_argument("--parts", type=int, default=2)
     args = parser.parse_args(argv)
     send, columnar = run(args.database_url, args.rows, args.batch_rows, args.parts)
     ratio = send / columnar

@@ -1,0 +1,49 @@
+"""Reading prediction files: both CSV readers cut the same chunks (the batch ids depend on it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.client import files
+from app.client.files import FileFormatError, PredictionFile
+
+CSV = "id,timestamp,score,label,segment\n" + "".join(
+    f"tx-{i},2026-01-05T10:00:{i % 60:02d}Z,0.{i},{i % 3 if i % 3 < 2 else ''},"
+    f"{'web' if i % 2 else ''}\n"
+    for i in range(2_500)
+)
+
+
+def test_pyarrow_and_the_csv_module_give_the_same_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "feed.csv"
+    path.write_text(CSV)
+    feed = PredictionFile.open(path)
+    assert feed.rows == 2_500
+    with_pyarrow = list(feed.chunks(1_000))
+    monkeypatch.setattr(files, "_csv_string_blocks", files._csv_module_blocks)
+    with_csv_module = list(feed.chunks(1_000))
+    assert with_pyarrow == with_csv_module
+    assert [(c.first, c.rows) for c in with_pyarrow] == [(0, 1_000), (1_000, 1_000), (2_000, 500)]
+    first = with_pyarrow[0].columns
+    assert first["label"][:3] == [0, 1, None]
+    assert first["segment"][:2] == [None, "web"]
+    assert first["score"][1] == 0.1
+
+
+def test_a_short_line_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "short.csv"
+    path.write_text("id,timestamp,score\na,2026-01-05T10:00:00Z,0.5\nb,2026-01-05T10:00:00Z\n")
+    monkeypatch.setattr(files, "_csv_string_blocks", files._csv_module_blocks)
+    with pytest.raises(FileFormatError, match="line 3 has 2 fields, the header 3"):
+        list(PredictionFile.open(path).chunks(10))
+
+
+def test_unknown_columns_are_refused_before_sending(tmp_path: Path) -> None:
+    path = tmp_path / "typo.csv"
+    path.write_text("id,timestamp,score,lable\n")
+    with pytest.raises(FileFormatError, match="unknown columns \\['lable'\\]"):
+        list(PredictionFile.open(path).chunks(10))
