@@ -14,6 +14,7 @@ server stored before the connection broke is answered as a replay (200) and writ
 from __future__ import annotations
 
 import gzip
+import ipaddress
 import queue
 import threading
 import time
@@ -110,7 +111,8 @@ class CalmonClient:
 
     ``retries`` is how many times a request is re-sent after a connection error, a timeout or
     a 429/5xx answer, waiting ``backoff * 2**attempt`` seconds (at most 30, or the server's
-    ``Retry-After``) in between.
+    ``Retry-After``) in between. ``compress`` (gzip) defaults to on, except for a service
+    on a loopback address.
     """
 
     def __init__(
@@ -122,7 +124,7 @@ class CalmonClient:
         retries: int = 5,
         backoff: float = 0.5,
         batch_rows: int = DEFAULT_BATCH_ROWS,
-        compress: bool = True,
+        compress: bool | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -132,7 +134,9 @@ class CalmonClient:
         self.retries = retries
         self.backoff = backoff
         self.batch_rows = batch_rows
-        self.compress = compress
+        # Default: gzip unless the service is on this machine, where the bytes cross no
+        # network and compressing (and decompressing) them only costs CPU on both sides.
+        self.compress = not _is_loopback(self._http.base_url.host) if compress is None else compress
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -343,6 +347,15 @@ class CalmonClient:
         if retry_after.isdigit():
             return min(float(retry_after), 30.0)
         return float(min(self.backoff * 2**attempt, 30.0))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _body(response: httpx.Response) -> Any:

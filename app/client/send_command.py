@@ -87,7 +87,7 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
         service_url(args, settings),
         service_token(args),
         batch_rows=args.batch_rows,
-        compress=not args.no_gzip,
+        compress=args.gzip,
     ) as client:
         try:
             result = client.send_chunks(
@@ -131,7 +131,12 @@ def add_send(subparsers: Any) -> None:
     parser.add_argument("--model", required=True, help="the registered model's name")
     parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="default: suffix")
     parser.add_argument("--batch-rows", type=int, default=DEFAULT_BATCH_ROWS)
-    parser.add_argument("--no-gzip", action="store_true", help="send bodies uncompressed")
+    parser.add_argument(
+        "--gzip",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="compress the bodies (default: yes, unless the service is on a loopback address)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_client_arguments(parser)
     parser.set_defaults(handler=cmd_send)

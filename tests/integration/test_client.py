@@ -58,7 +58,7 @@ def test_arrays_go_in_right_sized_batches_replay_as_such_and_read_back(
 ) -> None:
     token = make_token("admin", "ingest", "read")
     feed = _feed(12_000)
-    with CalmonClient(live_server.base_url, token, batch_rows=5_000) as client:
+    with CalmonClient(live_server.base_url, token, batch_rows=5_000, compress=True) as client:
         client.create_model("cards", 1.5, min_label_coverage=0.5)
         seen: list[int] = []
         sent = client.send("cards", **feed, on_batch=lambda batch: seen.append(batch.rows))
