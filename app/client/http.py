@@ -138,6 +138,11 @@ class CalmonClient:
         # network and compressing (and decompressing) them only costs CPU on both sides.
         self.compress = not _is_loopback(self._http.base_url.host) if compress is None else compress
 
+    @property
+    def base_url(self) -> str:
+        """The service's address."""
+        return str(self._http.base_url)
+
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()

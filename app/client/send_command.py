@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+import httpx
+
 from app.client.files import FileFormatError, PredictionFile
 from app.client.http import DEFAULT_BATCH_ROWS, BatchResult, CalmonAPIError, CalmonClient
 from app.settings import Settings
@@ -88,6 +90,7 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
         service_token(args),
         batch_rows=args.batch_rows,
         compress=args.gzip,
+        retries=args.retries,
     ) as client:
         try:
             result = client.send_chunks(
@@ -98,6 +101,10 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         except CalmonAPIError as error:
             print(f"calmon: {error}{_rows_in_file(error, progress.sent)}", file=sys.stderr)
+            return 1
+        except httpx.TransportError as error:
+            # Raised once the retries are spent: the service is down or unreachable.
+            print(f"calmon: cannot reach {client.base_url}: {error}", file=sys.stderr)
             return 1
     print(
         f"{feed.path}: {result.rows:,} rows in {result.batches} batches: "
@@ -136,6 +143,9 @@ def add_send(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="compress the bodies (default: yes, unless the service is on a loopback address)",
+    )
+    parser.add_argument(
+        "--retries", type=int, default=5, help="re-sends of a batch on a connection error or 5xx"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_client_arguments(parser)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.client import CalmonClient
 from app.db.tables import Batch, Prediction
-from tests.support.server import REPO_ROOT, LiveServer, clean_environment
+from tests.support.server import REPO_ROOT, LiveServer, clean_environment, free_port
 
 START = 1_767_571_200  # 2026-01-05T00:00:00Z
 
@@ -147,3 +147,20 @@ def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
     assert f"{total - landed:,} inserted, 0 updated, {landed // batch_rows} batches" in (
         second.stderr
     )
+
+
+def test_an_unreachable_service_is_one_clear_line(tmp_path: Path) -> None:
+    path = _write_csv(tmp_path / "feed.csv", _rows(3))
+    command = [sys.executable, "-m", "app.cli", "send", str(path), "--model", "cards"]
+    done = subprocess.run(
+        [*command, "--url", f"http://127.0.0.1:{free_port()}", "--retries", "1"],
+        cwd=REPO_ROOT,
+        env=clean_environment({"CALMON_TOKEN": "t"}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "calmon: cannot reach http://127.0.0.1:" in done.stderr
+    assert "Traceback" not in done.stderr
