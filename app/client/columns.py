@@ -72,10 +72,10 @@ def timestamp_column(values: Any) -> list[Any]:
     UTC) become ISO strings with ``Z``; strings pass as they are (they must carry an offset);
     numbers are Unix seconds.
     """
-    dtype = getattr(values, "dtype", None)
-    if dtype is not None and str(dtype).startswith("datetime64[ns, "):
-        # A tz-aware pandas column: its UTC instants as naive datetime64.
-        values = values.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    if getattr(getattr(values, "dtype", None), "tz", None) is not None:
+        # A tz-aware pandas column (any resolution): its UTC instants as naive datetime64.
+        utc = values.dt.tz_convert("UTC") if hasattr(values, "dt") else values.tz_convert("UTC")
+        values = utc.tz_localize(None) if not hasattr(utc, "dt") else utc.dt.tz_localize(None)
     array = np.asarray(values)
     if np.issubdtype(array.dtype, np.datetime64):
         if np.isnat(array).any():
