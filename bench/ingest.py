@@ -281,7 +281,7 @@ def model_name(path: str) -> str:
 
 
 FLOOR = "floor (COPY + upsert, no HTTP)"
-CLIENT = "client send (arrays, gzip)"
+CLIENT = "client send (arrays)"
 API_PATHS: dict[str, tuple[Callable[[Batch], bytes], str]] = {
     "columnar JSON via API": (columnar_body, "application/json"),
     "row JSON via API": (row_body, "application/json"),
