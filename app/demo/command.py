@@ -224,6 +224,7 @@ def _print_summary(
     print(f"alert state: {alerts['state']}")
     print()
     print("Where to look" + (" (served until Ctrl-C):" if local else ":"))
+    print(f"  {url}/  the web UI (paste the token below)")
     print(f"  {url}/docs  the interactive API")
     print(f"  {url}/v1/models/{model}/alerts  the page, and why")
     print(f"  {url}/metrics  what Prometheus scrapes")
