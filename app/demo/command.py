@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from app.client.http import CalmonClient
+from app.client.http import CalmonAPIError, CalmonClient
 from app.client.send_command import TOKEN_ENV, URL_ENV
 from app.demo.stream import REFERENCE_DAYS, UNLABELLED_DAYS, DemoDay, days
 from app.settings import Settings
@@ -37,9 +37,20 @@ def _say(message: str) -> None:
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """Run the demo; 0 once the model's verdicts show the prior shift and the drop."""
-    started = time.monotonic()
     for noisy in ("httpx", "alembic"):  # not a line per request or per migration
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return _demo(args, settings)
+    except CalmonAPIError as error:
+        hint = " (pass --model another-name)" if error.status_code == 409 else ""
+        _say(f"calmon demo: {error}{hint}")
+    except (RuntimeError, TimeoutError, httpx.TransportError) as error:
+        _say(f"calmon demo: {error}")
+    return 1
+
+
+def _demo(args: argparse.Namespace, settings: Settings) -> int:
+    started = time.monotonic()
     if args.url:
         token = args.token or os.environ.get(TOKEN_ENV)
         if not token:
@@ -104,7 +115,9 @@ def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"calmon serve exited ({server.returncode}); see {log}")
+            raise RuntimeError(
+                f"its calmon serve exited ({server.returncode}; port in use? try --port); see {log}"
+            )
         try:
             if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                 return

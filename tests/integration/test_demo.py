@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -89,3 +90,12 @@ def test_demo_against_a_running_service_with_its_own_worker(
         done = _demo("--url", server.base_url, env={"CALMON_TOKEN": token})
         assert done.returncode == 0, done.stderr
         _check_verdicts(server.base_url, token)
+
+
+def test_demo_says_when_its_port_is_taken(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = _demo("--port", str(port), "--data-dir", str(tmp_path))
+    assert done.returncode == 1
+    assert "port in use? try --port" in done.stderr
+    assert "Traceback" not in done.stderr
