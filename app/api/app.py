@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
+from app.api.inputs import UrlRulesMiddleware
 from app.api.routers import batches, health, metrics, models, monitoring, tokens
 from app.api.webui import install_webui
 from app.db.engine import create_db_engine, create_session_factory
@@ -62,6 +63,7 @@ def create_app(
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(UrlRulesMiddleware)
     install_metrics(app, settings)
     routers = (health, models, tokens, batches, metrics, monitoring)
     for module in routers:

@@ -6,6 +6,7 @@ import orjson
 
 from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
 from app.ingest.validate import MAX_ID_LENGTH
+from app.input_rules import NUL_MESSAGE, contains_nul
 
 
 def parse_labels(body: bytes) -> list[tuple[str, int]]:
@@ -30,6 +31,8 @@ def parse_labels(body: bytes) -> list[tuple[str, int]]:
         prediction_id, label = entry["id"], entry["label"]
         if not isinstance(prediction_id, str) or not 0 < len(prediction_id) <= MAX_ID_LENGTH:
             errors.append(RowError(row, "id", f"must be a string of 1 to {MAX_ID_LENGTH} chars"))
+        elif contains_nul(prediction_id):
+            errors.append(RowError(row, "id", NUL_MESSAGE))
         elif prediction_id in first_seen:
             errors.append(RowError(row, "id", f"duplicate of row {first_seen[prediction_id]}"))
         else:

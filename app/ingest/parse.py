@@ -68,7 +68,7 @@ def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise _shape_error("body", f"CSV must be UTF-8: {error}") from None
-    records = [record for record in csv.reader(io.StringIO(text)) if record]
+    records = _csv_records(text)
     if not records:
         raise _shape_error("body", "CSV has no header line")
     header = [name.strip().lower() for name in records[0]]
@@ -82,8 +82,9 @@ def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
             if len(record) != width
         ]
         raise BatchValidationError(errors)
-    by_name = dict(zip(header, (list(column) for column in zip(*data, strict=True)), strict=True))
     n = len(data)
+    transposed = zip(*data, strict=True) if n else ([] for _ in header)
+    by_name = dict(zip(header, (list(column) for column in transposed), strict=True))
     columns: dict[str, list[object]] = {
         "id": list(by_name["id"]) if n else [],
         "timestamp": list(by_name["timestamp"]) if n else [],
@@ -94,6 +95,20 @@ def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
         "segment": [v or None for v in by_name["segment"]] if "segment" in by_name else [None] * n,
     }
     return RawBatch(_resolve_batch_id(None, batch_id), columns)
+
+
+def _csv_records(text: str) -> list[list[str]]:
+    """The non-empty records of a CSV text; a record the csv module cannot read is a 422."""
+    records: list[list[str]] = []
+    try:
+        for record in csv.reader(io.StringIO(text)):
+            if record:
+                records.append(record)
+    except csv.Error as error:
+        # Counted like data rows (the header is not one): the record after the last one read.
+        row = len(records) - 1 if records else BATCH_LEVEL
+        raise BatchValidationError([RowError(row, "row", f"unreadable CSV: {error}")]) from None
+    return records
 
 
 def _csv_floats(values: list[str]) -> list[object]:

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.parse import RawBatch
 from app.ingest.timestamps import parse_timestamps
+from app.input_rules import NUL_MESSAGE, contains_nul
 
 MAX_ID_LENGTH: Final = 200  # predictions.prediction_id and batches.batch_id are String(200)
 MAX_SEGMENT_LENGTH: Final = 100  # predictions.segment is String(100)
@@ -103,6 +104,8 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
         problems.add(
             RowError(BATCH_LEVEL, "batch_id", f"must be a string of 1 to {MAX_ID_LENGTH} chars")
         )
+    elif contains_nul(batch_id):
+        problems.add(RowError(BATCH_LEVEL, "batch_id", NUL_MESSAGE))
     if raw.rows == 0:
         problems.add(RowError(BATCH_LEVEL, "rows", "the batch has no rows"))
     columns = raw.columns
@@ -130,10 +133,15 @@ def _strings(
         lengths = np.fromiter(map(len, strings), np.int64, len(strings))
         problems.add_mask(field, lengths == 0, "must not be empty")
         problems.add_mask(field, lengths > limit, f"longer than {limit} characters")
+        if contains_nul("".join(strings)):  # one C-level scan; rows are named only if needed
+            nul = np.fromiter(map(contains_nul, strings), np.bool_, len(strings))
+            problems.add_mask(field, nul, NUL_MESSAGE)
         return strings
     for row, value in enumerate(values):
         if not isinstance(value, str) or not 0 < len(value) <= limit:
             problems.add(RowError(row, field, f"must be a string of 1 to {limit} characters"))
+        elif contains_nul(value):
+            problems.add(RowError(row, field, NUL_MESSAGE))
     return [str(value) for value in values]  # the batch is refused anyway
 
 

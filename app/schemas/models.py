@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -18,6 +17,7 @@ from pydantic import (
 )
 
 from app.monitoring.vocabulary import Granularity
+from app.schemas.base import RequestModel
 
 ModelName = Annotated[
     str,
@@ -28,20 +28,18 @@ ModelName = Annotated[
 ]
 
 
-class HistoricalPi0(BaseModel):
+class HistoricalPi0(RequestModel):
     """pi0 is the count-weighted positive ratio of the model's labelled history."""
 
-    model_config = ConfigDict(extra="forbid")
     policy: Literal["historical"] = "historical"
     lookback_windows: int | None = Field(
         default=None, ge=1, description="Only the most recent N windows; all history if unset."
     )
 
 
-class ReferencePi0(BaseModel):
+class ReferencePi0(RequestModel):
     """pi0 is the positive ratio over a reference period (dates inclusive, model timezone)."""
 
-    model_config = ConfigDict(extra="forbid")
     policy: Literal["reference"]
     start: date
     end: date
@@ -53,10 +51,9 @@ class ReferencePi0(BaseModel):
         return self
 
 
-class FixedPi0(BaseModel):
+class FixedPi0(RequestModel):
     """pi0 is set by configuration (a contractual reference prior)."""
 
-    model_config = ConfigDict(extra="forbid")
     policy: Literal["fixed"]
     value: float = Field(gt=0, lt=1)
 
@@ -87,10 +84,9 @@ Threshold = Annotated[
 ]
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(RequestModel):
     """Every setting of a model that can change after registration, with its default."""
 
-    model_config = ConfigDict(extra="forbid")
     threshold: Threshold
     pi0: Pi0Policy = Field(
         default_factory=HistoricalPi0,
@@ -159,11 +155,10 @@ class ModelCreate(ModelSettings):
     _known_timezone = field_validator("timezone")(_check_timezone)
 
 
-class ModelPatch(BaseModel):
+class ModelPatch(RequestModel):
     """Body of ``PATCH /v1/models/{name}``: only the fields sent change; ``null`` is refused
     except for ``alert_floor``, where it removes the floor."""
 
-    model_config = ConfigDict(extra="forbid")
     threshold: Threshold | None = None
     pi0: Pi0Policy | None = None
     min_label_coverage: float | None = Field(default=None, ge=0, le=1)

@@ -5,26 +5,25 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
+from app.schemas.base import RequestModel
 
 
-class AutomaticReference(BaseModel):
+class AutomaticReference(RequestModel):
     """Every segment's first usable windows, from ``start`` (e.g. the day a retrained model went
     live) or from the model's first window. A usable window is mature and has positives; the
     reference takes the model's ``reference_windows`` of them, and more until it holds
     ``reference_min_positives`` positives."""
 
-    model_config = ConfigDict(extra="forbid")
     kind: Literal["automatic"]
     start: date | None = Field(default=None, description="First day (model time zone).")
 
 
-class PeriodReference(BaseModel):
+class PeriodReference(RequestModel):
     """Every segment's usable windows in a period (days inclusive, model time zone)."""
 
-    model_config = ConfigDict(extra="forbid")
     kind: Literal["period"]
     start: date
     end: date
@@ -36,11 +35,10 @@ class PeriodReference(BaseModel):
         return self
 
 
-class RecentReference(BaseModel):
+class RecentReference(RequestModel):
     """Accept the current state as normal: every segment's newest usable windows (as many as an
     automatic reference takes), counted back from now."""
 
-    model_config = ConfigDict(extra="forbid")
     kind: Literal["recent"]
 
 

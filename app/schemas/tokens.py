@@ -5,16 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from app.schemas.base import RequestModel
 
 Scope = Literal["ingest", "read", "admin"]
 SCOPES: tuple[Scope, ...] = ("ingest", "read", "admin")
 
 
-class TokenCreate(BaseModel):
+class TokenCreate(RequestModel):
     """Body of ``POST /v1/tokens``."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=100)
     scopes: list[Scope] = Field(min_length=1)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
+from pydantic import AwareDatetime
 
 from app.api.deps import ReadAccess, SessionDep
 from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
@@ -25,10 +25,12 @@ def get_metric_series(
     metric: Annotated[str, Query(description="A registry metric name.")] = "average_precision",
     segment: Segment = "all",
     start: Annotated[
-        datetime | None, Query(alias="from", description="First window start (inclusive).")
+        AwareDatetime | None,
+        Query(alias="from", description="First window start (inclusive), with a UTC offset."),
     ] = None,
     end: Annotated[
-        datetime | None, Query(alias="to", description="Last window start (exclusive).")
+        AwareDatetime | None,
+        Query(alias="to", description="Last window start (exclusive), with a UTC offset."),
     ] = None,
 ) -> MetricSeries:
     """One metric's regular and calibrated series, intervals, effects and verdicts."""
@@ -39,7 +41,13 @@ def get_metric_series(
 
 @router.get("/windows/{window_start}")
 def get_window(
-    name: str, window_start: datetime, session: SessionDep, _: ReadAccess, segment: Segment = "all"
+    name: str,
+    window_start: Annotated[
+        AwareDatetime, Path(description="The window's start, with a UTC offset.")
+    ],
+    session: SessionDep,
+    _: ReadAccess,
+    segment: Segment = "all",
 ) -> WindowDetail:
     """Every metric of one window segment, and its regular and calibrated PR curves."""
     return service.window_detail(session, name, window_start, segment)

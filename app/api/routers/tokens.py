@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from typing import Annotated
+
+from fastapi import APIRouter, Path, status
 
 from app.api.deps import AdminAccess, SessionDep
+from app.input_rules import MAX_DB_INTEGER
 from app.schemas.tokens import TokenCreate, TokenCreated, TokenOut
 from app.services import tokens as service
 
@@ -24,6 +27,8 @@ def list_tokens(session: SessionDep, _: AdminAccess) -> list[TokenOut]:
 
 
 @router.delete("/{token_id}")
-def revoke_token(token_id: int, session: SessionDep, _: AdminAccess) -> TokenOut:
+def revoke_token(
+    token_id: Annotated[int, Path(ge=1, le=MAX_DB_INTEGER)], session: SessionDep, _: AdminAccess
+) -> TokenOut:
     """Revoke a token; requests with it get 401 from now on."""
     return service.revoke_token(session, token_id)
