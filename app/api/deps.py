@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -53,28 +54,77 @@ def _bearer_token(request: Request, credentials: HTTPAuthorizationCredentials | 
     raise AuthenticationError("missing bearer token (Authorization: Bearer <token>)")
 
 
-def require_scope(
+def _authorize(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None,
+    settings: Settings,
+    session: Session,
     scope: Scope,
-) -> Callable[[Request, HTTPAuthorizationCredentials | None, Settings, Session], Principal]:
-    """A dependency that authenticates the caller and insists on ``scope``.
+) -> Principal:
+    if settings.auth_disabled:
+        return ANONYMOUS
+    principal = authenticate(session, _bearer_token(request, credentials))
+    principal.require(scope)
+    return principal
 
-    401 when the token is missing, malformed, unknown or revoked; 403 when it is valid but
-    lacks the scope.
-    """
 
-    def dependency(
+class ScopeDependency:
+    """The dependency ``require_scope`` returns: it authenticates the caller and insists on
+    ``scope``; the scope is readable, so the error handler can ask for it (``scope_of``)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def __call__(
+        self,
         request: Request,
         credentials: BearerCredentials,
         settings: SettingsDep,
         session: SessionDep,
     ) -> Principal:
-        if settings.auth_disabled:
-            return ANONYMOUS
-        principal = authenticate(session, _bearer_token(request, credentials))
-        principal.require(scope)
-        return principal
+        return _authorize(request, credentials, settings, session, self.scope)
 
-    return dependency
+
+def require_scope(scope: Scope) -> ScopeDependency:
+    """A dependency that authenticates the caller and insists on ``scope``.
+
+    401 when the token is missing, malformed, unknown or revoked; 403 when it is valid but
+    lacks the scope.
+    """
+    return ScopeDependency(scope)
+
+
+def scope_of(request: Request) -> Scope | None:
+    """The scope the matched route requires, None for an open route (or no route)."""
+    route = request.scope.get("route")
+    pending = list(getattr(getattr(route, "dependant", None), "dependencies", []))
+    while pending:
+        dependant = pending.pop()
+        if isinstance(dependant.call, ScopeDependency):
+            return dependant.call.scope
+        pending.extend(dependant.dependencies)
+    return None
+
+
+async def authorize_before_body(request: Request) -> None:
+    """Authenticate the caller of a route whose body could not be read.
+
+    FastAPI reads and decodes a JSON body before it runs the route's dependencies, so a
+    malformed body would otherwise be reported (422) to a caller who has no right to the route;
+    the error handler calls this first, so that caller gets 401 or 403 instead.
+    """
+    scope = scope_of(request)
+    if scope is None:
+        return
+    settings: Settings = request.app.state.settings
+    factory: sessionmaker[Session] = request.app.state.session_factory
+    credentials = await _bearer_scheme(request)
+
+    def check() -> None:
+        with factory() as session, session.begin():
+            _authorize(request, credentials, settings, session, scope)
+
+    await run_in_threadpool(check)
 
 
 ReadAccess = Annotated[Principal, Depends(require_scope("read"))]

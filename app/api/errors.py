@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.api.deps import authorize_before_body
 from app.errors import (
     CalmonError,
     ErrorDetail,
@@ -37,8 +38,12 @@ async def _calmon_error(_request: Request, exc: Exception) -> JSONResponse:
     return _render(exc)
 
 
-async def _request_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _request_validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    try:
+        await authorize_before_body(request)
+    except CalmonError as refusal:
+        return _render(refusal)
     details = [_detail(error) for error in exc.errors()]
     summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:3])
     return _render(PayloadValidationError(f"invalid request: {summary}", details=details))
@@ -74,6 +79,10 @@ def _detail(error: Any) -> ErrorDetail:
     location = [str(part) for part in error.get("loc", ())]
     if location and location[0] in {"body", "query", "path", "header"}:
         location = location[1:]
+    if error.get("type") == "json_invalid":  # the location is a character offset, not a field
+        reason = error.get("ctx", {}).get("error", "")
+        message = f"not valid JSON at character {'.'.join(location)}: {reason}".rstrip(": ")
+        return ErrorDetail(field="body", message=message)
     return ErrorDetail(field=".".join(location) or "body", message=str(error.get("msg", "")))
 
 

@@ -20,7 +20,8 @@ from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
 
 FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
 REQUIRED: Final = ("id", "timestamp", "score")
-_CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1}
+# pandas writes an integer column with gaps as floats: 1.0, 0.0 and an empty field.
+_CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
 
 @dataclass(frozen=True)

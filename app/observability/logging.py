@@ -15,6 +15,7 @@ import logging
 import sys
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote_plus
 
 # Attributes every LogRecord has; anything else on a record came from ``extra``.
 _STANDARD_ATTRS = frozenset(
@@ -40,6 +41,36 @@ class JsonLinesFormatter(logging.Formatter):
         return json.dumps(payload, default=str, ensure_ascii=False)
 
 
+class SecretQueryFilter(logging.Filter):
+    """Blank the value of credential-looking query parameters in uvicorn's access log.
+
+    calmon reads tokens only from the Authorization header, but a client may still put one in
+    the URL (``?token=...``); the request is refused, and the secret must not be kept in logs.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        # uvicorn.access logs (client, method, path with query, http version, status).
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (*args[:2], _redact_query(args[2]), *args[3:])
+        return True
+
+
+_SECRET_PARAMETERS = frozenset({"token", "access_token", "api_key", "apikey", "key", "secret"})
+
+
+def _redact_query(path: str) -> str:
+    base, separator, query = path.partition("?")
+    if not separator:
+        return path
+    parts = []
+    for part in query.split("&"):
+        name, equals, _value = part.partition("=")
+        secret = equals and unquote_plus(name).lower() in _SECRET_PARAMETERS
+        parts.append(f"{name}=[redacted]" if secret else part)
+    return f"{base}?{'&'.join(parts)}"
+
+
 def configure_logging(level: str = "info") -> None:
     """Send every logger (calmon, uvicorn, alembic) to stderr as JSON lines at ``level``."""
     handler = logging.StreamHandler(sys.stderr)
@@ -52,3 +83,6 @@ def configure_logging(level: str = "info") -> None:
         named = logging.getLogger(name)
         named.handlers.clear()
         named.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, SecretQueryFilter) for f in access.filters):
+        access.addFilter(SecretQueryFilter())
