@@ -171,7 +171,18 @@ class IngestRepository:
             f"(model_id, prediction_id, window_start, ts, score, label, segment) "
             f"SELECT :model_id, prediction_id, {new_window}, {ts}, score, label, segment "
             f"FROM {_STAGE} WHERE true"  # WHERE: SQLite's parser needs it before ON CONFLICT
+            f"{self._id_order('prediction_id')}"
         )
+
+    def _id_order(self, column: str) -> str:
+        """ORDER BY that makes every batch lock its rows in one order (PostgreSQL).
+
+        Rows are inserted, updated and locked in the order the SELECT yields them; two batches
+        holding the same ids in different orders would each wait for a row the other holds,
+        until PostgreSQL aborts one for a deadlock. Byte order ("C") is the cheapest total order.
+        SQLite has one writer at a time and needs none.
+        """
+        return f' ORDER BY {column} COLLATE "C"' if self.is_postgres else ""
 
     def _stage(self, rows: StagedRows) -> None:
         labels: list[int | None] = [None if v < 0 else v for v in rows.labels.tolist()]
@@ -267,6 +278,15 @@ class IngestRepository:
             params,
         ).scalars()
         unknown_ids = sorted(unknown)
+        if self.is_postgres:  # lock the rows in id order first (see _id_order)
+            self.connection.execute(
+                text(
+                    f"SELECT 1 FROM predictions p JOIN {_LABEL_STAGE} s "
+                    f"ON p.prediction_id = s.prediction_id WHERE p.model_id = :model_id"
+                    f"{self._id_order('p.prediction_id')} FOR NO KEY UPDATE OF p"
+                ),
+                params,
+            )
         changed = self.connection.execute(
             text(
                 f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
