@@ -76,6 +76,19 @@ class Settings(BaseSettings):
         description="Accept requests without a token (local experiments only; logs a warning).",
     )
     db_pool_size: int = Field(default=10, ge=1, description="PostgreSQL connection pool size.")
+    db_pool_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How long a request waits for a free database connection before it is "
+        "answered 503.",
+    )
+    readiness_timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=60,
+        description="How long /readyz waits for the database (to connect, and for the locks a "
+        "write needs) before it answers 503.",
+    )
     sqlite_busy_timeout_ms: int = Field(
         default=30_000,
         ge=0,

@@ -13,7 +13,7 @@ from app.api.errors import install_error_handlers
 from app.api.inputs import UrlRulesMiddleware
 from app.api.routers import batches, health, metrics, models, monitoring, tokens
 from app.api.webui import install_webui
-from app.db.engine import create_db_engine, create_session_factory
+from app.db.engine import create_db_engine, create_probe_engine, create_session_factory
 from app.db.migrate import head_revisions
 from app.observability.prometheus import install_metrics
 from app.settings import Settings, get_settings
@@ -39,6 +39,7 @@ def create_app(
         engine = create_db_engine(settings)
         app.state.engine = engine
         app.state.session_factory = create_session_factory(engine)
+        app.state.probe_engine = create_probe_engine(settings)
         app.state.expected_revisions = head_revisions(settings.database_url)
         if settings.auth_disabled:
             logger.warning(
@@ -55,6 +56,7 @@ def create_app(
                 yield
         finally:
             engine.dispose()
+            app.state.probe_engine.dispose()
 
     # /docs is served by install_webui from vendored assets (FastAPI's own page loads a CDN);
     # ReDoc is not offered: it would need a second megabyte-sized bundle.

@@ -11,10 +11,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.deps import authorize_before_body
+from app.db.trouble import TROUBLE_TYPES, describe
 from app.errors import (
     CalmonError,
     ErrorDetail,
@@ -25,6 +25,7 @@ from app.errors import (
 logger = logging.getLogger("calmon.api")
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+_RETRY_AFTER_SECONDS = 2
 
 
 def _render(exc: CalmonError, status_code: int | None = None) -> JSONResponse:
@@ -58,13 +59,25 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
-    # Connection refused, server gone, or SQLite's lock wait (busy_timeout) exhausted: the
-    # request may succeed on retry, which 503 tells clients and load balancers.
+    # The server unreachable or restarting, a lock or statement timeout, a deadlock, a full
+    # disk, a busy pool: the request may succeed on retry, which 503 tells clients and load
+    # balancers. Whether a write that failed at COMMIT was kept cannot be known here, hence the
+    # advice: re-sending a batch with its batch_id is always safe.
+    reason = describe(exc)
     logger.warning(
         "database_unavailable",
-        extra={"path": request.url.path, "reason": str(exc).splitlines()[0][:300]},
+        extra={
+            "path": request.url.path,
+            "reason": reason,
+            "error": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+        },
     )
-    return _render(ServiceUnavailableError("the database is unavailable; retry later"))
+    return _render(
+        ServiceUnavailableError(
+            f"{reason}; retry later (re-sending a batch with the same batch_id is safe)",
+            headers={"Retry-After": str(_RETRY_AFTER_SECONDS)},
+        )
+    )
 
 
 async def _unhandled(request: Request, exc: Exception) -> JSONResponse:
@@ -91,7 +104,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(CalmonError, _calmon_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(OperationalError, _database_unavailable)
+    for trouble in TROUBLE_TYPES:
+        app.add_exception_handler(trouble, _database_unavailable)
     # Registered on Exception, Starlette runs this in its outermost middleware: a JSON body
     # and one structured log line instead of a plain-text 500.
     app.add_exception_handler(Exception, _unhandled)

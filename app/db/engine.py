@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from app.errors import ServiceUnavailableError
 from app.settings import Settings
@@ -46,10 +47,30 @@ def check_userinfo(url: str) -> None:
 
 def create_db_engine(settings: Settings) -> Engine:
     """Build the engine for ``settings.database_url`` (SQLite or PostgreSQL via psycopg 3)."""
+    return _engine(settings, pool_timeout=settings.db_pool_timeout_seconds)
+
+
+def create_probe_engine(settings: Settings) -> Engine:
+    """An engine for /readyz: no pool (a probe never waits behind busy requests) and every
+    wait bounded by ``readiness_timeout_seconds``."""
+    timeout = settings.readiness_timeout_seconds
+    # libpq counts connect_timeout in whole seconds and treats anything under 2 as 2.
+    probe_settings = settings.model_copy(update={"sqlite_busy_timeout_ms": int(timeout * 1000)})
+    return _engine(probe_settings, connect_timeout=max(2, math.ceil(timeout)), pooled=False)
+
+
+def _engine(
+    settings: Settings,
+    *,
+    pool_timeout: float = 30.0,
+    connect_timeout: int = 10,
+    pooled: bool = True,
+) -> Engine:
     check_userinfo(settings.database_url)
     url = make_url(settings.database_url)
+    pool: dict[str, Any] = {"pool_timeout": pool_timeout} if pooled else {"poolclass": NullPool}
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(settings)
+        return _sqlite_engine(settings, pool)
     if url.drivername == "postgresql":
         # A plain postgresql:// URL (as psql and most hosting panels print it) means psycopg 3.
         url = url.set(drivername="postgresql+psycopg")
@@ -60,18 +81,20 @@ def create_db_engine(settings: Settings) -> Engine:
             f"got {url.drivername}"
         )
     # libpq waits forever for an unreachable host by default; /readyz must answer instead.
-    connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": 10}
-    return create_engine(
-        url, pool_size=settings.db_pool_size, pool_pre_ping=True, connect_args=connect_args
-    )
+    connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": connect_timeout}
+    if pooled:
+        pool.update(pool_size=settings.db_pool_size, pool_pre_ping=True)
+    return create_engine(url, connect_args=connect_args, **pool)
 
 
-def _sqlite_engine(settings: Settings) -> Engine:
+def _sqlite_engine(settings: Settings, pool: dict[str, Any]) -> Engine:
     url = make_url(settings.database_url)
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    else:  # an in-memory database gets a pool of one connection per thread, with no timeout
+        pool = {key: value for key, value in pool.items() if key != "pool_timeout"}
     # Request handlers run in a thread pool, so a pooled connection may move between threads.
-    engine = create_engine(url, connect_args={"check_same_thread": False})
+    engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
     busy_timeout_ms = settings.sqlite_busy_timeout_ms
 
     @event.listens_for(engine, "connect")

@@ -75,6 +75,8 @@ def test_an_unreachable_database_is_503_not_500() -> None:
         ready = client.get("/readyz")
         models = client.get("/v1/models", headers={"Authorization": "Bearer calmon_x_y"})
     assert ready.status_code == 503
-    assert ready.json()["error"]["message"] == "database unreachable"
+    assert ready.json()["error"]["message"] == (
+        "the database is not ready for writes: the database cannot be reached"
+    )
     assert models.status_code == 503
     assert models.json()["error"]["code"] == "unavailable"

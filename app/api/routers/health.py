@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.db.migrate import current_revisions
+from app.db.health import check_writable
+from app.db.trouble import describe
 from app.errors import ServiceUnavailableError
+from app.settings import Settings
 
 router = APIRouter(tags=["health"])
 
@@ -20,16 +22,17 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 def readyz(request: Request) -> dict[str, str]:
-    """The database answers and its schema is the one this code expects (503 otherwise)."""
-    engine: Engine = request.app.state.engine
+    """The database takes writes now and its schema is the one this code expects (503
+    otherwise), answered within CALMON_READINESS_TIMEOUT_SECONDS."""
+    engine: Engine = request.app.state.probe_engine
+    settings: Settings = request.app.state.settings
     expected: tuple[str, ...] = request.app.state.expected_revisions
     try:
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-        current = current_revisions(engine)
+        current = check_writable(engine, settings.readiness_timeout_seconds)
     except SQLAlchemyError as exc:
         raise ServiceUnavailableError(
-            "database unreachable", extra={"reason": type(exc).__name__}
+            f"the database is not ready for writes: {describe(exc)}",
+            extra={"reason": type(exc).__name__},
         ) from exc
     if set(current) != set(expected):
         raise ServiceUnavailableError(
