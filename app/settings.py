@@ -102,6 +102,24 @@ class Settings(BaseSettings):
         ge=1,
         description="Bytes accepted in one request body, after gzip decompression (413 beyond).",
     )
+    max_gzip_members: int = Field(
+        default=64,
+        ge=1,
+        description="gzip members accepted in one request body (413 beyond): a body of many "
+        "tiny members costs CPU out of proportion to its size.",
+    )
+    max_gzip_ratio: int = Field(
+        default=200,
+        ge=2,
+        description="Decompressed bytes per compressed byte accepted past the first MiB (413 "
+        "beyond): ordinary batches compress 3 to 20 times, compression bombs 1,000 times.",
+    )
+    max_concurrent_ingest: int = Field(
+        default=4,
+        ge=1,
+        description="Ingest requests read, parsed and written at once per process; more wait "
+        "for a slot (up to CALMON_DB_POOL_TIMEOUT_SECONDS, then 503), which bounds memory.",
+    )
     min_timestamp: datetime = Field(
         default=datetime(2000, 1, 1, tzinfo=UTC),
         description="Earliest prediction timestamp accepted (ISO 8601).",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
@@ -64,6 +65,7 @@ def create_app(
         title="calmon", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
+    app.state.ingest_slots = threading.BoundedSemaphore(settings.max_concurrent_ingest)
     install_error_handlers(app)
     app.add_middleware(UrlRulesMiddleware)
     install_metrics(app, settings)

@@ -1,62 +1,195 @@
-"""Request bodies: Content-Encoding (gzip, size-capped) and Content-Type dispatch."""
+"""Request bodies: Content-Encoding (gzip, bounded as it is decoded) and Content-Type dispatch.
+
+Every limit applies while the body is decoded, before anything is parsed, so the cost of a
+hostile body stays near the byte limit however it was built:
+
+- bytes: decompression stops one byte past ``max_bytes``;
+- gzip members: a body of many tiny members is refused at ``max_gzip_members`` (each member
+  restarts the decoder; 160,000 empty members once cost minutes of CPU);
+- ratio: beyond ``max_gzip_ratio`` decoded bytes per compressed byte (past the first MiB) the
+  body is refused, so a small request cannot make the server decode megabytes of padding;
+- rows: a row needs a few separators (JSON: commas and opening brackets; CSV: commas and line
+  breaks). Counting them is a C-speed scan of each decoded chunk; more of them than
+  ``max_rows`` rows can need means more rows than allowed, or a body that is not a batch, and is
+  refused before the parser turns it into millions of Python objects.
+"""
 
 from __future__ import annotations
 
 import zlib
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 from app.errors import PayloadTooLargeError
 from app.ingest.errors import UnsupportedMediaTypeError
 from app.ingest.parse import RawBatch, parse_csv, parse_json
 
+Media = Literal["json", "csv"]
 JSON_TYPES: Final = frozenset({"application/json"})
 CSV_TYPES: Final = frozenset({"text/csv", "application/csv"})
 _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS
+_CHUNK: Final = 256 * 1024  # compressed bytes fed to the decoder at a time
+_STEP: Final = 1024 * 1024  # decoded bytes produced per decompress call
+_RATIO_FLOOR: Final = 1024 * 1024  # small bodies may compress as well as they like
+
+SEPARATORS_PER_ROW: Final = 8
+"""Separators a row may use: 5 to 6 in every format, 2 more for commas inside strings.
+
+Each separator can become a Python object of the parsed body; measured with bench.body_memory,
+16 let a body under every other limit cost 4.7 times CALMON_MAX_BODY_BYTES of memory."""
+_SEPARATORS: Final[dict[Media, tuple[bytes, ...]]] = {
+    "json": (b",", b"{", b"["),
+    "csv": (b",", b"\n"),
+}
 
 
-def decode_body(body: bytes, content_encoding: str | None, max_bytes: int) -> bytes:
-    """The body as sent before compression, refused beyond ``max_bytes`` once decompressed.
+@dataclass(frozen=True)
+class BodyLimits:
+    """What one request body may cost (from Settings)."""
 
-    Decompression stops one byte past the limit, so a zip bomb costs at most ``max_bytes`` of
-    memory before it is refused.
+    max_bytes: int
+    max_rows: int
+    max_gzip_members: int = 64
+    max_gzip_ratio: int = 200
+
+    @property
+    def max_separators(self) -> int:
+        """Separators a body of ``max_rows`` rows may hold (plus the envelope's)."""
+        return SEPARATORS_PER_ROW * self.max_rows + 64
+
+
+class _SeparatorCount:
+    """Counts a body's separators chunk by chunk; 413 as soon as they pass the limit."""
+
+    def __init__(self, media: Media, limits: BodyLimits) -> None:
+        self.separators = _SEPARATORS[media]
+        self.limits = limits
+        self.seen = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.seen += sum(chunk.count(separator) for separator in self.separators)
+        if self.seen > self.limits.max_separators:
+            raise PayloadTooLargeError(
+                f"the body holds more than {self.limits.max_separators} separators (commas, "
+                f"brackets, line breaks): more than {self.limits.max_rows} rows need "
+                f"(CALMON_MAX_ROWS_PER_REQUEST); split it into several batches",
+                extra={"max_rows": self.limits.max_rows},
+            )
+
+
+def media_type(content_type: str | None) -> Media:
+    """The batch format a Content-Type names; 415 for any other."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media in JSON_TYPES:
+        return "json"
+    if media in CSV_TYPES:
+        return "csv"
+    raise UnsupportedMediaTypeError(
+        f"Content-Type {content_type!r} is not supported: send application/json or text/csv"
+    )
+
+
+class BodyDecoder:
+    """Decodes a body chunk by chunk as it arrives, refusing it at the first limit it passes.
+
+    Fed from the network stream, a refused body is never read to its end, and a gzip body is
+    never held compressed and decoded at once. ``finish`` returns the decoded bytes (a
+    bytearray grown in place: no second copy of the largest object of the request).
     """
-    encoding = (content_encoding or "identity").strip().lower()
-    if encoding == "identity":
-        return body
-    if encoding != "gzip":
-        raise UnsupportedMediaTypeError(
-            f"Content-Encoding {content_encoding!r} is not supported (use gzip or none)"
-        )
-    out = bytearray()
-    remaining = body
-    while remaining:  # a gzip stream may hold several members
-        decompressor = zlib.decompressobj(_GZIP_WBITS)
-        try:
-            out += decompressor.decompress(remaining, max_bytes + 1 - len(out))
-        except zlib.error as error:
-            raise UnsupportedMediaTypeError(f"body is not valid gzip: {error}") from None
-        if len(out) > max_bytes or decompressor.unconsumed_tail:
-            raise _too_large(max_bytes)
-        if not decompressor.eof:
+
+    def __init__(self, content_encoding: str | None, limits: BodyLimits, media: Media) -> None:
+        encoding = (content_encoding or "identity").strip().lower()
+        if encoding not in ("identity", "gzip"):
+            raise UnsupportedMediaTypeError(
+                f"Content-Encoding {content_encoding!r} is not supported (use gzip or none)"
+            )
+        self.gzip = encoding == "gzip"
+        self.limits = limits
+        self.count = _SeparatorCount(media, limits)
+        self.decoded = bytearray()
+        self.received = 0
+        self.members = 0
+        self.decompressor: Any = None  # zlib's Decompress type is not importable
+
+    def feed(self, data: bytes) -> None:
+        """Take the next chunk of the body as sent."""
+        if not self.gzip:
+            self.received += len(data)
+            self._accept(data)
+            return
+        view = memoryview(data)
+        position = 0
+        while position < len(data):  # a gzip stream may hold several members
+            if self.decompressor is None or self.decompressor.eof:
+                self._next_member()
+            # Fed in bounded pieces, so the rest after a member ends is a small copy.
+            piece = view[position : position + _CHUNK]
+            position += len(piece)
+            pending: bytes | memoryview = piece
+            while pending and not self.decompressor.eof:
+                # At most _STEP decoded bytes per call: every limit is checked on its way up,
+                # never after a bomb has been inflated whole.
+                room = self.limits.max_bytes + 1 - len(self.decoded)
+                try:
+                    out = self.decompressor.decompress(pending, min(_STEP, room))
+                except zlib.error as error:
+                    raise UnsupportedMediaTypeError(f"body is not valid gzip: {error}") from None
+                tail = self.decompressor.unconsumed_tail
+                self.received += len(pending) - len(tail) - len(self.decompressor.unused_data)
+                pending = tail
+                self._accept(out)
+                self._check_ratio()
+            if self.decompressor.eof:
+                position -= len(self.decompressor.unused_data)
+
+    def _check_ratio(self) -> None:
+        decoded = len(self.decoded)
+        if decoded > _RATIO_FLOOR and decoded > self.limits.max_gzip_ratio * self.received:
+            raise PayloadTooLargeError(
+                f"gzip body decompresses more than {self.limits.max_gzip_ratio} times "
+                "(CALMON_MAX_GZIP_RATIO): refused as a compression bomb"
+            )
+
+    def finish(self) -> bytearray:
+        """The whole decoded body (the stream has ended)."""
+        if self.gzip and self.decompressor is not None and not self.decompressor.eof:
             raise UnsupportedMediaTypeError("gzip body is truncated")
-        remaining = decompressor.unused_data
-    return bytes(out)
+        return self.decoded
+
+    def _next_member(self) -> None:
+        self.members += 1
+        if self.members > self.limits.max_gzip_members:
+            raise PayloadTooLargeError(
+                f"gzip body has more than {self.limits.max_gzip_members} members "
+                "(CALMON_MAX_GZIP_MEMBERS): compress the batch as one stream"
+            )
+        self.decompressor = zlib.decompressobj(_GZIP_WBITS)
+
+    def _accept(self, data: bytes) -> None:
+        if len(self.decoded) + len(data) > self.limits.max_bytes:
+            raise _too_large(self.limits.max_bytes)
+        self.count.feed(data)
+        self.decoded += data
 
 
-def parse_body(body: bytes, content_type: str | None, batch_id: str | None) -> RawBatch:
+def decode_body(
+    body: bytes, content_encoding: str | None, limits: BodyLimits, media: Media = "json"
+) -> bytearray:
+    """The body as sent before compression, refused at the first limit it passes."""
+    decoder = BodyDecoder(content_encoding, limits, media)
+    decoder.feed(body)
+    return decoder.finish()
+
+
+def parse_body(body: bytes | bytearray, content_type: str | None, batch_id: str | None) -> RawBatch:
     """Parse a batch in the format its Content-Type names.
 
     ``batch_id`` comes from the ``X-Batch-Id`` header or the ``batch_id`` query parameter;
     CSV needs it, JSON may carry it in the body instead.
     """
-    media_type = (content_type or "").split(";", 1)[0].strip().lower()
-    if media_type in JSON_TYPES:
+    if media_type(content_type) == "json":
         return parse_json(body, batch_id)
-    if media_type in CSV_TYPES:
-        return parse_csv(body, batch_id)
-    raise UnsupportedMediaTypeError(
-        f"Content-Type {content_type!r} is not supported: send application/json or text/csv"
-    )
+    return parse_csv(body, batch_id)
 
 
 def _too_large(max_bytes: int) -> PayloadTooLargeError:

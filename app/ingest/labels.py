@@ -9,7 +9,7 @@ from app.ingest.validate import MAX_ID_LENGTH
 from app.input_rules import NUL_MESSAGE, contains_nul
 
 
-def parse_labels(body: bytes) -> list[tuple[str, int]]:
+def parse_labels(body: bytes | bytearray) -> list[tuple[str, int]]:
     """The (id, label) pairs of a label update; BatchValidationError names each bad entry.
 
     A label here is 0 or 1: a label update that says "unknown" would erase information.

@@ -10,7 +10,7 @@ value is looked at: a shape problem usually means every row is wrong the same wa
 from __future__ import annotations
 
 import csv
-import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,7 +37,7 @@ class RawBatch:
         return len(self.columns["id"])
 
 
-def parse_json(body: bytes, batch_id: str | None = None) -> RawBatch:
+def parse_json(body: bytes | bytearray, batch_id: str | None = None) -> RawBatch:
     """Parse ``{"batch_id", "rows": [...]}`` or ``{"batch_id", "columns": {...}}``.
 
     ``batch_id`` (from a header or query parameter) is used when the body carries none.
@@ -59,17 +59,16 @@ def parse_json(body: bytes, batch_id: str | None = None) -> RawBatch:
     return RawBatch(resolved_id, _columns_from_columns(document["columns"]))
 
 
-def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
+def parse_csv(body: bytes | bytearray, batch_id: str | None) -> RawBatch:
     """Parse a CSV upload: a header naming the columns, then one line per row.
 
     Empty ``label`` means unknown, empty ``segment`` means ``all``. Row indexes in errors count
     data lines from 0 (the header is not a row).
     """
     try:
-        text = body.decode("utf-8-sig")
+        records = _csv_records(_lines(body))
     except UnicodeDecodeError as error:
         raise _shape_error("body", f"CSV must be UTF-8: {error}") from None
-    records = _csv_records(text)
     if not records:
         raise _shape_error("body", "CSV has no header line")
     header = [name.strip().lower() for name in records[0]]
@@ -98,11 +97,27 @@ def parse_csv(body: bytes, batch_id: str | None) -> RawBatch:
     return RawBatch(_resolve_batch_id(None, batch_id), columns)
 
 
-def _csv_records(text: str) -> list[list[str]]:
+def _lines(body: bytes | bytearray) -> Iterator[str]:
+    """The body's lines, each decoded only when the csv module asks for it, so the whole text
+    is never held beside the body. Cutting at b"\n" is safe in UTF-8 (no multi-byte character
+    contains that byte); a quoted field spanning lines is joined by the csv module."""
+    start = 0
+    encoding = "utf-8-sig"  # the first line may start with a byte-order mark
+    end = body.find(b"\n")
+    while end >= 0:
+        yield body[start : end + 1].decode(encoding)
+        encoding = "utf-8"
+        start = end + 1
+        end = body.find(b"\n", start)
+    if start < len(body):
+        yield body[start:].decode(encoding)
+
+
+def _csv_records(lines: Iterable[str]) -> list[list[str]]:
     """The non-empty records of a CSV text; a record the csv module cannot read is a 422."""
     records: list[list[str]] = []
     try:
-        for record in csv.reader(io.StringIO(text)):
+        for record in csv.reader(lines):
             if record:
                 records.append(record)
     except csv.Error as error:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.errors import PayloadTooLargeError
-from app.ingest.body import decode_body, parse_body
+from app.ingest.body import BodyLimits, decode_body, parse_body
 from app.ingest.errors import BatchValidationError, UnsupportedMediaTypeError
 from app.ingest.labels import parse_labels
 from app.ingest.parse import RawBatch, parse_csv, parse_json
@@ -169,18 +169,23 @@ def test_csv_needs_a_batch_id_from_outside_the_body() -> None:
 
 def test_gzip_is_decoded_and_capped_after_decompression() -> None:
     body = orjson.dumps({"batch_id": "x", "rows": ROWS})
-    assert decode_body(gzip.compress(body), "gzip", len(body)) == body
-    assert decode_body(gzip.compress(body[:10]) + gzip.compress(body[10:]), "GZIP", 10**6) == body
+
+    def capped(max_bytes: int) -> BodyLimits:
+        return BodyLimits(max_bytes=max_bytes, max_rows=1_000)
+
+    assert decode_body(gzip.compress(body), "gzip", capped(len(body))) == body
+    split = gzip.compress(body[:10]) + gzip.compress(body[10:])
+    assert decode_body(split, "GZIP", capped(10**6)) == body
     with pytest.raises(PayloadTooLargeError):
-        decode_body(gzip.compress(body), "gzip", len(body) - 1)
+        decode_body(gzip.compress(body), "gzip", capped(len(body) - 1))
     bomb = gzip.compress(b"0" * 50_000_000)
     assert len(bomb) < 100_000
     with pytest.raises(PayloadTooLargeError):
-        decode_body(bomb, "gzip", 1_000_000)
+        decode_body(bomb, "gzip", capped(1_000_000))
     with pytest.raises(UnsupportedMediaTypeError):
-        decode_body(gzip.compress(body)[:-20], "gzip", 10**6)
+        decode_body(gzip.compress(body)[:-20], "gzip", capped(10**6))
     with pytest.raises(UnsupportedMediaTypeError):
-        decode_body(body, "br", 10**6)
+        decode_body(body, "br", capped(10**6))
 
 
 def test_content_types_are_dispatched_and_others_refused() -> None:

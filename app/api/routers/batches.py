@@ -6,41 +6,101 @@ validated column-wise by app.ingest, which is what makes the columnar path fast.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from app.api.deps import IngestAccess, SessionDep, SettingsDep
 from app.db.types import utcnow
-from app.errors import PayloadTooLargeError
+from app.errors import PayloadTooLargeError, ServiceUnavailableError
 from app.ingest import service
-from app.ingest.body import decode_body, parse_body
+from app.ingest.body import BodyDecoder, BodyLimits, Media, media_type, parse_body
 from app.ingest.labels import parse_labels
 from app.observability.service_metrics import service_metrics
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["ingest"])
 
 
-async def read_body(request: Request, settings: SettingsDep) -> bytes:
-    """The request body, refused (413) as soon as it passes the byte limit."""
+async def ingest_slot(request: Request, settings: SettingsDep) -> AsyncIterator[None]:
+    """One of the process's CALMON_MAX_CONCURRENT_INGEST slots, held while the body is read,
+    decoded, parsed and written; 503 if none frees up within the pool timeout.
+
+    Each ingest request may cost a few times CALMON_MAX_BODY_BYTES of memory; the slots bound
+    how many do at once, whatever the size of the server's thread pool.
+    """
+    slots: threading.BoundedSemaphore = request.app.state.ingest_slots
+    if not slots.acquire(blocking=False):
+        timeout = settings.db_pool_timeout_seconds
+        if not await run_in_threadpool(slots.acquire, True, timeout):
+            raise ServiceUnavailableError(
+                f"{settings.max_concurrent_ingest} ingest requests are in progress "
+                "(CALMON_MAX_CONCURRENT_INGEST); retry later",
+                headers={"Retry-After": "2"},
+            )
+    try:
+        yield
+    finally:
+        slots.release()
+
+
+async def _read_decoded(request: Request, settings: Settings, media: Media) -> bytearray:
+    """The body decoded as it arrives, refused (413, 415) at the first limit it passes: a
+    refused body is not read to its end, and its compressed form is never held whole."""
     limit = settings.max_body_bytes
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
-    body = bytearray()
+    decoder = BodyDecoder(request.headers.get("content-encoding"), body_limits(settings), media)
+    pending: list[bytes] = []
+    pending_size = received = 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
+        received += len(chunk)
+        if received > limit:
             raise _too_large(limit)
-    return bytes(body)
+        pending.append(chunk)
+        pending_size += len(chunk)
+        if pending_size >= _DECODE_STEP:
+            # Off the event loop: decompressing and counting a MiB takes milliseconds.
+            await run_in_threadpool(decoder.feed, b"".join(pending))
+            pending, pending_size = [], 0
+    if pending:
+        await run_in_threadpool(decoder.feed, b"".join(pending))
+    return decoder.finish()
+
+
+async def read_batch_body(request: Request, settings: SettingsDep) -> bytearray:
+    """A batch body in the format its Content-Type names (415 for others, before reading)."""
+    return await _read_decoded(request, settings, media_type(request.headers.get("content-type")))
+
+
+async def read_labels_body(request: Request, settings: SettingsDep) -> bytearray:
+    """A label update (JSON)."""
+    return await _read_decoded(request, settings, "json")
 
 
 def _too_large(limit: int) -> PayloadTooLargeError:
     return PayloadTooLargeError(f"request body exceeds {limit} bytes (CALMON_MAX_BODY_BYTES)")
 
 
-Body = Annotated[bytes, Depends(read_body)]
+def body_limits(settings: Settings) -> BodyLimits:
+    """What one request body may cost."""
+    return BodyLimits(
+        max_bytes=settings.max_body_bytes,
+        max_rows=settings.max_rows_per_request,
+        max_gzip_members=settings.max_gzip_members,
+        max_gzip_ratio=settings.max_gzip_ratio,
+    )
+
+
+IngestSlot = Annotated[None, Depends(ingest_slot, scope="function")]
+BatchBody = Annotated[bytearray, Depends(read_batch_body)]
+LabelsBody = Annotated[bytearray, Depends(read_labels_body)]
+_DECODE_STEP = 1024 * 1024
 
 
 @router.post(
@@ -59,15 +119,16 @@ def post_batch(
     *,
     request: Request,
     _: IngestAccess,
-    body: Body,
+    __: IngestSlot,
+    body: BatchBody,
     session: SessionDep,
     settings: SettingsDep,
     batch_id: Annotated[str | None, Query()] = None,
     x_batch_id: Annotated[str | None, Header()] = None,
 ) -> JSONResponse:
     """Store a batch of predictions (row JSON, columnar JSON or CSV; gzip accepted)."""
-    decoded = decode_body(body, request.headers.get("content-encoding"), settings.max_body_bytes)
-    raw = parse_body(decoded, request.headers.get("content-type"), batch_id or x_batch_id)
+    raw = parse_body(body, request.headers.get("content-type"), batch_id or x_batch_id)
+    body.clear()  # only the parsed columns are needed from here on: free the bytes now
     now = utcnow()
     with service_metrics(request).counting_batch(name, raw.rows):
         outcome = service.ingest_batch(session, name, raw, service.limits_from(settings, now), now)
@@ -79,13 +140,15 @@ def post_labels(
     name: str,
     request: Request,
     _: IngestAccess,
-    body: Body,
+    __: IngestSlot,
+    body: LabelsBody,
     session: SessionDep,
     settings: SettingsDep,
 ) -> JSONResponse:
     """Set labels of known predictions by id; unknown ids are listed, not dropped."""
-    decoded = decode_body(body, request.headers.get("content-encoding"), settings.max_body_bytes)
     now = utcnow()
     limits = service.limits_from(settings, now)
-    result = service.update_labels(session, name, parse_labels(decoded), limits, now)
+    updates = parse_labels(body)
+    body.clear()
+    result = service.update_labels(session, name, updates, limits, now)
     return JSONResponse(result)
