@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TypeGuard
 
 from prometheus_client.core import (
@@ -33,6 +33,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.clock import database_now
 from app.db.repositories import observability as repository
 from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, WINDOW_LENGTH
@@ -122,8 +123,9 @@ class CalmonCollector(Collector):
             if self._cached is not None and now - self._cached[0] < self._ttl_seconds:
                 return self._cached[1]
             with self._session_factory()() as session:
+                # The database's clock, which heartbeats are written by (app.db.clock).
                 snapshot = read_snapshot(
-                    session, now=datetime.now(UTC), lease_seconds=self._lease_seconds
+                    session, now=database_now(session), lease_seconds=self._lease_seconds
                 )
             self._cached = (now, snapshot)
             return snapshot

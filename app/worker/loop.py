@@ -1,5 +1,8 @@
 """The claim loop: lease a dirty window, compute it, store it, repeat; heartbeats on the side.
 
+Lease expiries, back-offs and heartbeats are written by the database's clock (app.db.clock), the
+one every worker and the API compare them with.
+
 The loop owns every transaction (STYLE convention 3): a short one to claim, one to read the
 window's rows, one to store the results together with the completion mark. A failure releases the
 window with a back-off and the loop moves on; a stop request (SIGTERM) is honoured between
@@ -20,10 +23,10 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.clock import database_now
 from app.db.metrics_tables import WorkerHeartbeat
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
-from app.db.types import utcnow
 from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
 
 logger = logging.getLogger("calmon.worker")
@@ -51,7 +54,7 @@ class WorkerConfig:
 class WorkerStats:
     """Counters since the process started; written to ``worker_heartbeats``."""
 
-    started_at: datetime = field(default_factory=utcnow)
+    started_at: datetime | None = None  # by the database's clock, at the first heartbeat
     windows_computed: int = 0
     failures: int = 0
     last_duration_seconds: float | None = None
@@ -113,7 +116,8 @@ class Worker:
 
     def _claim(self) -> Claim | None:
         with self.session_factory.begin() as session:
-            return WindowQueue(session).claim_next(self.worker_id, self.config.lease, utcnow())
+            queue = WindowQueue(session)
+            return queue.claim_next(self.worker_id, self.config.lease, database_now(session))
 
     def _process(self, claim: Claim) -> None:
         started = time.perf_counter()
@@ -156,9 +160,8 @@ class Worker:
         )
         try:
             with self.session_factory.begin() as session:
-                WindowQueue(session).release_failed(
-                    claim, self.worker_id, error, utcnow() + timedelta(seconds=delay)
-                )
+                retry_at = database_now(session) + timedelta(seconds=delay)
+                WindowQueue(session).release_failed(claim, self.worker_id, error, retry_at)
         except Exception:
             # The lease will expire on its own; the window is not lost.
             logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))
@@ -172,12 +175,15 @@ class Worker:
         self._last_beat = now
         try:
             with self.session_factory.begin() as session:
+                seen = database_now(session)
+                if self.stats.started_at is None:
+                    self.stats.started_at = seen
                 WindowMetricsRepository(session).beat(
                     WorkerHeartbeat(
                         worker_id=self.worker_id,
                         started_at=self.stats.started_at,
-                        last_seen_at=utcnow(),
-                        stopped_at=utcnow() if stopped else None,
+                        last_seen_at=seen,
+                        stopped_at=seen if stopped else None,
                         windows_computed=self.stats.windows_computed,
                         failures=self.stats.failures,
                         last_duration_seconds=self.stats.last_duration_seconds,
