@@ -15,6 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
@@ -26,7 +27,7 @@ from app.errors import CalmonError, ServiceUnavailableError
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.services import tokens as token_service
-from app.settings import Settings, get_settings
+from app.settings import Settings, SettingsError, describe_invalid, get_settings
 
 logger = logging.getLogger("calmon.cli")
 
@@ -213,7 +214,12 @@ def run(argv: Sequence[str], settings: Settings) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `calmon` console script."""
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except (ValidationError, SettingsError) as exc:
+        # Before anything starts, one line an operator can act on (no traceback to read).
+        print(f"calmon: invalid configuration: {describe_invalid(exc)}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level)
     return run(sys.argv[1:] if argv is None else argv, settings)
 

@@ -10,9 +10,9 @@ import os
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -164,16 +164,28 @@ class Settings(BaseSettings):
     def _naive_means_utc(cls, value: datetime) -> datetime:
         return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _production_names_its_database(cls, data: Any) -> Any:
+        # Checked on the raw values: an empty CALMON_DATABASE_URL (an unset variable in a
+        # compose file) must not become the embedded SQLite default in production.
+        if (
+            isinstance(data, dict)
+            and str(data.get("environment", "")).strip() == "production"
+            and not str(data.get("database_url") or "").strip()
+        ):
+            raise SettingsError(
+                "CALMON_ENVIRONMENT=production needs an explicit CALMON_DATABASE_URL "
+                "(PostgreSQL); it is unset or empty, and the embedded SQLite default is "
+                "refused in production"
+            )
+        return data
+
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
-        if self.environment != "production":
-            return self
-        if self.auth_disabled:
-            raise SettingsError("auth_disabled=true is refused when environment=production")
-        if "database_url" not in self.model_fields_set:
+        if self.environment == "production" and self.auth_disabled:
             raise SettingsError(
-                "environment=production needs an explicit CALMON_DATABASE_URL "
-                "(PostgreSQL), not the embedded SQLite default"
+                "CALMON_AUTH_DISABLED=true is refused when CALMON_ENVIRONMENT=production"
             )
         return self
 
@@ -206,6 +218,20 @@ class Settings(BaseSettings):
         if toml_file is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
         return tuple(sources)
+
+
+def describe_invalid(error: ValidationError | SettingsError) -> str:
+    """One line naming each refused setting by its environment variable."""
+    if isinstance(error, SettingsError):
+        return str(error)
+    parts = []
+    for problem in error.errors():
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        location = problem.get("loc") or ()
+        if location:
+            message = f"CALMON_{str(location[0]).upper()}: {message}"
+        parts.append(message)
+    return "; ".join(parts)
 
 
 @lru_cache(maxsize=1)
