@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api.errors import install_error_handlers
 from app.api.inputs import UrlRulesMiddleware
+from app.api.responses import document_errors
 from app.api.routers import batches, health, metrics, models, monitoring, tokens
 from app.api.webui import install_webui
 from app.db.engine import create_db_engine, create_probe_engine, create_session_factory
@@ -71,6 +72,7 @@ def create_app(
     install_metrics(app, settings)
     routers = (health, models, tokens, batches, metrics, monitoring)
     for module in routers:
+        document_errors(module.router)
         app.include_router(module.router)
     install_webui(app)
     return app

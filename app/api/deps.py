@@ -96,7 +96,11 @@ def require_scope(scope: Scope) -> ScopeDependency:
 
 def scope_of(request: Request) -> Scope | None:
     """The scope the matched route requires, None for an open route (or no route)."""
-    route = request.scope.get("route")
+    return route_scope(request.scope.get("route"))
+
+
+def route_scope(route: object) -> Scope | None:
+    """The scope ``route`` requires, None for an open route."""
     pending = list(getattr(getattr(route, "dependant", None), "dependencies", []))
     while pending:
         dependant = pending.pop()

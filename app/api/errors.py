@@ -50,8 +50,17 @@ async def _request_validation_error(request: Request, exc: Exception) -> JSONRes
     return _render(PayloadValidationError(f"invalid request: {summary}", details=details))
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400:
+        # FastAPI's "error parsing the body" (a body that is not even text): the same as any
+        # malformed body, a 422, and only for a caller who may use the route.
+        try:
+            await authorize_before_body(request)
+        except CalmonError as refusal:
+            return _render(refusal)
+        detail = ErrorDetail(field="body", message=str(exc.detail))
+        return _render(PayloadValidationError(f"invalid request: {exc.detail}", details=[detail]))
     error = CalmonError(str(exc.detail), headers=dict(exc.headers or {}))
     body = error.to_body()
     body["error"]["code"] = _HTTP_CODES.get(exc.status_code, "http_error")

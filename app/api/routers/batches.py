@@ -135,7 +135,13 @@ def post_batch(
     return JSONResponse(outcome.response, status_code=201 if outcome.created else 200)
 
 
-@router.post("/{name}/labels")
+@router.post(
+    "/{name}/labels",
+    responses={
+        413: {"description": "Too many rows or bytes"},
+        415: {"description": "Unsupported Content-Encoding"},
+    },
+)
 def post_labels(
     name: str,
     request: Request,

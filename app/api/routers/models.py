@@ -11,7 +11,11 @@ from app.services import models as service
 router = APIRouter(prefix="/v1/models", tags=["models"])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses={409: {"description": "A model of that name already exists"}},
+)
 def create_model(body: ModelCreate, session: SessionDep, _: AdminAccess) -> ModelOut:
     """Register a model (admin scope); 409 if the name is taken."""
     return service.to_out(service.create_model(session, body))
