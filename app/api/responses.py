@@ -2,8 +2,8 @@
 
 Every route shares the error body (app.schemas.errors); which statuses a route documents follows
 from what it is: one that needs a scope answers 401 and 403, one with parameters or a body 422,
-one naming a resource in its path 404, and every route that reads the database 503. Applied to every router
-create_app includes, so a router added later is documented without repeating the list.
+one naming a resource in its path 404, and every route that reads the database 503. Applied to
+every router create_app includes, so a router added later is documented without repeating it.
 """
 
 from __future__ import annotations
