@@ -120,6 +120,13 @@ class Settings(BaseSettings):
         description="Ingest requests read, parsed and written at once per process; more wait "
         "for a slot (up to CALMON_DB_POOL_TIMEOUT_SECONDS, then 503), which bounds memory.",
     )
+    max_segments_per_model: int = Field(
+        default=200,
+        ge=1,
+        le=10_000,
+        description="Segments a model may have (a batch bringing more is refused, 422): each "
+        "is a set of series in /metrics and in every window's computation.",
+    )
     min_timestamp: datetime = Field(
         default=datetime(2000, 1, 1, tzinfo=UTC),
         description="Earliest prediction timestamp accepted (ISO 8601).",

@@ -126,6 +126,18 @@ class Prediction(Base):
     segment: Mapped[str] = mapped_column(String(100), default="all", server_default="all")
 
 
+class ModelSegment(Base):
+    """A segment name a model has received rows for: counted against the model's segment cap
+    (CALMON_MAX_SEGMENTS_PER_MODEL) without scanning its predictions."""
+
+    __tablename__ = "model_segments"
+
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    segment: Mapped[str] = mapped_column(String(100), primary_key=True)
+
+
 class Window(Base):
     """A model's time window; dirty while dirty_version > computed_version (worker's queue)."""
 

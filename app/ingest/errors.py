@@ -55,3 +55,9 @@ class BatchConflictError(ConflictError):
     """The batch_id was already used for different content: 409."""
 
     code = "batch_conflict"
+
+
+class SegmentLimitError(PayloadValidationError):
+    """The batch would give its model more segments than allowed: 422, nothing written."""
+
+    code = "too_many_segments"

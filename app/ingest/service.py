@@ -15,8 +15,10 @@ import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.repositories.models import ModelRepository
+from app.db.repositories.segments import SegmentRepository
 from app.errors import PayloadTooLargeError, PayloadValidationError
-from app.ingest.errors import BatchConflictError
+from app.ingest.errors import BatchConflictError, SegmentLimitError
 from app.ingest.parse import RawBatch
 from app.ingest.repository import IngestRepository, StagedRows
 from app.ingest.timestamps import micros_to_datetime
@@ -47,6 +49,7 @@ def limits_from(settings: Settings, now: datetime) -> Limits:
         max_rows=settings.max_rows_per_request,
         min_timestamp_micros=_micros(settings.min_timestamp),
         max_timestamp_micros=_micros(now + settings.max_future),
+        max_segments=settings.max_segments_per_model,
     )
 
 
@@ -86,6 +89,7 @@ def ingest_batch(
                 extra={"batch_id": batch.batch_id},
             )
         return IngestOutcome(created=False, response=response)
+    _check_segments(session, model.id, batch.segments, limits.max_segments)
     staged = StagedRows(
         model_id=model.id,
         ids=batch.ids,
@@ -133,6 +137,39 @@ def update_labels(
         "unknown_ids": result.unknown_ids,
         "windows_touched": [_iso(start) for start in result.changed_windows],
     }
+
+
+def _check_segments(session: Session, model_id: int, segments: list[str], cap: int) -> None:
+    """Refuse a batch that would give the model more than ``cap`` segments; record new ones.
+
+    Only a batch with a segment the model has never had takes the model's row lock, so that two
+    batches cannot both take the last places.
+    """
+    distinct = set(segments)
+    if len(distinct) > cap:  # refused on its own, without asking the database
+        raise _too_many_segments(segments, distinct, 0, len(distinct), cap)
+    repository = SegmentRepository(session)
+    new = distinct - repository.known(model_id, distinct)
+    if not new:
+        return
+    ModelRepository(session).lock(model_id)
+    new -= repository.known(model_id, new)  # another batch may have added some meanwhile
+    have = repository.count(model_id)
+    if have + len(new) > cap:
+        raise _too_many_segments(segments, new, have, have + len(new), cap)
+    repository.add(model_id, new)
+
+
+def _too_many_segments(
+    segments: list[str], new: set[str], have: int, total: int, cap: int
+) -> SegmentLimitError:
+    first = next(row for row, name in enumerate(segments) if name in new)
+    return SegmentLimitError(
+        f"the batch would give the model {total} segments; at most {cap} "
+        f"(CALMON_MAX_SEGMENTS_PER_MODEL), and it has {have}: nothing was written",
+        details=[{"row": first, "field": "segment", "message": f"new segment {segments[first]!r}"}],
+        extra={"segments": have, "new_segments": len(new), "max_segments": cap},
+    )
 
 
 def _reason(error: IntegrityError) -> str:

@@ -34,6 +34,7 @@ class Limits:
     max_rows: int
     min_timestamp_micros: int
     max_timestamp_micros: int
+    max_segments: int = 200
 
 
 @dataclass(frozen=True)

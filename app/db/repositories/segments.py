@@ -1,0 +1,44 @@
+"""SQL of the segment names each model has (the segment cap's bookkeeping)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.db.tables import ModelSegment
+
+
+class SegmentRepository:
+    """Reads and writes ``model_segments`` inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def known(self, model_id: int, segments: Collection[str]) -> set[str]:
+        """Which of ``segments`` (a bounded set: the caller checks its size) the model has."""
+        rows = self.session.scalars(
+            select(ModelSegment.segment).where(
+                ModelSegment.model_id == model_id, ModelSegment.segment.in_(list(segments))
+            )
+        )
+        return set(rows)
+
+    def count(self, model_id: int) -> int:
+        """How many segments the model has."""
+        total = self.session.scalar(
+            select(func.count()).select_from(ModelSegment).where(ModelSegment.model_id == model_id)
+        )
+        return int(total or 0)
+
+    def add(self, model_id: int, segments: Collection[str]) -> None:
+        """Record new segment names (a name another batch just recorded is kept once)."""
+        if not segments:
+            return
+        dialect = postgresql if self.session.get_bind().dialect.name == "postgresql" else sqlite
+        statement = dialect.insert(ModelSegment).on_conflict_do_nothing()
+        self.session.execute(
+            statement, [{"model_id": model_id, "segment": name} for name in sorted(segments)]
+        )
