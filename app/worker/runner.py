@@ -20,8 +20,8 @@ from types import FrameType
 from fastapi import FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.clock import database_now
 from app.db.engine import create_db_engine, create_session_factory
-from app.db.types import utcnow
 from app.settings import Settings
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
@@ -89,9 +89,11 @@ def _alive_workers(factory: sessionmaker[Session], settings: Settings) -> int:
     from app.db.repositories.observability import worker_totals  # noqa: PLC0415
     from app.observability.collector import ALIVE_LEASE_PERIODS  # noqa: PLC0415
 
-    since = utcnow() - timedelta(seconds=ALIVE_LEASE_PERIODS * settings.worker_lease_seconds)
+    window = timedelta(seconds=ALIVE_LEASE_PERIODS * settings.worker_lease_seconds)
     try:
         with factory() as session:
+            # Heartbeats are written by the database's clock; judged by it too (app.db.clock).
+            since = database_now(session) - window
             return worker_totals(session, alive_since=since).alive
     except Exception:
         # An unmigrated or unreachable database is /readyz's to report; do not stop the API.
