@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.engine import READ_ONLY
 from app.errors import AuthenticationError
 from app.schemas.tokens import Scope
 from app.services.tokens import ANONYMOUS, Principal, authenticate
@@ -30,7 +31,9 @@ def db_session(request: Request) -> Iterator[Session]:
     failed commit becomes an error response instead of a 201 for data that was never stored.
     """
     factory: sessionmaker[Session] = request.app.state.session_factory
-    with factory() as session, session.begin():
+    # GET and HEAD only read (HTTP's safe methods), so they need no write lock.
+    options = {READ_ONLY: True} if request.method in ("GET", "HEAD") else {}
+    with factory(execution_options=options) as session, session.begin():
         yield session
 
 

@@ -110,12 +110,26 @@ def _sqlite_engine(settings: Settings, pool: dict[str, Any]) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
+        if connection.get_execution_options().get(READ_ONLY):
+            # A read takes no lock up front: under WAL, readers run side by side and beside
+            # the writer (a page's parallel requests no longer queue on the write lock).
+            # query_only makes a write inside fail at once rather than race for the lock.
+            connection.exec_driver_sql("PRAGMA query_only = ON")
+            connection.exec_driver_sql("BEGIN")
+            return
+        connection.exec_driver_sql("PRAGMA query_only = OFF")
         # BEGIN IMMEDIATE takes the write lock up front, so concurrent writers queue on
         # busy_timeout. A deferred transaction that reads and then writes would instead fail
         # with "database is locked" when another writer committed in between.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+READ_ONLY = "calmon_read_only"
+"""Execution option of a transaction that only reads (``Session(execution_options=...)``): on
+SQLite it begins deferred and read-only instead of taking the write lock; elsewhere it is
+ignored."""
 
 
 def create_session_factory(engine: Engine) -> sessionmaker[Session]:
