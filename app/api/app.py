@@ -13,7 +13,7 @@ from app import __version__
 from app.api.errors import install_error_handlers
 from app.api.inputs import UrlRulesMiddleware
 from app.api.responses import document_errors
-from app.api.routers import batches, health, metrics, models, monitoring, tokens
+from app.api.routers import analyses, batches, health, metrics, models, monitoring, tokens
 from app.api.webui import install_webui
 from app.db.engine import create_db_engine, create_probe_engine, create_session_factory
 from app.db.migrate import head_revisions
@@ -70,7 +70,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(UrlRulesMiddleware)
     install_metrics(app, settings)
-    routers = (health, models, tokens, batches, metrics, monitoring)
+    routers = (health, models, tokens, batches, metrics, monitoring, analyses)
     for module in routers:
         document_errors(module.router)
         app.include_router(module.router)

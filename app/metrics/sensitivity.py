@@ -43,6 +43,8 @@ SURFACE_METRICS = (
     "hss",
     "youden",
     "calibrated_precision",
+    "fpr",
+    "calibrated_f1",
 )
 _SIGNED = frozenset({"tss", "hss", "youden"})
 
@@ -105,7 +107,8 @@ def metric_surface(
     tnr, tpr : array_like
         Rates in [0, 1], broadcast together.
     pi0 : float, optional
-        Reference prior of ``calibrated_precision`` (Siblini et al. eq. 5), required for it.
+        Reference prior of ``calibrated_precision`` and ``calibrated_f1`` (Siblini et al.
+        eq. 5), required for them.
 
     Returns
     -------
@@ -141,16 +144,21 @@ def metric_surface(
         values, defined = _divide(
             2.0 * (tp * tn - fn * fp), positives * (fn + tn) + negatives * (tp + fp)
         )
+    elif metric == "fpr":
+        values, defined = fp / negatives, always
     elif metric == "youden":
         # The paper's form (tp tn - fn fp) / ((tp + fn)(fp + tn)); it equals TPR + TNR - 1.
         values, defined = (tp * tn - fn * fp) / (positives * negatives), always
     else:
         if pi0 is None or not (0.0 < float(pi0) < 1.0):
-            raise ValueError("calibrated_precision needs pi0 in (0, 1)")
+            raise ValueError(f"{metric} needs pi0 in (0, 1)")
         # Siblini et al. eq. (5) on the counts: k = pi (1 - pi0) / (pi0 (1 - pi)), pi = p / (p + n).
         pi = positives / (positives + negatives)
         k = pi * (1.0 - float(pi0)) / (float(pi0) * (1.0 - pi))
-        values, defined = _divide(tp, tp + k * fp)
+        if metric == "calibrated_precision":
+            values, defined = _divide(tp, tp + k * fp)
+        else:  # calibrated_f1: the harmonic mean of calibrated precision and recall
+            values, defined = _divide(2.0 * tp, 2.0 * tp + k * fp + fn)
 
     if metric in _SIGNED:
         values = (values + 1.0) / 2.0

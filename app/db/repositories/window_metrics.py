@@ -49,6 +49,19 @@ class StoredSegment(NamedTuple):
         )
 
 
+class PeriodWindow(NamedTuple):
+    """A stored window segment as the analyses read it: counts and the curve sketch."""
+
+    window_start: datetime
+    labelled: int
+    positives: int
+    label_coverage: float | None
+    pi: float | None
+    pi0: float | None
+    computed_at: datetime
+    sketch: bytes | None
+
+
 class WindowMetricsRepository:
     """Reads and writes the worker's tables inside the caller's transaction."""
 
@@ -177,6 +190,24 @@ class WindowMetricsRepository:
         if end is not None:
             query = query.where(WindowMetrics.window_start < end)
         return list(self.session.scalars(query.order_by(WindowMetrics.window_start)))
+
+    def period_windows(
+        self,
+        model_id: int,
+        segment: str,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> list[PeriodWindow]:
+        """Counts and sketches of one segment's windows in [start, end), oldest first."""
+        query = select(*(getattr(WindowMetrics, name) for name in PeriodWindow._fields)).where(
+            WindowMetrics.model_id == model_id, WindowMetrics.segment == segment
+        )
+        if start is not None:
+            query = query.where(WindowMetrics.window_start >= start)
+        if end is not None:
+            query = query.where(WindowMetrics.window_start < end)
+        rows = self.session.execute(query.order_by(WindowMetrics.window_start))
+        return [PeriodWindow(*row) for row in rows]
 
     def metric_values(
         self,

@@ -1,0 +1,80 @@
+"""The analyses API (read scope): what-if priors, champion vs challenger, the metric catalogue."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import ReadAccess, SessionDep
+from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
+from app.services import catalogue as catalogue_service
+from app.services import compare as compare_service
+from app.services import whatif as whatif_service
+
+router = APIRouter(prefix="/v1/models/{name}", tags=["analyses"])
+
+Segment = Annotated[str, Query(max_length=100, description="Segment; 'all' is the whole window.")]
+From = Annotated[
+    datetime | None, Query(alias="from", description="First window start (inclusive).")
+]
+To = Annotated[datetime | None, Query(alias="to", description="Last window start (exclusive).")]
+
+
+@router.post("/whatif")
+def post_what_if(name: str, body: WhatIfRequest, session: SessionDep, _: ReadAccess) -> WhatIfOut:
+    """The period's mature windows pooled, re-expressed at other fraud rates: every metric at
+    named priors (with bootstrap intervals), integrated precision and P-R area over an
+    uncertain range (default: the history's mean +- 3 std), temporal precision along a
+    trajectory. A read: nothing is stored."""
+    return whatif_service.what_if(session, name, body)
+
+
+@router.get("/compare")
+def get_compare(
+    name: str,
+    session: SessionDep,
+    _: ReadAccess,
+    *,
+    challenger: Annotated[str, Query(description="The model compared against this one.")],
+    metric: Annotated[
+        str, Query(description="Registry metric of the side-by-side series.")
+    ] = "average_precision",
+    segment: Segment = "all",
+    start: From = None,
+    end: To = None,
+    replicates: Annotated[int, Query(ge=100, le=10_000)] = 1000,
+) -> CompareOut:
+    """This model (the champion) against a challenger over the same period: calibrated series
+    side by side, the AP difference with a bootstrap interval at pi0, at the current fraud rate
+    and over the history's range, and every fraud rate where the AP order flips."""
+    return compare_service.compare(
+        session,
+        name,
+        challenger,
+        segment=segment,
+        start=start,
+        end=end,
+        metric=metric,
+        replicates=replicates,
+    )
+
+
+@router.get("/metric-catalogue")
+def get_metric_catalogue(
+    name: str,
+    session: SessionDep,
+    _: ReadAccess,
+    *,
+    segment: Segment = "all",
+    start: From = None,
+    end: To = None,
+    pi: Annotated[
+        float | None,
+        Query(gt=0.0, lt=1.0, description="Class ratio's fraud rate (default: the period's)."),
+    ] = None,
+) -> CatalogueOut:
+    """Every metric: range, direction, prior invariance, its imbalance sensitivity (seed paper)
+    at the model's class ratio, and how far the fraud rate's history range moves it."""
+    return catalogue_service.catalogue(session, name, segment=segment, start=start, end=end, pi=pi)

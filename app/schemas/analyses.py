@@ -1,0 +1,263 @@
+"""Schemas of the analyses API: what-if priors, champion vs challenger, the metric catalogue.
+
+Undefined values are ``null`` with a ``reason`` beside them, never NaN or a fake 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Interval = tuple[float, float]
+OpenPrior = Annotated[float, Field(gt=0.0, lt=1.0)]
+ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class RangeIn(BaseModel):
+    """An uncertain fraud-rate range; both ends left out: the period's history (mean +- 3 std
+    of its windows' fraud rates, Lampert section 5.1)."""
+
+    model_config = ConfigDict(extra="forbid")
+    pi_lo: ClosedPrior | None = None
+    pi_hi: ClosedPrior | None = None
+    weight: list[tuple[ClosedPrior, Annotated[float, Field(ge=0.0)]]] | None = Field(
+        default=None,
+        max_length=1000,
+        description="Optional weight w(pi) as (pi, w) points, linear between them and 0 "
+        "outside: how plausible each fraud rate is (e.g. a forecast's density).",
+    )
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> RangeIn:
+        if (self.pi_lo is None) != (self.pi_hi is None):
+            raise ValueError("give both pi_lo and pi_hi, or neither (the history's range)")
+        if self.pi_lo is not None and self.pi_hi is not None and self.pi_lo > self.pi_hi:
+            raise ValueError("pi_lo must not exceed pi_hi")
+        return self
+
+
+class TrajectoryIn(BaseModel):
+    """A fraud-rate trajectory pi(t) as (t, pi) points, t strictly increasing (any unit)."""
+
+    model_config = ConfigDict(extra="forbid")
+    points: list[tuple[float, ClosedPrior]] = Field(min_length=2, max_length=10_000)
+    interpolation: Literal["linear", "log"] = Field(
+        default="linear",
+        description="Between points: linear in pi, or linear in log pi (steady growth such "
+        "as 'fraud doubles every month'; every pi must then be above 0).",
+    )
+
+    @model_validator(mode="after")
+    def _increasing(self) -> TrajectoryIn:
+        times = [t for t, _ in self.points]
+        if any(b <= a for a, b in itertools.pairwise(times)):
+            raise ValueError("trajectory times must be strictly increasing")
+        return self
+
+
+class WhatIfRequest(BaseModel):
+    """``POST /v1/models/{name}/whatif``: the period's pooled curve at other fraud rates."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    segment: str = Field(default="all", max_length=100)
+    start: datetime | None = Field(
+        default=None, alias="from", description="First window start (inclusive)."
+    )
+    end: datetime | None = Field(
+        default=None, alias="to", description="Last window start (exclusive)."
+    )
+    priors: list[OpenPrior] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Fraud rates to re-express every metric at; empty: pi0 and the newest "
+        "mature window's fraud rate.",
+    )
+    range: RangeIn | None = Field(default_factory=RangeIn, description="null: no range analysis.")
+    trajectory: TrajectoryIn | None = None
+    intervals: bool = Field(default=True, description="Bootstrap intervals at each prior.")
+    replicates: int = Field(default=1000, ge=100, le=10_000)
+
+
+class PeriodOut(BaseModel):
+    """The mature windows an analysis pooled."""
+
+    segment: str
+    first_window: datetime
+    last_window: datetime
+    windows: int
+    labelled: int
+    positives: int
+    pi: float = Field(description="The period's fraud rate (positives / labelled rows).")
+    pi_mean: float = Field(description="Mean of the windows' fraud rates.")
+    pi_std: float = Field(description="Their population standard deviation.")
+    current_pi: float = Field(description="Fraud rate of the newest mature window.")
+    current_window: datetime
+    pi0: float | None = Field(description="The model's current reference prior.")
+    pi0_version: int | None
+    threshold: float
+
+
+class ValueOut(BaseModel):
+    """One metric's value, its bootstrap interval (95% unless asked otherwise) and why null."""
+
+    value: float | None
+    ci: Interval | None = None
+    reason: str | None = None
+
+
+class PriorOut(BaseModel):
+    """Every registry metric as the period's pooled curve would measure at fraud rate ``pi``."""
+
+    pi: float
+    metrics: dict[str, ValueOut]
+
+
+class RangeOut(BaseModel):
+    """Metrics over an uncertain fraud-rate range (Lampert eq. 7, 20, 21)."""
+
+    pi_lo: float
+    pi_hi: float
+    source: Literal["history", "request"]
+    weighted: bool
+    precision: float | None = Field(
+        description="Integrated precision at the threshold: its mean over the range (eq. 7)."
+    )
+    precision_at_ends: tuple[float | None, float | None] = Field(
+        description="Precision at pi_lo and at pi_hi (null where undefined)."
+    )
+    average_precision: float = Field(
+        description="Area under the integrated P-R curve: the mean of AP over the range."
+    )
+    average_precision_at_ends: tuple[float | None, float | None]
+    min_average_precision: float = Field(
+        description="The minimum achievable area over the range (eq. 20)."
+    )
+    normalised_average_precision: float | None = Field(
+        description="(area - minimum) / (1 - minimum) (eq. 21): 0 worst, 1 perfect."
+    )
+    reason: str | None
+
+
+class TrajectoryOut(BaseModel):
+    """Mean metrics along a known fraud-rate trajectory (Lampert eq. 4)."""
+
+    t_start: float
+    t_end: float
+    interpolation: Literal["linear", "log"]
+    precision: float | None = Field(description="Temporal precision at the threshold.")
+    average_precision: float = Field(description="The mean of AP(pi(t)) over the span.")
+    reason: str | None
+
+
+class WhatIfOut(BaseModel):
+    """The period's pooled curve re-expressed at other fraud rates."""
+
+    model: str
+    period: PeriodOut
+    priors: list[PriorOut]
+    range: RangeOut | None
+    trajectory: TrajectoryOut | None
+
+
+Leader = Literal["champion", "challenger", "tie"]
+
+
+class ComparisonOut(BaseModel):
+    """Average precision of both models at a fraud rate (or over a range), and who wins."""
+
+    pi: float | None = Field(description="The fraud rate (null for a range).")
+    champion: float
+    challenger: float
+    difference: float = Field(description="challenger - champion.")
+    ci: Interval | None = Field(description="Bootstrap interval of the difference.")
+    leader: Leader = Field(description="Whose AP is higher (the point values).")
+    decided: bool = Field(description="Whether the interval excludes 0.")
+
+
+class RangeComparisonOut(ComparisonOut):
+    """Areas under the integrated P-R curves over the range, and flips inside it."""
+
+    pi_lo: float
+    pi_hi: float
+    flips_inside: list[float] = Field(description="Rank inversions inside the range.")
+
+
+class InversionOut(BaseModel):
+    """A fraud rate at which the two models' AP order flips (Lampert Algorithm 1)."""
+
+    pi: float
+    below: Leader = Field(description="The leader just below pi.")
+    above: Leader = Field(description="The leader just above pi.")
+
+
+class SidePoint(BaseModel):
+    """One window of the side-by-side series."""
+
+    window_start: datetime
+    pi: float | None
+    champion: ValueOut
+    challenger: ValueOut
+    difference: float | None = Field(description="challenger - champion, same pi0.")
+
+
+class CompareOut(BaseModel):
+    """``GET /v1/models/{name}/compare``: champion against challenger over one period."""
+
+    champion: str
+    challenger: str
+    metric: str
+    pi0: float | None = Field(description="The champion's pi0, where both are compared.")
+    champion_period: PeriodOut
+    challenger_period: PeriodOut
+    series: list[SidePoint] = Field(
+        description="Calibrated values of both models per window (windows either has)."
+    )
+    at_pi0: ComparisonOut | None
+    at_current_pi: ComparisonOut
+    over_range: RangeComparisonOut
+    inversions: list[InversionOut] = Field(description="Every flip of the AP order in (0, 1).")
+    summary: str = Field(description="The comparison in one sentence.")
+
+
+class SensitivityOut(BaseModel):
+    """Seed paper's imbalance sensitivity between 1:1 and the model's 1:r (0: agnostic)."""
+
+    regular: float | None
+    calibrated: float | None
+    reason: str | None
+
+
+class SwingOut(BaseModel):
+    """The metric as measured on the model's pooled curve at both ends of its history's range
+    of fraud rates: how far it moves when only the fraud rate moves."""
+
+    at_pi_lo: float | None
+    at_pi_hi: float | None
+
+
+class CatalogueEntry(BaseModel):
+    """One metric: what it is and how much the fraud rate moves it."""
+
+    name: str
+    label: str
+    lo: float | None
+    hi: float | None
+    higher_is_better: bool | None
+    prior_invariant: bool
+    in_registry: bool = Field(description="False: a seed-paper metric listed for comparison.")
+    sensitivity: SensitivityOut
+    swing: SwingOut | None
+
+
+class CatalogueOut(BaseModel):
+    """``GET /v1/models/{name}/metric-catalogue``."""
+
+    model: str
+    pi: float = Field(description="The class ratio's fraud rate.")
+    ratio: float = Field(description="Negatives per positive, r = (1 - pi) / pi.")
+    pi0: float = Field(description="Prior of the calibrated surfaces.")
+    range: Interval | None = Field(description="The history's range the swings are taken at.")
+    metrics: list[CatalogueEntry]

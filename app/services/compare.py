@@ -1,0 +1,185 @@
+"""Champion against challenger: two models scored on the same traffic, over the same period."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from app.metrics.compare import Difference, compare_average_precision
+from app.metrics.skew import average_precision_at_skew, rank_inversion_skews
+from app.schemas.analyses import (
+    CompareOut,
+    ComparisonOut,
+    InversionOut,
+    Leader,
+    RangeComparisonOut,
+    SidePoint,
+    ValueOut,
+)
+from app.schemas.metrics import MetricPoint
+from app.services.metrics import check_metric, metric_series
+from app.services.models import get_model
+from app.services.periods import Period, load_period
+from app.services.whatif import BOOTSTRAP_SEED, period_out
+
+INVERSION_SCAN_STEP = 0.05
+"""Scan spacing in logit(pi) before Algorithm 1's bisection: two flips closer than a 5% change
+of the odds (a near-tie in between) may be missed; every other flip is found."""
+
+
+def _leader(difference: float) -> Leader:
+    if difference > 0.0:
+        return "challenger"
+    if difference < 0.0:
+        return "champion"
+    return "tie"
+
+
+def _comparison(pi: float | None, d: Difference) -> ComparisonOut:
+    decided = d.interval is not None and (d.interval[0] > 0.0 or d.interval[1] < 0.0)
+    return ComparisonOut(
+        pi=pi,
+        champion=d.champion,
+        challenger=d.challenger,
+        difference=d.difference,
+        ci=d.interval,
+        leader=_leader(d.difference),
+        decided=decided,
+    )
+
+
+def _inversions(a: Period, b: Period) -> list[InversionOut]:
+    """Every flip with the leaders on either side (read between flips, where no other flips)."""
+    flips = [
+        float(p) for p in rank_inversion_skews(a.sketch, b.sketch, scan_step=INVERSION_SCAN_STEP)
+    ]
+    if not flips:
+        return []
+    logits = [math.log(p / (1.0 - p)) for p in flips]
+    probes = [logits[0] - 1.0]
+    probes += [(x + y) / 2.0 for x, y in itertools.pairwise(logits)]
+    probes.append(logits[-1] + 1.0)
+    leaders = []
+    for x in probes:
+        pi = 1.0 / (1.0 + math.exp(-x))
+        gap = average_precision_at_skew(b.sketch, pi) - average_precision_at_skew(a.sketch, pi)
+        leaders.append(_leader(gap))
+    return [
+        InversionOut(pi=pi, below=leaders[i], above=leaders[i + 1]) for i, pi in enumerate(flips)
+    ]
+
+
+def _percent(pi: float) -> str:
+    return f"{100.0 * pi:.3g}%"
+
+
+def _summary(inversions: list[InversionOut], current: ComparisonOut, uniform: Leader) -> str:
+    if not inversions:
+        order = f"The {uniform} has the higher average precision at every fraud rate"
+    else:
+        parts = [f"the {inversions[0].below} leads below {_percent(inversions[0].pi)}"]
+        parts += [
+            f"the {inv.below} between {_percent(prev.pi)} and {_percent(inv.pi)}"
+            for prev, inv in itertools.pairwise(inversions)
+        ]
+        parts.append(f"the {inversions[-1].above} above {_percent(inversions[-1].pi)}")
+        order = "By average precision " + ", ".join(parts)
+    assert current.pi is not None
+    lead = (
+        f"at the current fraud rate {_percent(current.pi)} the {current.leader} leads by "
+        f"{abs(current.difference):.4f}"
+    )
+    if current.ci is not None:
+        low, high = current.ci
+        certainty = "decided" if current.decided else "not decided: the interval holds 0"
+        lead += f" (difference 95% interval {low:+.4f} to {high:+.4f}, {certainty})"
+    return f"{order}; {lead}."
+
+
+def _side_series(champion: list[MetricPoint], challenger: list[MetricPoint]) -> list[SidePoint]:
+    by_start = {p.window_start: p for p in challenger}
+    starts: list[datetime] = sorted({p.window_start for p in champion} | set(by_start))
+    own = {p.window_start: p for p in champion}
+    out = []
+    for start in starts:
+        a, b = own.get(start), by_start.get(start)
+        same_pi0 = a is not None and b is not None and a.pi0 == b.pi0
+        difference = (
+            b.calibrated - a.calibrated
+            if same_pi0 and a and b and a.calibrated is not None and b.calibrated is not None
+            else None
+        )
+        either = a if a is not None else b
+        out.append(
+            SidePoint(
+                window_start=start,
+                pi=either.pi if either is not None else None,
+                champion=_value(a),
+                challenger=_value(b),
+                difference=difference,
+            )
+        )
+    return out
+
+
+def _value(point: MetricPoint | None) -> ValueOut:
+    if point is None:
+        return ValueOut(value=None, reason="no window")
+    return ValueOut(value=point.calibrated, ci=point.calibrated_ci, reason=point.reason)
+
+
+def compare(
+    session: Session,
+    champion: str,
+    challenger: str,
+    *,
+    segment: str,
+    start: datetime | None,
+    end: datetime | None,
+    metric: str,
+    replicates: int,
+) -> CompareOut:
+    """Champion vs challenger over [start, end): side-by-side series, AP at pi0, at the current
+    fraud rate and over the champion's history range, and every rank inversion."""
+    check_metric(metric)
+    a = load_period(session, get_model(session, champion), segment, start, end)
+    b = load_period(session, get_model(session, challenger), segment, start, end)
+    priors = [a.current_pi] + ([a.pi0] if a.pi0 is not None else [])
+    lo, hi = a.history_range()
+    at, ranged = compare_average_precision(
+        a.sketch, b.sketch, priors, pi_range=(lo, hi), seed=BOOTSTRAP_SEED, replicates=replicates
+    )
+    assert ranged is not None
+    inversions = _inversions(a, b)
+    current = _comparison(a.current_pi, at[0])
+    # With no flip one model leads everywhere; read it at the current fraud rate.
+    uniform = current.leader
+    ranged_out = _comparison(None, ranged)
+    series_a = metric_series(
+        session, champion, metric=metric, segment=segment, start=start, end=end
+    )
+    series_b = metric_series(
+        session, challenger, metric=metric, segment=segment, start=start, end=end
+    )
+    return CompareOut(
+        champion=a.model.name,
+        challenger=b.model.name,
+        metric=metric,
+        pi0=a.pi0,
+        champion_period=period_out(a),
+        challenger_period=period_out(b),
+        series=_side_series(series_a.points, series_b.points),
+        at_pi0=_comparison(a.pi0, at[1]) if a.pi0 is not None else None,
+        at_current_pi=current,
+        over_range=RangeComparisonOut(
+            **ranged_out.model_dump(),
+            pi_lo=lo,
+            pi_hi=hi,
+            flips_inside=[inv.pi for inv in inversions if lo < inv.pi < hi],
+        ),
+        inversions=inversions,
+        summary=_summary(inversions, current, uniform),
+    )

@@ -1,0 +1,72 @@
+"""Models with windows of exactly known counts, computed by a real worker (analyses tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.repositories.models import ModelRepository
+from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.metrics import CurveSketch, pool_sketches
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
+from tests.conftest import AuthHeaders
+from tests.support.streams import day_start
+from tests.support.worker_data import insert_rows
+
+Group = tuple[float, int, int]
+"""(score, positives, negatives) of rows tied at one score."""
+
+Window = tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]
+
+
+def grouped(groups: Sequence[Group]) -> Window:
+    """Scores and labels of a window made of tie groups with exact class counts."""
+    scores = np.concatenate([np.full(p + n, s) for s, p, n in groups])
+    labels = np.concatenate([np.r_[np.ones(p), np.zeros(n)] for _, p, n in groups])
+    return scores.astype(np.float64), labels.astype(np.int8)
+
+
+def register(
+    client: TestClient, auth_headers: AuthHeaders, name: str, threshold: float = 0.5
+) -> None:
+    """A model whose every fully labelled window is mature."""
+    body = {
+        "name": name,
+        "threshold": threshold,
+        "min_label_coverage": 0.5,
+        "reference_windows": 1,
+        "reference_min_positives": 1,
+    }
+    response = client.post("/v1/models", json=body, headers=auth_headers("admin"))
+    assert response.status_code == 201, response.text
+
+
+def add_windows(
+    sf: sessionmaker[Session], name: str, windows: Sequence[Window], *, first_day: int = 0
+) -> None:
+    """Insert one window a day from ``first_day`` on (fully labelled)."""
+    with sf() as session:
+        model = ModelRepository(session).get_by_name(name)
+    assert model is not None
+    for offset, (scores, labels) in enumerate(windows):
+        day = first_day + offset
+        insert_rows(sf, model.id, day_start(day), scores, labels, prefix=f"{name}-{day}")
+
+
+def compute(sf: sessionmaker[Session]) -> None:
+    """Let a real worker compute every dirty window."""
+    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
+
+
+def pooled(sf: sessionmaker[Session], name: str, segment: str = "all") -> CurveSketch:
+    """The model's stored window sketches pooled, as the analyses pool them."""
+    with sf() as session:
+        model = ModelRepository(session).get_by_name(name)
+        assert model is not None
+        rows = WindowMetricsRepository(session).period_windows(model.id, segment)
+    return pool_sketches([CurveSketch.from_bytes(r.sketch) for r in rows if r.sketch])
