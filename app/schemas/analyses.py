@@ -217,7 +217,9 @@ class CompareOut(BaseModel):
     )
     at_pi0: ComparisonOut | None
     at_current_pi: ComparisonOut
-    over_range: RangeComparisonOut
+    over_range: RangeComparisonOut | None = Field(
+        description="Over the champion's history range; null without two windows' spread."
+    )
     inversions: list[InversionOut] = Field(description="Every flip of the AP order in (0, 1).")
     summary: str = Field(description="The comparison in one sentence.")
 
@@ -231,8 +233,8 @@ class SensitivityOut(BaseModel):
 
 
 class SwingOut(BaseModel):
-    """The metric as measured on the model's pooled curve at both ends of its history's range
-    of fraud rates: how far it moves when only the fraud rate moves."""
+    """The metric as measured on the model's pooled curve at the lowest and the highest fraud
+    rate of the period's windows: how far it moves when only the fraud rate moves."""
 
     at_pi_lo: float | None
     at_pi_hi: float | None
@@ -259,5 +261,7 @@ class CatalogueOut(BaseModel):
     pi: float = Field(description="The class ratio's fraud rate.")
     ratio: float = Field(description="Negatives per positive, r = (1 - pi) / pi.")
     pi0: float = Field(description="Prior of the calibrated surfaces.")
-    range: Interval | None = Field(description="The history's range the swings are taken at.")
+    range: Interval = Field(
+        description="The lowest and highest window fraud rate: where the swings are taken."
+    )
     metrics: list[CatalogueEntry]

@@ -21,16 +21,12 @@ from app.services.periods import Period, load_period
 
 
 def _swings(period: Period) -> tuple[tuple[float, float] | None, dict[str, SwingOut]]:
-    """Each registry metric on the pooled curve at both ends of the history's range."""
-    if len(period.windows) < 2:
-        return None, {}
-    lo, hi = period.history_range()
-    ends = [at_prior(period.sketch, pi) if 0.0 < pi < 1.0 else None for pi in (lo, hi)]
+    """Each registry metric on the pooled curve at the lowest and highest fraud rate of the
+    period's windows (mature windows hold both classes, so both lie inside (0, 1))."""
+    lo, hi = min(period.pis), max(period.pis)
+    low, high = at_prior(period.sketch, lo), at_prior(period.sketch, hi)
     swings = {
-        name: SwingOut(
-            at_pi_lo=ends[0].calibrated[name] if ends[0] is not None else None,
-            at_pi_hi=ends[1].calibrated[name] if ends[1] is not None else None,
-        )
+        name: SwingOut(at_pi_lo=low.calibrated[name], at_pi_hi=high.calibrated[name])
         for name in METRICS_BY_NAME
     }
     return (lo, hi), swings

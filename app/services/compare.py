@@ -76,9 +76,18 @@ def _percent(pi: float) -> str:
     return f"{100.0 * pi:.3g}%"
 
 
-def _summary(inversions: list[InversionOut], current: ComparisonOut, uniform: Leader) -> str:
+def _history_span(period: Period) -> tuple[float, float] | None:
+    """The champion's range of fraud rates (mean +- 3 std); None without a spread."""
+    if len(period.windows) < 2:
+        return None
+    lo, hi = period.history_range()
+    return (lo, hi) if lo < hi else None
+
+
+def _summary(inversions: list[InversionOut], current: ComparisonOut) -> str:
     if not inversions:
-        order = f"The {uniform} has the higher average precision at every fraud rate"
+        # With no flip one model leads at every fraud rate: the one leading now.
+        order = f"The {current.leader} has the higher average precision at every fraud rate"
     else:
         parts = [f"the {inversions[0].below} leads below {_percent(inversions[0].pi)}"]
         parts += [
@@ -148,16 +157,20 @@ def compare(
     a = load_period(session, get_model(session, champion), segment, start, end)
     b = load_period(session, get_model(session, challenger), segment, start, end)
     priors = [a.current_pi] + ([a.pi0] if a.pi0 is not None else [])
-    lo, hi = a.history_range()
+    span = _history_span(a)
     at, ranged = compare_average_precision(
-        a.sketch, b.sketch, priors, pi_range=(lo, hi), seed=BOOTSTRAP_SEED, replicates=replicates
+        a.sketch, b.sketch, priors, pi_range=span, seed=BOOTSTRAP_SEED, replicates=replicates
     )
-    assert ranged is not None
     inversions = _inversions(a, b)
     current = _comparison(a.current_pi, at[0])
-    # With no flip one model leads everywhere; read it at the current fraud rate.
-    uniform = current.leader
-    ranged_out = _comparison(None, ranged)
+    over_range = None
+    if span is not None and ranged is not None:
+        over_range = RangeComparisonOut(
+            **_comparison(None, ranged).model_dump(),
+            pi_lo=span[0],
+            pi_hi=span[1],
+            flips_inside=[inv.pi for inv in inversions if span[0] < inv.pi < span[1]],
+        )
     series_a = metric_series(
         session, champion, metric=metric, segment=segment, start=start, end=end
     )
@@ -174,12 +187,7 @@ def compare(
         series=_side_series(series_a.points, series_b.points),
         at_pi0=_comparison(a.pi0, at[1]) if a.pi0 is not None else None,
         at_current_pi=current,
-        over_range=RangeComparisonOut(
-            **ranged_out.model_dump(),
-            pi_lo=lo,
-            pi_hi=hi,
-            flips_inside=[inv.pi for inv in inversions if lo < inv.pi < hi],
-        ),
+        over_range=over_range,
         inversions=inversions,
-        summary=_summary(inversions, current, uniform),
+        summary=_summary(inversions, current),
     )
