@@ -1,0 +1,122 @@
+"""The what-if kernel (app.metrics.whatif), the champion/challenger difference and the catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from app.metrics import CurveSketch, InvalidInputError, build_sketch, evaluate_sketch
+from app.metrics.catalogue import reference_sensitivities, registry_sensitivities
+from app.metrics.compare import compare_average_precision
+from app.metrics.registry import METRIC_NAMES
+from app.metrics.sensitivity import contingency_grid, metric_surface
+from app.metrics.skew import average_precision_at_skew
+from app.metrics.whatif import NOTHING_FLAGGED, along_trajectory, at_prior, over_range
+
+
+def _sketch(seed: int, spread: float = 1.0, threshold: float = 1.5, n: int = 5000) -> CurveSketch:
+    rng = np.random.default_rng(seed)
+    labels = (rng.random(n) < 0.04).astype(np.int8)
+    scores = np.where(labels == 1, rng.normal(2.0, spread, n), rng.normal(0.0, 1.0, n))
+    return build_sketch(np.round(scores, 2), labels, threshold=threshold)
+
+
+def test_at_the_sketchs_own_prior_every_metric_is_its_regular_value_bit_for_bit() -> None:
+    """k = pi (1 - pi0) / (pi0 (1 - pi)) is exactly 1 at pi0 = pi, so nothing is rounded."""
+    sketch = _sketch(1)
+    own = sketch.positives / sketch.n
+    regular = evaluate_sketch(sketch, pi0=0.01).regular
+    assert dict(at_prior(sketch, own).calibrated) == dict(regular)
+
+
+def test_range_area_is_the_mean_of_ap_over_the_range_and_a_flat_weight_changes_nothing() -> None:
+    """Lampert section 4.3.2: the integrated P-R area is the mean of AP(pi) over [pi1, pi2]
+    (scipy's quad on the step sum), and weight w = 1 is the unweighted mean (eq. 7)."""
+    sketch = _sketch(2)
+    lo, hi = 0.005, 0.08
+    plain = over_range(sketch, lo, hi)
+    mean, _ = quad(lambda p: average_precision_at_skew(sketch, p), lo, hi, epsabs=1e-12)
+    assert plain.average_precision == pytest.approx(mean / (hi - lo), abs=1e-10)
+    flat = over_range(sketch, lo, hi, weight=[(lo, 2.0), (hi, 2.0)])
+    assert flat.weighted
+    assert flat.precision == pytest.approx(plain.precision, abs=1e-12)
+    assert flat.average_precision == pytest.approx(plain.average_precision, abs=1e-12)
+    # All the weight at the top end: the means lean towards pi_hi's values.
+    top = over_range(sketch, lo, hi, weight=[(lo, 0.0), (hi, 1.0)])
+    assert top.precision is not None
+    assert plain.precision is not None
+    assert top.precision > plain.precision
+    assert plain.normalised_average_precision is not None
+    assert 0.0 < plain.normalised_average_precision < 1.0
+
+
+def test_a_constant_trajectory_is_that_priors_precision_and_ap() -> None:
+    """Lampert eq. (4) with pi(t) constant: temporal precision is the precision at that pi."""
+    sketch = _sketch(3)
+    moving = along_trajectory(sketch, [(0.0, 0.02), (5.0, 0.02), (9.0, 0.02)], "log")
+    fixed = at_prior(sketch, 0.02).calibrated
+    assert moving.precision == pytest.approx(fixed["precision"], abs=1e-12)
+    assert moving.average_precision == pytest.approx(fixed["average_precision"], abs=1e-12)
+
+
+def test_nothing_flagged_makes_precision_none_with_a_reason() -> None:
+    """A threshold above every score flags nothing: precision is 0/0, AP is still defined."""
+    sketch = _sketch(4, threshold=99.0)
+    ranged = over_range(sketch, 0.01, 0.1)
+    assert ranged.precision is None
+    assert ranged.reason == NOTHING_FLAGGED
+    assert along_trajectory(sketch, [(0.0, 0.01), (1.0, 0.1)]).precision is None
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: over_range(s, 0.2, 0.1), "pi_lo"),
+        (lambda s: over_range(s, 0.1, 0.2, weight=[(0.1, 1.0)]), "two"),
+        (lambda s: over_range(s, 0.1, 0.2, weight=[(0.3, 1.0), (0.4, 1.0)]), "weight"),
+        (lambda s: along_trajectory(s, [(1.0, 0.1), (0.0, 0.1)]), "increasing"),
+        (lambda s: along_trajectory(s, [(0.0, 0.0), (1.0, 0.1)], "log"), "above 0"),
+    ],
+)
+def test_bad_ranges_weights_and_trajectories_are_input_errors(
+    call: Callable[[CurveSketch], object], message: str
+) -> None:
+    """Every bad parameter is an InvalidInputError that says what is wrong."""
+    with pytest.raises(InvalidInputError, match=message):
+        call(_sketch(5))
+
+
+def test_compare_is_exact_at_the_centre_and_its_interval_holds_it() -> None:
+    """The difference is AP_b - AP_a at the prior exactly (and over a range the difference of
+    the integrated areas); the interval lies around it."""
+    a, b = _sketch(6, spread=2.0), _sketch(7, spread=0.7)
+    (at,), ranged = compare_average_precision(a, b, [0.01], pi_range=(0.005, 0.05), replicates=400)
+    assert at.difference == average_precision_at_skew(b, 0.01) - average_precision_at_skew(a, 0.01)
+    assert at.interval is not None
+    assert at.interval[0] < at.difference < at.interval[1]
+    assert ranged is not None
+    assert ranged.difference == ranged.challenger - ranged.champion
+    assert ranged.interval is not None
+    assert ranged.interval[0] < ranged.difference < ranged.interval[1]
+    with pytest.raises(InvalidInputError):
+        compare_average_precision(a, b, [0.01], pi_range=(0.05, 0.05))
+
+
+def test_calibrated_f1_surface_is_the_harmonic_mean_of_calibrated_precision_and_recall() -> None:
+    """Siblini's calibrated F1 = 2 P_c R / (P_c + R) on the contingency lattice."""
+    tnr, tpr = contingency_grid(20)
+    p_c = metric_surface("calibrated_precision", 49.0, tnr, tpr, pi0=0.02).values
+    f1_c = metric_surface("calibrated_f1", 49.0, tnr, tpr, pi0=0.02).values
+    assert np.allclose(f1_c, 2 * p_c * tpr / (p_c + tpr), atol=1e-14)
+
+
+def test_catalogue_lists_every_registry_metric_once() -> None:
+    """One entry per registry metric, in registry order; reasons only where values are None."""
+    entries = registry_sensitivities(99.0, 0.01)
+    assert [e.name for e in entries] == list(METRIC_NAMES)
+    for e in entries:
+        assert (e.regular is None) == (e.reason is not None)
+    assert {e.name for e in reference_sensitivities(99.0)} == {"accuracy", "tss", "hss", "youden"}
