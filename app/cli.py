@@ -1,4 +1,4 @@
-"""The `calmon` command: serve, migrate, token.
+"""The `calmon` command: serve, worker, migrate, token, whatif, compare.
 
 Each subcommand is one ``_add_<name>`` function that registers its parser and handler, so a
 new command (``calmon worker``) is one more function in ``COMMANDS``.
@@ -11,19 +11,21 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
 from app.client.send_command import add_send
 from app.db.engine import create_db_engine, create_session_factory, redacted_url
 from app.db.migrate import current_revisions, head_revisions, upgrade
 from app.demo.command import add_demo
-from app.errors import CalmonError, ServiceUnavailableError
+from app.errors import CalmonError, PayloadValidationError, ServiceUnavailableError
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.services import tokens as token_service
@@ -171,6 +173,140 @@ def _add_token(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_cmd_token)
 
 
+def _read_only(
+    settings: Settings, command: str, query: Callable[[Session], BaseModel]
+) -> BaseModel:
+    """Run one read-only service call in its own transaction, as the API would."""
+    _require_existing_sqlite(settings, command)
+    engine = create_db_engine(settings)
+    try:
+        _ensure_schema(settings, engine)
+        with create_session_factory(engine).begin() as session:
+            return query(session)
+    finally:
+        engine.dispose()
+
+
+def _print_json(result: BaseModel) -> None:
+    print(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+
+
+def _trajectory_point(text: str) -> tuple[float, float]:
+    try:
+        t, pi = text.split(":")
+        return float(t), float(pi)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a trajectory point is T:PI, got {text!r}") from None
+
+
+def _period_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--segment", default="all", help="segment (default: all)")
+    parser.add_argument(
+        "--from", dest="start", type=datetime.fromisoformat, help="first window start (ISO)"
+    )
+    parser.add_argument(
+        "--to", dest="end", type=datetime.fromisoformat, help="last window start, exclusive"
+    )
+
+
+def _cmd_whatif(args: argparse.Namespace, settings: Settings) -> int:
+    from app.schemas.analyses import RangeIn, TrajectoryIn, WhatIfRequest  # noqa: PLC0415
+    from app.services.whatif import what_if  # noqa: PLC0415
+
+    try:
+        request = WhatIfRequest(
+            segment=args.segment,
+            start=args.start,
+            end=args.end,
+            priors=args.pi or [],
+            range=RangeIn(
+                pi_lo=args.range[0] if args.range else None,
+                pi_hi=args.range[1] if args.range else None,
+            ),
+            trajectory=(
+                TrajectoryIn(points=args.trajectory, interpolation=args.interpolation)
+                if args.trajectory
+                else None
+            ),
+            intervals=not args.no_intervals,
+            replicates=args.replicates,
+        )
+    except ValidationError as exc:
+        raise PayloadValidationError(str(exc)) from exc
+    _print_json(
+        _read_only(settings, "whatif", lambda session: what_if(session, args.model, request))
+    )
+    return 0
+
+
+def _add_whatif(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "whatif", help="a model's metrics at other fraud rates, over a range, along a trajectory"
+    )
+    parser.add_argument("model")
+    _period_arguments(parser)
+    parser.add_argument(
+        "--pi", type=float, action="append", help="a fraud rate (repeatable; default: pi0, now)"
+    )
+    parser.add_argument(
+        "--range",
+        nargs=2,
+        type=float,
+        metavar=("PI_LO", "PI_HI"),
+        help="uncertain range (default: the history's mean +- 3 std)",
+    )
+    parser.add_argument(
+        "--trajectory",
+        nargs="+",
+        type=_trajectory_point,
+        metavar="T:PI",
+        help="fraud-rate trajectory points, e.g. 0:0.004 30:0.008",
+    )
+    parser.add_argument("--interpolation", choices=("linear", "log"), default="linear")
+    parser.add_argument("--no-intervals", action="store_true", help="skip the bootstrap")
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.set_defaults(handler=_cmd_whatif)
+
+
+def _cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
+    from app.schemas.analyses import CompareOut  # noqa: PLC0415
+    from app.services.compare import compare  # noqa: PLC0415
+
+    result = _read_only(
+        settings,
+        "compare",
+        lambda session: compare(
+            session,
+            args.champion,
+            args.challenger,
+            segment=args.segment,
+            start=args.start,
+            end=args.end,
+            metric=args.metric,
+            replicates=args.replicates,
+        ),
+    )
+    assert isinstance(result, CompareOut)
+    if args.json:
+        _print_json(result)
+    else:
+        print(result.summary)
+    return 0
+
+
+def _add_compare(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="champion vs challenger: who has the higher AP, at which fraud rates"
+    )
+    parser.add_argument("champion")
+    parser.add_argument("challenger")
+    _period_arguments(parser)
+    parser.add_argument("--metric", default="average_precision", help="series metric")
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--json", action="store_true", help="the whole comparison as JSON")
+    parser.set_defaults(handler=_cmd_compare)
+
+
 COMMANDS: list[Callable[[Subparsers], None]] = [
     _add_serve,
     _add_worker,
@@ -178,6 +314,8 @@ COMMANDS: list[Callable[[Subparsers], None]] = [
     _add_token,
     add_send,
     add_demo,
+    _add_whatif,
+    _add_compare,
 ]
 
 

@@ -104,7 +104,7 @@ def _summary(inversions: list[InversionOut], current: ComparisonOut) -> str:
     if current.ci is not None:
         low, high = current.ci
         certainty = "decided" if current.decided else "not decided: the interval holds 0"
-        lead += f" (difference 95% interval {low:+.4f} to {high:+.4f}, {certainty})"
+        lead += f" (challenger - champion: 95% interval {low:+.4f} to {high:+.4f}, {certainty})"
     return f"{order}; {lead}."
 
 

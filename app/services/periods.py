@@ -42,6 +42,10 @@ class _PooledCache:
                 self._items.move_to_end(key)
             return sketch
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def put(self, key: _CacheKey, sketch: CurveSketch) -> None:
         with self._lock:
             self._items[key] = sketch
@@ -51,6 +55,11 @@ class _PooledCache:
 
 
 _POOLED = _PooledCache(_CACHE_SIZE)
+
+
+def clear_pooled_cache() -> None:
+    """Forget every cached pooled sketch (benchmarks time the cold path with it)."""
+    _POOLED.clear()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ to 1e-6: for two binormal models with different variances, and for curves built 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -16,8 +17,10 @@ from fastapi.testclient import TestClient
 from scipy.optimize import brentq
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import cli
 from app.metrics import CurveSketch
 from app.metrics.skew import average_precision_at_skew
+from app.settings import Settings
 from tests.conftest import AuthHeaders
 from tests.support.analyses import Window, add_windows, compute, grouped, pooled, register
 
@@ -149,3 +152,47 @@ def test_curves_built_to_cross_three_times(
     )
     assert bad_metric.status_code == 422
     assert "metric" in bad_metric.text
+
+
+def test_cli_whatif_and_compare_print_what_the_api_gives(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`calmon whatif` prints the what-if JSON the API returns; `calmon compare` the summary
+    sentence (or the JSON with --json); a bad argument or an unknown model exits 1 with a
+    message, not a traceback."""
+    champion, challenger = _shadow_traffic(days=3, rows=2000, seed=3)
+    register(client, auth_headers, "champ", threshold=1.5)
+    register(client, auth_headers, "chall", threshold=1.5)
+    add_windows(session_factory, "champ", champion)
+    add_windows(session_factory, "chall", challenger)
+    compute(session_factory)
+    read = auth_headers("read")
+
+    argv = ["whatif", "champ", "--pi", "0.02", "--range", "0.01", "0.05", "--no-intervals"]
+    argv += ["--trajectory", "0:0.01", "10:0.04", "--interpolation", "log"]
+    assert cli.run(argv, settings) == 0
+    printed = json.loads(capsys.readouterr().out)
+    body = {
+        "priors": [0.02],
+        "range": {"pi_lo": 0.01, "pi_hi": 0.05},
+        "intervals": False,
+        "trajectory": {"points": [[0, 0.01], [10, 0.04]], "interpolation": "log"},
+    }
+    response = client.post("/v1/models/champ/whatif", json=body, headers=read)
+    assert printed == response.json()
+
+    assert cli.run(["compare", "champ", "chall", "--replicates", "200"], settings) == 0
+    summary = capsys.readouterr().out.strip()
+    api = _compare(client, read, challenger="chall", replicates=200)
+    assert summary == api["summary"]
+    assert cli.run(["compare", "champ", "chall", "--replicates", "200", "--json"], settings) == 0
+    assert json.loads(capsys.readouterr().out) == api
+
+    assert cli.run(["compare", "champ", "nope"], settings) == 1
+    assert "no model named 'nope'" in capsys.readouterr().err
+    assert cli.run(["whatif", "champ", "--range", "0.3", "0.1"], settings) == 1
+    assert "pi_lo" in capsys.readouterr().err
