@@ -213,7 +213,7 @@ class CompareOut(BaseModel):
     champion_period: PeriodOut
     challenger_period: PeriodOut
     series: list[SidePoint] = Field(
-        description="Calibrated values of both models per window (windows either has)."
+        description="Calibrated values of both models per mature window (either model's)."
     )
     at_pi0: ComparisonOut | None
     at_current_pi: ComparisonOut

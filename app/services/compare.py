@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from app.db.metrics_tables import WindowMetricValue
+from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
 from app.metrics.compare import Difference, compare_average_precision
 from app.metrics.skew import average_precision_at_skew, rank_inversion_skews
 from app.schemas.analyses import (
@@ -19,8 +22,7 @@ from app.schemas.analyses import (
     SidePoint,
     ValueOut,
 )
-from app.schemas.metrics import MetricPoint
-from app.services.metrics import check_metric, metric_series
+from app.services.metrics import check_metric
 from app.services.models import get_model
 from app.services.periods import Period, load_period
 from app.services.whatif import BOOTSTRAP_SEED, period_out
@@ -108,36 +110,59 @@ def _summary(inversions: list[InversionOut], current: ComparisonOut) -> str:
     return f"{order}; {lead}."
 
 
-def _side_series(champion: list[MetricPoint], challenger: list[MetricPoint]) -> list[SidePoint]:
-    by_start = {p.window_start: p for p in challenger}
-    starts: list[datetime] = sorted({p.window_start for p in champion} | set(by_start))
-    own = {p.window_start: p for p in champion}
-    out = []
-    for start in starts:
-        a, b = own.get(start), by_start.get(start)
-        same_pi0 = a is not None and b is not None and a.pi0 == b.pi0
-        difference = (
-            b.calibrated - a.calibrated
-            if same_pi0 and a and b and a.calibrated is not None and b.calibrated is not None
+@dataclass(frozen=True)
+class _Side:
+    """One model's stored window in the side-by-side series."""
+
+    window: PeriodWindow
+    value: WindowMetricValue | None
+
+    def out(self) -> ValueOut:
+        v = self.value
+        if v is None:
+            return ValueOut(value=None, reason="not computed")
+        ci = (
+            (v.calibrated_ci_low, v.calibrated_ci_high)
+            if v.calibrated_ci_low is not None and v.calibrated_ci_high is not None
             else None
         )
+        return ValueOut(value=v.calibrated, ci=ci, reason=v.undefined_reason)
+
+
+def _sides(session: Session, period: Period, metric: str) -> dict[datetime, _Side]:
+    starts = [w.window_start for w in period.windows]
+    repository = WindowMetricsRepository(session)
+    values = {
+        v.window_start: v
+        for v in repository.metric_values(period.model.id, period.segment, metric, starts)
+    }
+    return {w.window_start: _Side(w, values.get(w.window_start)) for w in period.windows}
+
+
+def _side_series(
+    champion: dict[datetime, _Side], challenger: dict[datetime, _Side]
+) -> list[SidePoint]:
+    """Both models' calibrated values per window; their difference where both are at one pi0."""
+    out = []
+    for start in sorted(set(champion) | set(challenger)):
+        a, b = champion.get(start), challenger.get(start)
+        difference = None
+        if a is not None and b is not None and a.window.pi0 == b.window.pi0:
+            va, vb = a.out().value, b.out().value
+            difference = vb - va if va is not None and vb is not None else None
         either = a if a is not None else b
+        assert either is not None
+        missing = ValueOut(value=None, reason="no mature window")
         out.append(
             SidePoint(
                 window_start=start,
-                pi=either.pi if either is not None else None,
-                champion=_value(a),
-                challenger=_value(b),
+                pi=either.window.pi,
+                champion=a.out() if a is not None else missing,
+                challenger=b.out() if b is not None else missing,
                 difference=difference,
             )
         )
     return out
-
-
-def _value(point: MetricPoint | None) -> ValueOut:
-    if point is None:
-        return ValueOut(value=None, reason="no window")
-    return ValueOut(value=point.calibrated, ci=point.calibrated_ci, reason=point.reason)
 
 
 def compare(
@@ -171,12 +196,6 @@ def compare(
             pi_hi=span[1],
             flips_inside=[inv.pi for inv in inversions if span[0] < inv.pi < span[1]],
         )
-    series_a = metric_series(
-        session, champion, metric=metric, segment=segment, start=start, end=end
-    )
-    series_b = metric_series(
-        session, challenger, metric=metric, segment=segment, start=start, end=end
-    )
     return CompareOut(
         champion=a.model.name,
         challenger=b.model.name,
@@ -184,7 +203,7 @@ def compare(
         pi0=a.pi0,
         champion_period=period_out(a),
         challenger_period=period_out(b),
-        series=_side_series(series_a.points, series_b.points),
+        series=_side_series(_sides(session, a, metric), _sides(session, b, metric)),
         at_pi0=_comparison(a.pi0, at[1]) if a.pi0 is not None else None,
         at_current_pi=current,
         over_range=over_range,
