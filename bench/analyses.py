@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs = _timed(call, args.repeats, cold=cold)
                     rows.append((label, "cold" if cold else "warm", runs))
             summary = _ok(client.get(f"{base}/compare", params={"challenger": "challenger"}))
+            period = _ok(client.post(f"{base}/whatif", json={"intervals": False}))["period"]
     finally:
         _reset(factory)
         engine.dispose()
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.windows} windows x {args.rows:,} rows a model, 2 models (worker: {computed:.0f} s)"
     )
+    print(f"pooled: {period['windows']} windows, {period['positives']:,} positives a model")
     print(f"{'endpoint':30} {'cache':5} {'median ms':>10} {'max ms':>8} {'/ floor':>8}")
     for label, mode, runs in rows:
         median = statistics.median(runs)

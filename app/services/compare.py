@@ -86,7 +86,9 @@ def _history_span(period: Period) -> tuple[float, float] | None:
     return (lo, hi) if lo < hi else None
 
 
-def _summary(inversions: list[InversionOut], current: ComparisonOut) -> str:
+def _summary(
+    inversions: list[InversionOut], current: ComparisonOut, ranged: RangeComparisonOut | None
+) -> str:
     if not inversions:
         # With no flip one model leads at every fraud rate: the one leading now.
         order = f"The {current.leader} has the higher average precision at every fraud rate"
@@ -107,7 +109,16 @@ def _summary(inversions: list[InversionOut], current: ComparisonOut) -> str:
         low, high = current.ci
         certainty = "decided" if current.decided else "not decided: the interval holds 0"
         lead += f" (challenger - champion: 95% interval {low:+.4f} to {high:+.4f}, {certainty})"
-    return f"{order}; {lead}."
+    if ranged is None:
+        return f"{order}; {lead}."
+    span = f"over the history's range {_percent(ranged.pi_lo)} to {_percent(ranged.pi_hi)}"
+    if ranged.flips_inside:
+        flips = ", ".join(_percent(p) for p in ranged.flips_inside)
+        verdict = f"{span} neither leads throughout (the order flips at {flips})"
+    else:
+        certainty = "decided" if ranged.decided else "not decided"
+        verdict = f"{span} the {ranged.leader} leads throughout ({certainty})"
+    return f"{order}; {lead}; {verdict}."
 
 
 @dataclass(frozen=True)
@@ -208,5 +219,5 @@ def compare(
         at_current_pi=current,
         over_range=over_range,
         inversions=inversions,
-        summary=_summary(inversions, current),
+        summary=_summary(inversions, current, over_range),
     )
