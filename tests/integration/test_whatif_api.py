@@ -214,3 +214,15 @@ def test_what_if_without_mature_windows_or_model_is_404(
     assert "no mature window" in response.json()["error"]["message"]
     unauthenticated = client.post("/v1/models/empty/whatif", json={})
     assert unauthenticated.status_code == 401
+
+
+def test_openapi_documents_the_analyses(client: TestClient) -> None:
+    """The three analyses are in the OpenAPI document, tagged, with their schemas."""
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    assert paths["/v1/models/{name}/whatif"]["post"]["tags"] == ["analyses"]
+    assert paths["/v1/models/{name}/compare"]["get"]["tags"] == ["analyses"]
+    assert paths["/v1/models/{name}/metric-catalogue"]["get"]["tags"] == ["analyses"]
+    schemas = spec["components"]["schemas"]
+    assert {"WhatIfRequest", "WhatIfOut", "CompareOut", "CatalogueOut"} <= set(schemas)
+    assert "eq. 7" in schemas["RangeOut"]["properties"]["precision"]["description"]
