@@ -19,15 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.metrics._kernel import Counts, Prepared
-from app.metrics._resampling import RealArray, merge_blocks, poisson_counts
-from app.metrics._validation import FloatArray, check_pi0
+from app.metrics._replicates import Resampled, percentile_interval, range_nodes
+from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
-from app.metrics.result import counts_of
 from app.metrics.sketch import CurveSketch
 from app.metrics.skew import average_precision_at_skew, integrated_auc_pr
 
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
+_AP = "average_precision"
 
 
 @dataclass(frozen=True)
@@ -39,42 +37,6 @@ class Difference:
     difference: float
     interval: tuple[float, float] | None
     """Percentile interval of the difference; None if too many replicates were undefined."""
-
-
-class _Resampled:
-    """One sketch's exact counts, its merged counts and their bootstrap replicates."""
-
-    def __init__(
-        self, sketch: CurveSketch, rng: np.random.Generator, replicates: int, max_entries: int
-    ) -> None:
-        if sketch.positives == 0 or sketch.negatives == 0:
-            raise InvalidInputError("comparing average precision needs both classes in each model")
-        self.sketch = sketch
-        merged = counts_of(sketch)
-        if sketch.scores.size > max_entries:
-            merged = merge_blocks(sketch, max_entries)
-        self.merged = Prepared.of(merged)
-        self.replicates = Prepared.of(
-            Counts(
-                positives_at=poisson_counts(merged.positives_at[0], replicates, rng, 30.0),
-                negatives_tied=poisson_counts(merged.negatives_tied[0], replicates, rng, 30.0),
-                negatives_between=poisson_counts(
-                    merged.negatives_between[0], replicates, rng, 30.0
-                ),
-                negatives_below=rng.poisson(merged.negatives_below[0], size=replicates).astype(
-                    np.float32
-                ),
-                threshold_index=merged.threshold_index,
-                scores=merged.scores,
-            ),
-            sequential=False,
-        )
-
-    def merged_ap(self, pi: float) -> float:
-        return float(self.merged.calibrated(pi)["average_precision"][0])
-
-    def replicate_ap(self, pi: float) -> RealArray:
-        return self.replicates.calibrated(pi)["average_precision"]
 
 
 def compare_average_precision(
@@ -106,17 +68,17 @@ def compare_average_precision(
     if not 0.0 < level < 1.0:
         raise InvalidInputError(f"level must lie strictly between 0 and 1, got {level}")
     rng = np.random.default_rng(seed)
-    a = _Resampled(champion, rng, replicates, max_entries)
-    b = _Resampled(challenger, rng, replicates, max_entries)
-    alpha = (1.0 - level) / 2.0
+    a = Resampled(champion, rng, replicates, max_entries)
+    b = Resampled(challenger, rng, replicates, max_entries)
     out = []
     for prior in priors:
         pi = check_pi0(prior)
         exact_a = average_precision_at_skew(champion, pi)
         exact_b = average_precision_at_skew(challenger, pi)
-        spread = b.replicate_ap(pi) - a.replicate_ap(pi)
-        shift = (exact_b - exact_a) - (b.merged_ap(pi) - a.merged_ap(pi))
-        out.append(Difference(exact_a, exact_b, exact_b - exact_a, _cut(spread, shift, alpha)))
+        spread = b.replicate_values(_AP, pi) - a.replicate_values(_AP, pi)
+        merged = b.merged_value(_AP, pi) - a.merged_value(_AP, pi)
+        interval = percentile_interval(spread, (exact_b - exact_a) - merged, level)
+        out.append(Difference(exact_a, exact_b, exact_b - exact_a, interval))
     ranged = None
     if pi_range is not None:
         lo, hi = pi_range
@@ -124,31 +86,13 @@ def compare_average_precision(
             raise InvalidInputError(f"need 0 <= pi_lo < pi_hi <= 1, got [{lo}, {hi}]")
         area_a = integrated_auc_pr(champion, lo, hi)
         area_b = integrated_auc_pr(challenger, lo, hi)
-        nodes = lo + (hi - lo) * (_NODES + 1.0) / 2.0  # interior: never 0 or 1
-        weights = _WEIGHTS / 2.0
-        spread = sum(
-            (
-                w * (b.replicate_ap(p) - a.replicate_ap(p))
-                for p, w in zip(nodes, weights, strict=True)
-            ),
-            start=np.zeros(replicates),
-        )
-        merged = sum(
-            w * (b.merged_ap(p) - a.merged_ap(p)) for p, w in zip(nodes, weights, strict=True)
-        )
-        shift = (area_b - area_a) - float(merged)
-        ranged = Difference(area_a, area_b, area_b - area_a, _cut(spread, shift, alpha))
+        quadrature = range_nodes(lo, hi, None)
+        assert quadrature is not None  # unweighted: the weights are positive
+        spread_sum = np.zeros(replicates)
+        merged_sum = 0.0
+        for p, w in zip(*quadrature, strict=True):
+            spread_sum += w * (b.replicate_values(_AP, p) - a.replicate_values(_AP, p))
+            merged_sum += w * (b.merged_value(_AP, p) - a.merged_value(_AP, p))
+        interval = percentile_interval(spread_sum, (area_b - area_a) - merged_sum, level)
+        ranged = Difference(area_a, area_b, area_b - area_a, interval)
     return out, ranged
-
-
-def _cut(
-    replicates: FloatArray | RealArray, shift: float, alpha: float
-) -> tuple[float, float] | None:
-    """Percentile interval of the finite replicates shifted by ``shift``; None if fewer than
-    ``1 - alpha`` of them are finite (a tail percentile would then be meaningless)."""
-    values = np.asarray(replicates, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    if finite.size < values.size * (1.0 - alpha):
-        return None
-    lo, hi = np.quantile(finite, [alpha, 1.0 - alpha])
-    return float(lo) + shift, float(hi) + shift

@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics._replicates import Interval, Resampled, percentile_interval, range_nodes
 from app.metrics._validation import FloatArray
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import EvaluationResult, evaluate_sketch
@@ -148,6 +149,44 @@ def over_range(
     if normalised is None:
         reason = reason or "the range [1, 1] leaves no achievable area to normalise by"
     return RangeAnalysis(pi_lo, pi_hi, w is not None, precision, area, minimum, normalised, reason)
+
+
+def range_intervals(
+    sketch: CurveSketch,
+    analysis: RangeAnalysis,
+    weight: Sequence[tuple[float, float]] | None = None,
+    *,
+    seed: int = 0,
+    replicates: int = 1000,
+    level: float = 0.95,
+) -> tuple[Interval | None, Interval | None]:
+    """Bootstrap intervals of ``analysis``'s integrated precision and P-R area.
+
+    Each replicate's means over the range are taken on 8 Gauss-Legendre nodes (weighted by
+    ``weight`` when given); the percentiles are shifted by exact minus merged-quadrature value
+    (:mod:`app.metrics._replicates`), so the centres are ``analysis``'s exact values. None where
+    the value is undefined, or the weight vanishes at every node.
+    """
+    w = weight_function(weight) if weight is not None else None
+    quadrature = range_nodes(analysis.pi_lo, analysis.pi_hi, w)
+    if quadrature is None or not (quadrature[0][0] > 0.0 and quadrature[0][-1] < 1.0):
+        return None, None
+    resampled = Resampled(sketch, np.random.default_rng(seed), replicates)
+    out: list[Interval | None] = []
+    for metric, centre in (
+        ("precision", analysis.precision),
+        ("average_precision", analysis.average_precision),
+    ):
+        if centre is None:
+            out.append(None)
+            continue
+        spread = np.zeros(replicates)
+        merged = 0.0
+        for p, weight_at in zip(*quadrature, strict=True):
+            spread += weight_at * resampled.replicate_values(metric, p)
+            merged += weight_at * resampled.merged_value(metric, p)
+        out.append(percentile_interval(spread, centre - merged, level))
+    return out[0], out[1]
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,9 @@ class WhatIfRequest(BaseModel):
     )
     range: RangeIn | None = Field(default_factory=RangeIn, description="null: no range analysis.")
     trajectory: TrajectoryIn | None = None
-    intervals: bool = Field(default=True, description="Bootstrap intervals at each prior.")
+    intervals: bool = Field(
+        default=True, description="Bootstrap intervals at each prior and over the range."
+    )
     replicates: int = Field(default=1000, ge=100, le=10_000)
 
 
@@ -125,11 +127,17 @@ class RangeOut(BaseModel):
     precision: float | None = Field(
         description="Integrated precision at the threshold: its mean over the range (eq. 7)."
     )
+    precision_ci: Interval | None = Field(
+        default=None, description="Bootstrap interval of the integrated precision."
+    )
     precision_at_ends: tuple[float | None, float | None] = Field(
         description="Precision at pi_lo and at pi_hi (null where undefined)."
     )
     average_precision: float = Field(
         description="Area under the integrated P-R curve: the mean of AP over the range."
+    )
+    average_precision_ci: Interval | None = Field(
+        default=None, description="Bootstrap interval of the area."
     )
     average_precision_at_ends: tuple[float | None, float | None]
     min_average_precision: float = Field(

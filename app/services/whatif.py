@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 from app.errors import PayloadValidationError
 from app.metrics import InvalidInputError, bootstrap
 from app.metrics.registry import METRICS
-from app.metrics.whatif import along_trajectory, at_prior, over_range
+from app.metrics.whatif import along_trajectory, at_prior, over_range, range_intervals
 from app.schemas.analyses import (
     PeriodOut,
     PriorOut,
@@ -72,7 +72,7 @@ def prior_out(period: Period, pi: float, *, intervals: bool, replicates: int) ->
     )
 
 
-def range_out(period: Period, request: RangeIn) -> RangeOut:
+def range_out(period: Period, request: RangeIn, *, intervals: bool, replicates: int) -> RangeOut:
     """Integrated precision and P-R area over the requested or the history's range."""
     if request.pi_lo is not None and request.pi_hi is not None:
         lo, hi, source = request.pi_lo, request.pi_hi, "request"
@@ -83,6 +83,13 @@ def range_out(period: Period, request: RangeIn) -> RangeOut:
     except InvalidInputError as exc:
         raise _invalid("range", exc) from exc
     ends = [at_prior(period.sketch, pi) if 0.0 < pi < 1.0 else None for pi in (lo, hi)]
+    precision_ci, area_ci = (
+        range_intervals(
+            period.sketch, analysis, request.weight, seed=BOOTSTRAP_SEED, replicates=replicates
+        )
+        if intervals
+        else (None, None)
+    )
 
     def at(index: int, name: str) -> float | None:
         result = ends[index]
@@ -94,8 +101,10 @@ def range_out(period: Period, request: RangeIn) -> RangeOut:
         source=source,
         weighted=analysis.weighted,
         precision=analysis.precision,
+        precision_ci=precision_ci,
         precision_at_ends=(at(0, "precision"), at(1, "precision")),
         average_precision=analysis.average_precision,
+        average_precision_ci=area_ci,
         average_precision_at_ends=(at(0, "average_precision"), at(1, "average_precision")),
         min_average_precision=analysis.min_average_precision,
         normalised_average_precision=analysis.normalised_average_precision,
@@ -133,7 +142,13 @@ def what_if(session: Session, name: str, request: WhatIfRequest) -> WhatIfOut:
             prior_out(period, pi, intervals=request.intervals, replicates=request.replicates)
             for pi in dict.fromkeys(priors)
         ],
-        range=range_out(period, request.range) if request.range is not None else None,
+        range=(
+            range_out(
+                period, request.range, intervals=request.intervals, replicates=request.replicates
+            )
+            if request.range is not None
+            else None
+        ),
         trajectory=(
             trajectory_out(period, request.trajectory) if request.trajectory is not None else None
         ),

@@ -147,6 +147,10 @@ def test_what_if_at_a_windows_own_pi_is_its_regular_metrics_and_at_pi0_its_calib
     assert period["current_pi"] == pis[-1]
     assert (whole["range"]["pi_lo"], whole["range"]["pi_hi"]) == skew_range_from_history(pis)
     assert whole["range"]["source"] == "history"
+    low, high = whole["range"]["precision_ci"]
+    assert low < whole["range"]["precision"] < high
+    low, high = whole["range"]["average_precision_ci"]
+    assert low < whole["range"]["average_precision"] < high
     # With no priors asked: pi0 and the newest window's fraud rate.
     assert [p["pi"] for p in whole["priors"]] == [period["pi0"], period["current_pi"]]
     # A flat weight is the unweighted mean; a weight on one end pulls the mean towards it.

@@ -14,7 +14,13 @@ from app.metrics.compare import compare_average_precision
 from app.metrics.registry import METRIC_NAMES
 from app.metrics.sensitivity import contingency_grid, metric_surface
 from app.metrics.skew import average_precision_at_skew
-from app.metrics.whatif import NOTHING_FLAGGED, along_trajectory, at_prior, over_range
+from app.metrics.whatif import (
+    NOTHING_FLAGGED,
+    along_trajectory,
+    at_prior,
+    over_range,
+    range_intervals,
+)
 
 
 def _sketch(seed: int, spread: float = 1.0, threshold: float = 1.5, n: int = 5000) -> CurveSketch:
@@ -120,3 +126,27 @@ def test_catalogue_lists_every_registry_metric_once() -> None:
     for e in entries:
         assert (e.regular is None) == (e.reason is not None)
     assert {e.name for e in reference_sensitivities(99.0)} == {"accuracy", "tss", "hss", "youden"}
+
+
+def test_range_intervals_hold_the_exact_means_and_narrow_with_more_data() -> None:
+    """The integrated precision's and area's bootstrap intervals are around their exact
+    values (weighted or not), and a window with 4x the rows has a narrower interval."""
+    small, large = _sketch(8, n=5000), _sketch(8, n=20000)
+    widths = []
+    for sketch in (small, large):
+        area: tuple[float, float] | None = None
+        for weight in (None, [(0.01, 1.0), (0.05, 3.0)]):
+            analysis = over_range(sketch, 0.01, 0.05, weight)
+            precision, area = range_intervals(sketch, analysis, weight, replicates=400)
+            assert precision is not None
+            assert area is not None
+            assert analysis.precision is not None
+            assert precision[0] < analysis.precision < precision[1]
+            assert area[0] < analysis.average_precision < area[1]
+        assert area is not None
+        widths.append(area[1] - area[0])
+    assert widths[1] < widths[0]
+    nothing = _sketch(4, threshold=99.0)
+    flagged, anything = range_intervals(nothing, over_range(nothing, 0.01, 0.1), replicates=100)
+    assert flagged is None
+    assert anything is not None
