@@ -1,7 +1,7 @@
 """Speed of the analyses endpoints for models with a year of daily windows, on PostgreSQL.
 
 Two models score the same generated traffic (a shadow deployment): W daily windows of R rows
-(default 365 x 10,000, fraud rate 1%), negatives N(0, 1), positives N(2, 1) for the champion and
+(default 365 x 10,000, fraud rate 1% +- 30% in a weekly-ish wave), negatives N(0, 1), positives N(2, 1) for the champion and
 N(2, 0.6) for the challenger. A real worker computes every window first. Then each endpoint is
 called through the whole ASGI stack (the app in-process, JSON in and out, a real database):
 
@@ -53,9 +53,10 @@ SELECT :model, 'p' || w || '-' || g, :first + w * interval '1 day', :first + w *
        round((z * CASE WHEN lab = 1 THEN :spread ELSE 1 END + 2.0 * lab)::numeric, 4), lab, 'all'
 FROM generate_series(0, :windows - 1) AS w,
      LATERAL (
-       SELECT g, (random() < :pi)::int AS lab,
+       SELECT g, (random() < :pi * (1 + 0.3 * sin(w / 7.0)))::int AS lab,
               sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS z
        FROM generate_series(1, :rows) AS g
+       WHERE w >= 0  -- refers to w: drawn afresh for every window, not once for all
      ) AS t
 """
 

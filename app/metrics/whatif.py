@@ -17,6 +17,7 @@ Undefined values are ``None`` with a reason, as everywhere in the kernel.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -24,6 +25,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics._ap_interpolant import ApOfPrior
+from app.metrics._quadrature import integrate
 from app.metrics._replicates import Interval, Resampled, percentile_interval, range_nodes
 from app.metrics._validation import FloatArray
 from app.metrics.errors import InvalidInputError
@@ -252,5 +255,29 @@ def along_trajectory(
         reason = NOTHING_FLAGGED
     else:
         precision = float(temporal_precision(rates.tpr, rates.fpr, shifted, horizon))
-    curve = temporal_precision(rates.curve_tpr, rates.curve_fpr, shifted, horizon)
-    return TrajectoryAnalysis(t_start, t_end, interpolation, precision, rates.area(curve), reason)
+    return TrajectoryAnalysis(
+        t_start, t_end, interpolation, precision, _temporal_ap(rates, points, pi_of_t), reason
+    )
+
+
+def _temporal_ap(
+    rates: Operating,
+    points: Sequence[tuple[float, float]],
+    pi_of_t: Callable[[FloatArray], FloatArray],
+) -> float:
+    """(1/T) integral of AP(pi(t)) dt: equal to the step sum of every curve point's temporal
+    precision (the integral is linear), but the integrand is one interpolated function of pi
+    (:class:`ApOfPrior`), and each stretch between two trajectory points (where pi(t) is smooth)
+    is integrated on its own."""
+    pis = np.array([p for _, p in points], dtype=np.float64)
+    with np.errstate(divide="ignore"):  # pi = 0 or 1: a logit of -inf or +inf, as meant
+        logits = np.log(pis) - np.log1p(-pis)
+    # pi(t) is monotone between points, so the points hold its extremes.
+    ap = ApOfPrior(rates.curve_tpr, rates.curve_fpr, float(logits.min()), float(logits.max()))
+
+    def integrand(t: FloatArray) -> FloatArray:
+        return ap(pi_of_t(t))[:, None]
+
+    times = [float(t) for t, _ in points]
+    total = sum(float(integrate(integrand, a, b)[0]) for a, b in itertools.pairwise(times))
+    return total / (times[-1] - times[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -13,13 +14,14 @@ from app.metrics.catalogue import reference_sensitivities, registry_sensitivitie
 from app.metrics.compare import compare_average_precision
 from app.metrics.registry import METRIC_NAMES
 from app.metrics.sensitivity import contingency_grid, metric_surface
-from app.metrics.skew import average_precision_at_skew
+from app.metrics.skew import average_precision_at_skew, temporal_precision
 from app.metrics.whatif import (
     NOTHING_FLAGGED,
     along_trajectory,
     at_prior,
     over_range,
     range_intervals,
+    trajectory_function,
 )
 
 
@@ -150,3 +152,26 @@ def test_range_intervals_hold_the_exact_means_and_narrow_with_more_data() -> Non
     flagged, anything = range_intervals(nothing, over_range(nothing, 0.01, 0.1), replicates=100)
     assert flagged is None
     assert anything is not None
+
+
+@pytest.mark.parametrize(
+    ("points", "interpolation"),
+    [
+        ([(0.0, 0.004), (10.0, 0.006), (30.0, 0.008)], "log"),
+        ([(0.0, 0.0), (5.0, 0.02), (6.0, 0.5), (9.0, 1.0), (12.0, 1.0)], "linear"),
+        ([(float(t), min(2.0**t / 10_000, 1.0)) for t in range(21)], "log"),
+    ],
+)
+def test_temporal_ap_equals_the_step_sum_of_every_points_temporal_precision(
+    points: list[tuple[float, float]], interpolation: Literal["linear", "log"]
+) -> None:
+    """Lampert eq. (4) applied point by point along the curve and summed (the definition) equals
+    the interpolated integral of AP(pi(t)) to 1e-10, trajectories reaching 0 and 1 included."""
+    sketch = _sketch(9, spread=1.5, n=20_000)
+    analysis = along_trajectory(sketch, points, interpolation)
+    tpr, fpr = sketch.roc_points()
+    pi_of_t = trajectory_function(points, interpolation)
+    start, end = points[0][0], points[-1][0]
+    per_point = temporal_precision(tpr, fpr, lambda t: pi_of_t(t + start), end - start)
+    definition = float(np.dot(np.diff(tpr, prepend=0.0), per_point))
+    assert analysis.average_precision == pytest.approx(definition, abs=1e-10)
