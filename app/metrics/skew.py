@@ -174,8 +174,10 @@ def _uniform_integrated_precision(
     fpr_share = f / safe
     fixed_part = t * pi_lo / safe
     powers = np.arange(20, dtype=np.float64)
-    small_u = np.where(small, u, 0.0)  # keeps the powers of large u from overflowing
-    h = ((-small_u[..., None]) ** powers / (powers + 2.0)).sum(axis=-1)
+    # The series only where it is used (a pooled curve has tens of thousands of points, few of
+    # them with TPR close to FPR); large u never reaches the powers, which keeps them finite.
+    h = np.zeros_like(u)
+    h[small] = ((-u[small][:, None]) ** powers / (powers + 2.0)).sum(axis=-1)
     near = fixed_part + (t / safe) * fpr_share * width * h
     # u = -1 only when TPR = 0 (result 0 below); 1 stands in to keep the logarithm finite.
     large_u = np.where(small | (u <= -1.0), 1.0, u)

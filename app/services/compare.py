@@ -31,6 +31,9 @@ INVERSION_SCAN_STEP = 0.05
 """Scan spacing in logit(pi) before Algorithm 1's bisection: two flips closer than a 5% change
 of the odds (a near-tie in between) may be missed; every other flip is found."""
 
+INVERSION_TOLERANCE = 1e-9
+"""Bisection stops at this width in logit(pi): each flip's pi has a relative error of ~1e-9."""
+
 
 def _leader(difference: float) -> Leader:
     if difference > 0.0:
@@ -56,7 +59,10 @@ def _comparison(pi: float | None, d: Difference) -> ComparisonOut:
 def _inversions(a: Period, b: Period) -> list[InversionOut]:
     """Every flip with the leaders on either side (read between flips, where no other flips)."""
     flips = [
-        float(p) for p in rank_inversion_skews(a.sketch, b.sketch, scan_step=INVERSION_SCAN_STEP)
+        float(p)
+        for p in rank_inversion_skews(
+            a.sketch, b.sketch, scan_step=INVERSION_SCAN_STEP, tolerance=INVERSION_TOLERANCE
+        )
     ]
     if not flips:
         return []

@@ -68,5 +68,7 @@ def pooled(sf: sessionmaker[Session], name: str, segment: str = "all") -> CurveS
     with sf() as session:
         model = ModelRepository(session).get_by_name(name)
         assert model is not None
-        rows = WindowMetricsRepository(session).period_windows(model.id, segment)
-    return pool_sketches([CurveSketch.from_bytes(r.sketch) for r in rows if r.sketch])
+        repository = WindowMetricsRepository(session)
+        starts = [r.window_start for r in repository.period_windows(model.id, segment)]
+        stored = repository.sketches(model.id, segment, starts)
+    return pool_sketches([CurveSketch.from_bytes(data) for data in stored])

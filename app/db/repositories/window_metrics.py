@@ -50,7 +50,7 @@ class StoredSegment(NamedTuple):
 
 
 class PeriodWindow(NamedTuple):
-    """A stored window segment as the analyses read it: counts and the curve sketch."""
+    """A stored window segment as the analyses read it (its sketch is read apart, when needed)."""
 
     window_start: datetime
     labelled: int
@@ -59,7 +59,7 @@ class PeriodWindow(NamedTuple):
     pi: float | None
     pi0: float | None
     computed_at: datetime
-    sketch: bytes | None
+    has_sketch: bool
 
 
 class WindowMetricsRepository:
@@ -198,16 +198,33 @@ class WindowMetricsRepository:
         start: datetime | None = None,
         end: datetime | None = None,
     ) -> list[PeriodWindow]:
-        """Counts and sketches of one segment's windows in [start, end), oldest first."""
-        query = select(*(getattr(WindowMetrics, name) for name in PeriodWindow._fields)).where(
-            WindowMetrics.model_id == model_id, WindowMetrics.segment == segment
-        )
+        """Counts of one segment's windows in [start, end), oldest first (no sketch bytes)."""
+        query = select(
+            *(getattr(WindowMetrics, name) for name in PeriodWindow._fields[:-1]),
+            WindowMetrics.sketch.is_not(None),
+        ).where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
         if start is not None:
             query = query.where(WindowMetrics.window_start >= start)
         if end is not None:
             query = query.where(WindowMetrics.window_start < end)
         rows = self.session.execute(query.order_by(WindowMetrics.window_start))
-        return [PeriodWindow(*row) for row in rows]
+        return [PeriodWindow._make(row) for row in rows]
+
+    def sketches(self, model_id: int, segment: str, starts: Sequence[datetime]) -> list[bytes]:
+        """The stored sketches of one segment's windows at ``starts``, oldest first."""
+        if not starts:
+            return []
+        rows = self.session.scalars(
+            select(WindowMetrics.sketch)
+            .where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.segment == segment,
+                WindowMetrics.window_start.in_(list(starts)),
+                WindowMetrics.sketch.is_not(None),
+            )
+            .order_by(WindowMetrics.window_start)
+        )
+        return [sketch for sketch in rows if sketch is not None]
 
     def metric_values(
         self,
