@@ -1,8 +1,8 @@
 """Speed of the analyses endpoints for models with a year of daily windows, on PostgreSQL.
 
 Two models score the same generated traffic (a shadow deployment): W daily windows of R rows
-(default 365 x 10,000, fraud rate 1% +- 30% in a weekly-ish wave), negatives N(0, 1), positives N(2, 1) for the champion and
-N(2, 0.6) for the challenger. A real worker computes every window first. Then each endpoint is
+(default 365 x 10,000, fraud rate 1% +- 30% in a wave of about six weeks), negatives N(0, 1),
+positives N(2, 1) for the champion and N(2, 0.6) for the challenger. A real worker computes every window first. Then each endpoint is
 called through the whole ASGI stack (the app in-process, JSON in and out, a real database):
 
 - ``POST /whatif`` with the default body (every metric at pi0 and at the newest fraud rate with
