@@ -2,8 +2,9 @@
 
 Two models score the same generated traffic (a shadow deployment): W daily windows of R rows
 (default 365 x 10,000, fraud rate 1% +- 30% in a wave of about six weeks), negatives N(0, 1),
-positives N(2, 1) for the champion and N(2, 0.6) for the challenger. A real worker computes every window first. Then each endpoint is
-called through the whole ASGI stack (the app in-process, JSON in and out, a real database):
+positives N(2, 1) for the champion and N(2, 0.6) for the challenger. A real worker computes every
+window first. Then each endpoint is called through the whole ASGI stack (the app in-process, JSON
+in and out, a real database):
 
 - ``POST /whatif`` with the default body (every metric at pi0 and at the newest fraud rate with
   1,000-replicate bootstrap intervals each, the history's range) and with a 30-point trajectory;
