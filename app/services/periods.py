@@ -25,6 +25,12 @@ from app.monitoring.maturity import is_mature
 from app.monitoring.pi0 import WindowCounts
 
 _CACHE_SIZE = 32
+POOL_ITERATIONS = 100
+"""The pooling EM's iteration cap here. On a year of daily windows (10,000 rows, ~100 frauds
+each) the EM creeps on for thousands of iterations; AP of the pool after 100 iterations is within
+6e-5 of the pool after 500 (the kernel's default; itself within 2e-5 of 2,000) at pi = 0.001,
+within 7e-6 at 0.01, two orders of magnitude below the pooled AP's own sampling error, for a
+quarter of the time (0.04 s instead of 0.17 s)."""
 _CacheKey = tuple[int, str, tuple[tuple[datetime, datetime], ...]]
 
 
@@ -143,7 +149,7 @@ def load_period(
         thresholds = {s.threshold for s in sketches}
         # Across a threshold change the pool is cut at the model's current threshold.
         threshold = None if len(thresholds) == 1 else model.threshold
-        sketch = pool_sketches(sketches, threshold=threshold)
+        sketch = pool_sketches(sketches, threshold=threshold, max_iterations=POOL_ITERATIONS)
         _POOLED.put(key, sketch)
     current = repository.current_pi0(model.id)
     return Period(

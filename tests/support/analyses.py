@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.metrics import CurveSketch, pool_sketches
+from app.services.periods import POOL_ITERATIONS
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.conftest import AuthHeaders
@@ -71,4 +72,5 @@ def pooled(sf: sessionmaker[Session], name: str, segment: str = "all") -> CurveS
         repository = WindowMetricsRepository(session)
         starts = [r.window_start for r in repository.period_windows(model.id, segment)]
         stored = repository.sketches(model.id, segment, starts)
-    return pool_sketches([CurveSketch.from_bytes(data) for data in stored])
+    sketches = [CurveSketch.from_bytes(data) for data in stored]
+    return pool_sketches(sketches, max_iterations=POOL_ITERATIONS)
