@@ -70,11 +70,13 @@ def compare_average_precision(
     rng = np.random.default_rng(seed)
     a = Resampled(champion, rng, replicates, max_entries)
     b = Resampled(challenger, rng, replicates, max_entries)
+    # The ROC points once per model (each use would otherwise recompute them from the sketch).
+    curve_a, curve_b = champion.roc_points(), challenger.roc_points()
     out = []
     for prior in priors:
         pi = check_pi0(prior)
-        exact_a = average_precision_at_skew(champion, pi)
-        exact_b = average_precision_at_skew(challenger, pi)
+        exact_a = average_precision_at_skew(curve_a, pi)
+        exact_b = average_precision_at_skew(curve_b, pi)
         spread = b.replicate_values(_AP, pi) - a.replicate_values(_AP, pi)
         merged = b.merged_value(_AP, pi) - a.merged_value(_AP, pi)
         interval = percentile_interval(spread, (exact_b - exact_a) - merged, level)
@@ -84,8 +86,8 @@ def compare_average_precision(
         lo, hi = pi_range
         if not 0.0 <= lo < hi <= 1.0:
             raise InvalidInputError(f"need 0 <= pi_lo < pi_hi <= 1, got [{lo}, {hi}]")
-        area_a = integrated_auc_pr(champion, lo, hi)
-        area_b = integrated_auc_pr(challenger, lo, hi)
+        area_a = integrated_auc_pr(curve_a, lo, hi)
+        area_b = integrated_auc_pr(curve_b, lo, hi)
         quadrature = range_nodes(lo, hi, None)
         assert quadrature is not None  # unweighted: the weights are positive
         spread_sum = np.zeros(replicates)

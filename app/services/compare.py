@@ -58,10 +58,11 @@ def _comparison(pi: float | None, d: Difference) -> ComparisonOut:
 
 def _inversions(a: Period, b: Period) -> list[InversionOut]:
     """Every flip with the leaders on either side (read between flips, where no other flips)."""
+    curve_a, curve_b = a.sketch.roc_points(), b.sketch.roc_points()
     flips = [
         float(p)
         for p in rank_inversion_skews(
-            a.sketch, b.sketch, scan_step=INVERSION_SCAN_STEP, tolerance=INVERSION_TOLERANCE
+            curve_a, curve_b, scan_step=INVERSION_SCAN_STEP, tolerance=INVERSION_TOLERANCE
         )
     ]
     if not flips:
@@ -73,7 +74,7 @@ def _inversions(a: Period, b: Period) -> list[InversionOut]:
     leaders = []
     for x in probes:
         pi = 1.0 / (1.0 + math.exp(-x))
-        gap = average_precision_at_skew(b.sketch, pi) - average_precision_at_skew(a.sketch, pi)
+        gap = average_precision_at_skew(curve_b, pi) - average_precision_at_skew(curve_a, pi)
         leaders.append(_leader(gap))
     return [
         InversionOut(pi=pi, below=leaders[i], above=leaders[i + 1]) for i, pi in enumerate(flips)
