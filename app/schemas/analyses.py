@@ -11,12 +11,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.schemas.base import RequestModel
+
 Interval = tuple[float, float]
 OpenPrior = Annotated[float, Field(gt=0.0, lt=1.0)]
 ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-class RangeIn(BaseModel):
+class RangeIn(RequestModel):
     """An uncertain fraud-rate range; both ends left out: the period's history (mean +- 3 std
     of its windows' fraud rates, Lampert section 5.1)."""
 
@@ -39,7 +41,7 @@ class RangeIn(BaseModel):
         return self
 
 
-class TrajectoryIn(BaseModel):
+class TrajectoryIn(RequestModel):
     """A fraud-rate trajectory pi(t) as (t, pi) points, t strictly increasing (any unit)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -58,7 +60,7 @@ class TrajectoryIn(BaseModel):
         return self
 
 
-class WhatIfRequest(BaseModel):
+class WhatIfRequest(RequestModel):
     """``POST /v1/models/{name}/whatif``: the period's pooled curve at other fraud rates."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

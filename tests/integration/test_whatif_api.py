@@ -230,3 +230,15 @@ def test_openapi_documents_the_analyses(client: TestClient) -> None:
     schemas = spec["components"]["schemas"]
     assert {"WhatIfRequest", "WhatIfOut", "CompareOut", "CatalogueOut"} <= set(schemas)
     assert "eq. 7" in schemas["RangeOut"]["properties"]["precision"]["description"]
+
+
+def test_a_nul_in_the_body_is_a_422_not_a_500(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """The input rules of every request body hold here too (found by schemathesis: a segment
+    with a NUL reached PostgreSQL)."""
+    register(client, auth_headers, "nul")
+    body = {"segment": "a\u0000b", "priors": [0.4]}
+    response = client.post("/v1/models/nul/whatif", json=body, headers=auth_headers("read"))
+    assert response.status_code == 422, response.text
+    assert "segment" in response.text
