@@ -74,7 +74,11 @@ SELECT :model, 'p' || w || '-' || g, :first + w * interval '1 day', :first + w *
        sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) + 2.0 * lab, lab,
        CASE WHEN :segments > 1 THEN 's' || (g % :segments) ELSE 'all' END
 FROM generate_series(0, :windows - 1) AS w,
-     LATERAL (SELECT g, (random() < :pi)::int AS lab FROM generate_series(1, :rows) AS g) AS t
+     -- The WHERE refers to the outer row: without it PostgreSQL evaluates the subquery once
+     -- and gives every window the same labels.
+     LATERAL (
+       SELECT g, (random() < :pi)::int AS lab FROM generate_series(1, :rows) AS g WHERE w >= 0
+     ) AS t
 """
 
 
