@@ -34,6 +34,7 @@ from app.schemas.metrics import (
 )
 from app.services.model_settings import model_policy
 from app.services.nowcast import nowcast_out, nowcast_point
+from app.services.segments import check_segment
 
 CURVE_POINTS = 200
 
@@ -72,6 +73,7 @@ def metric_series(
     """One metric of one segment over [start, end), oldest window first."""
     model = _model(session, name)
     check_metric(metric)
+    check_segment(session, model, segment)
     repo = WindowMetricsRepository(session)
     rows = repo.segment_rows(model.id, segment, start, end)
     values = {
@@ -132,6 +134,7 @@ def window_detail(
 ) -> WindowDetail:
     """Every metric of one window segment and its regular and calibrated PR curves."""
     model = _model(session, name)
+    check_segment(session, model, segment)
     repo = WindowMetricsRepository(session)
     row = repo.window(model.id, window_start, segment)
     if row is None:

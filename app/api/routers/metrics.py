@@ -9,7 +9,9 @@ from pydantic import AwareDatetime
 
 from app.api.deps import ReadAccess, SessionDep
 from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
+from app.schemas.segments import SegmentsOut
 from app.services import metrics as service
+from app.services import segments as segments_service
 
 router = APIRouter(prefix="/v1/models/{name}", tags=["metrics"])
 
@@ -51,6 +53,13 @@ def get_window(
 ) -> WindowDetail:
     """Every metric of one window segment, and its regular and calibrated PR curves."""
     return service.window_detail(session, name, window_start, segment)
+
+
+@router.get("/segments")
+def get_segments(name: str, session: SessionDep, _: ReadAccess) -> SegmentsOut:
+    """The model's segments ('all' first) with their computed windows, rows and newest window;
+    a read naming another segment is a 404 listing these."""
+    return segments_service.list_segments(session, name)
 
 
 @router.get("/pi0")

@@ -26,6 +26,15 @@ class SegmentRepository:
         )
         return set(rows)
 
+    def names(self, model_id: int) -> list[str]:
+        """Every segment name the model has received rows for, sorted."""
+        rows = self.session.scalars(
+            select(ModelSegment.segment)
+            .where(ModelSegment.model_id == model_id)
+            .order_by(ModelSegment.segment)
+        )
+        return list(rows)
+
     def count(self, model_id: int) -> int:
         """How many segments the model has."""
         total = self.session.scalar(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, defer
 
 from app.db.bulk import insert_many, update_each
@@ -60,6 +60,15 @@ class PeriodWindow(NamedTuple):
     pi0: float | None
     computed_at: datetime
     has_sketch: bool
+
+
+class SegmentSummary(NamedTuple):
+    """What the computed windows of one segment add up to."""
+
+    segment: str
+    windows: int
+    rows: int
+    newest_window: datetime
 
 
 class WindowMetricsRepository:
@@ -258,6 +267,24 @@ class WindowMetricsRepository:
                 .order_by(WindowMetrics.segment)
             )
         )
+
+    def segment_summaries(self, model_id: int) -> dict[str, SegmentSummary]:
+        """Per segment: computed windows, their rows, the newest one (one pass over the
+        model's window_metrics rows, served by its (model_id, segment, window_start) index)."""
+        rows = self.session.execute(
+            select(
+                WindowMetrics.segment,
+                func.count(),
+                func.sum(WindowMetrics.rows_total),
+                func.max(WindowMetrics.window_start),
+            )
+            .where(WindowMetrics.model_id == model_id)
+            .group_by(WindowMetrics.segment)
+        )
+        return {
+            segment: SegmentSummary(segment, int(windows), int(total or 0), newest)
+            for segment, windows, total, newest in rows
+        }
 
     # --- pi0 ------------------------------------------------------------------------------
     def current_pi0(self, model_id: int) -> Pi0Version | None:

@@ -1,0 +1,25 @@
+"""Schemas of a model's segments (``GET /v1/models/{name}/segments``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class SegmentOut(BaseModel):
+    """One segment of a model and what the worker has computed of it so far."""
+
+    segment: str = Field(description="The segment's name; 'all' is the whole window.")
+    windows: int = Field(description="Windows computed for this segment (0: none yet).")
+    rows: int = Field(description="Predictions in those computed windows.")
+    newest_window: datetime | None = Field(
+        description="Start of the newest computed window; null: none computed yet."
+    )
+
+
+class SegmentsOut(BaseModel):
+    """Every segment a model has received rows for, 'all' first."""
+
+    model: str = Field(description="The model's name.")
+    segments: list[SegmentOut] = Field(description="'all' first, then by name.")
