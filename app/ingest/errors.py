@@ -51,6 +51,22 @@ class BatchValidationError(PayloadValidationError):
         )
 
 
+class LabelsValidationError(PayloadValidationError):
+    """A label update was refused whole: the first problems by entry, and how many there were."""
+
+    code = "invalid_labels"
+
+    def __init__(self, errors: list[RowError], total: int | None = None) -> None:
+        first = sorted(errors)[:MAX_REPORTED_ERRORS]
+        count = len(errors) if total is None else total
+        super().__init__(
+            f"label update refused, no label was changed: {count} invalid "
+            f"{'entry' if count == 1 else 'entries'} (the first {len(first)} listed)",
+            details=[error.to_detail() for error in first],
+            extra={"error_count": count},
+        )
+
+
 class BatchConflictError(ConflictError):
     """The batch_id was already used for different content: 409."""
 

@@ -1,31 +1,36 @@
-"""Label-only updates: ``{"labels": [{"id": "tx-1", "label": 1}, ...]}`` (or the bare array)."""
+"""Label-only updates, as JSON ``{"labels": [{"id": "tx-1", "label": 1}, ...]}`` (or the bare
+array) or as CSV with the columns ``id`` and ``label`` (a chargeback feed as exported)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import orjson
 
-from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
+from app.ingest.body import Media
+from app.ingest.errors import BATCH_LEVEL, LabelsValidationError, RowError
+from app.ingest.nonfinite import non_finite_errors
+from app.ingest.parse import csv_records
 from app.ingest.validate import MAX_ID_LENGTH
 from app.input_rules import NUL_MESSAGE, contains_nul
 
+LABEL_COLUMNS: Final = ("id", "label")
+_LABEL_RULE: Final = "must be 0 or 1 (a label update cannot make a label unknown)"
+# What a spreadsheet or pandas writes for 0 and 1.
+_CSV_LABELS: Final[dict[str, int]] = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
-def parse_labels(body: bytes | bytearray) -> list[tuple[str, int]]:
-    """The (id, label) pairs of a label update; BatchValidationError names each bad entry.
+
+def parse_labels(body: bytes | bytearray, media: Media = "json") -> list[tuple[str, int]]:
+    """The (id, label) pairs of a label update; LabelsValidationError names each bad entry.
 
     A label here is 0 or 1: a label update that says "unknown" would erase information.
     """
-    try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        raise _body_error(f"not valid JSON: {error}") from None
-    entries = document.get("labels") if isinstance(document, dict) else document
-    if not isinstance(entries, list) or not entries:
-        raise _body_error('expected {"labels": [{"id": ..., "label": 0 or 1}, ...]}, non-empty')
+    entries = _csv_entries(body) if media == "csv" else _json_entries(body)
     errors: list[RowError] = []
     pairs: list[tuple[str, int]] = []
     first_seen: dict[str, int] = {}
     for row, entry in enumerate(entries):
-        if not isinstance(entry, dict) or set(entry) != {"id", "label"}:
+        if not isinstance(entry, dict) or set(entry) != set(LABEL_COLUMNS):
             errors.append(RowError(row, "row", 'must be an object with exactly "id" and "label"'))
             continue
         prediction_id, label = entry["id"], entry["label"]
@@ -38,13 +43,59 @@ def parse_labels(body: bytes | bytearray) -> list[tuple[str, int]]:
         else:
             first_seen[prediction_id] = row
         if isinstance(label, bool) or label not in (0, 1):
-            errors.append(RowError(row, "label", "must be 0 or 1"))
+            errors.append(RowError(row, "label", _LABEL_RULE))
         if not errors:
             pairs.append((prediction_id, int(label)))
     if errors:
-        raise BatchValidationError(errors)
+        raise LabelsValidationError(errors)
     return pairs
 
 
-def _body_error(message: str) -> BatchValidationError:
-    return BatchValidationError([RowError(BATCH_LEVEL, "labels", message)])
+def _json_entries(body: bytes | bytearray) -> list[object]:
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        non_finite = non_finite_errors(body, "labels")
+        if non_finite:
+            raise LabelsValidationError(non_finite) from None
+        hint = " (a CSV feed needs Content-Type: text/csv)" if _looks_like_csv(body) else ""
+        raise _body_error(f"not valid JSON: {error}{hint}") from None
+    entries = document.get("labels") if isinstance(document, dict) else document
+    if not isinstance(entries, list) or not entries:
+        raise _body_error('expected {"labels": [{"id": ..., "label": 0 or 1}, ...]}, non-empty')
+    return entries
+
+
+def _csv_entries(body: bytes | bytearray) -> list[object]:
+    """The data lines as {"id", "label"} entries (row 0 is the first line after the header)."""
+    records = csv_records(body, LabelsValidationError)
+    header = [name.strip().lower() for name in records[0]]
+    for name in header:
+        if name not in LABEL_COLUMNS:
+            raise _body_error(f"unknown column {name!r}; a label CSV has the columns id, label")
+    for name in LABEL_COLUMNS:
+        if header.count(name) != 1:
+            raise _body_error(f"the header must name the column {name!r} once (id, label)")
+    id_at, label_at = header.index("id"), header.index("label")
+    entries: list[object] = []
+    errors: list[RowError] = []
+    for row, record in enumerate(records[1:]):
+        if len(record) != len(header):
+            errors.append(RowError(row, "row", f"has {len(record)} fields, the header has 2"))
+            continue
+        text = record[label_at].strip()
+        entries.append({"id": record[id_at], "label": _CSV_LABELS.get(text, text)})
+    if errors:
+        raise LabelsValidationError(errors)
+    if not entries:
+        raise _body_error("the CSV has a header but no label lines")
+    return entries
+
+
+def _looks_like_csv(body: bytes | bytearray) -> bool:
+    first_line = bytes(body[:200]).split(b"\n", 1)[0].lower()
+    return b"id" in first_line and b"," in first_line and not first_line.lstrip().startswith(b"{")
+
+
+def _body_error(message: str) -> LabelsValidationError:
+    return LabelsValidationError([RowError(BATCH_LEVEL, "labels", message)])

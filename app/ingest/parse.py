@@ -10,13 +10,15 @@ value is looked at: a shape problem usually means every row is wrong the same wa
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
 import orjson
 
+from app.errors import PayloadValidationError
 from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
+from app.ingest.nonfinite import non_finite_errors
 
 FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
 REQUIRED: Final = ("id", "timestamp", "score")
@@ -45,6 +47,9 @@ def parse_json(body: bytes | bytearray, batch_id: str | None = None) -> RawBatch
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as error:
+        non_finite = non_finite_errors(body, "rows")
+        if non_finite:
+            raise BatchValidationError(non_finite) from None
         raise _shape_error("body", f"not valid JSON: {error}") from None
     if not isinstance(document, dict):
         raise _shape_error("body", 'expected an object {"batch_id": ..., "rows": [...]}')
@@ -65,12 +70,7 @@ def parse_csv(body: bytes | bytearray, batch_id: str | None) -> RawBatch:
     Empty ``label`` means unknown, empty ``segment`` means ``all``. Row indexes in errors count
     data lines from 0 (the header is not a row).
     """
-    try:
-        records = _csv_records(_lines(body))
-    except UnicodeDecodeError as error:
-        raise _shape_error("body", f"CSV must be UTF-8: {error}") from None
-    if not records:
-        raise _shape_error("body", "CSV has no header line")
+    records = csv_records(body, BatchValidationError)
     header = [name.strip().lower() for name in records[0]]
     _check_names(header, "column")
     width = len(header)
@@ -113,17 +113,24 @@ def _lines(body: bytes | bytearray) -> Iterator[str]:
         yield body[start:].decode(encoding)
 
 
-def _csv_records(lines: Iterable[str]) -> list[list[str]]:
-    """The non-empty records of a CSV text; a record the csv module cannot read is a 422."""
+def csv_records(
+    body: bytes | bytearray, refusal: Callable[[list[RowError]], PayloadValidationError]
+) -> list[list[str]]:
+    """The non-empty records of a CSV body, the header first; a body that is not UTF-8, has no
+    header or holds a record the csv module cannot read is ``refusal`` (a 422)."""
     records: list[list[str]] = []
     try:
-        for record in csv.reader(lines):
+        for record in csv.reader(_lines(body)):
             if record:
                 records.append(record)
+    except UnicodeDecodeError as error:
+        raise refusal([RowError(BATCH_LEVEL, "body", f"CSV must be UTF-8: {error}")]) from None
     except csv.Error as error:
         # Counted like data rows (the header is not one): the record after the last one read.
         row = len(records) - 1 if records else BATCH_LEVEL
-        raise BatchValidationError([RowError(row, "row", f"unreadable CSV: {error}")]) from None
+        raise refusal([RowError(row, "row", f"unreadable CSV: {error}")]) from None
+    if not records:
+        raise refusal([RowError(BATCH_LEVEL, "body", "CSV has no header line")])
     return records
 
 

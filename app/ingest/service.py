@@ -53,11 +53,11 @@ def limits_from(settings: Settings, now: datetime) -> Limits:
     )
 
 
-def check_row_limit(rows: int, limits: Limits) -> None:
-    """413 when a batch has more rows than one request may carry."""
+def check_row_limit(rows: int, limits: Limits, what: str = "batch has {rows} rows") -> None:
+    """413 when a batch (or label update) has more rows than one request may carry."""
     if rows > limits.max_rows:
         raise PayloadTooLargeError(
-            f"batch has {rows} rows; at most {limits.max_rows} per request "
+            f"{what.format(rows=rows)}; at most {limits.max_rows} per request "
             f"(CALMON_MAX_ROWS_PER_REQUEST): split it into several batches",
             extra={"rows": rows, "max_rows": limits.max_rows},
         )
@@ -126,7 +126,7 @@ def update_labels(
     replaying a chargeback feed is harmless.
     """
     model = get_model(session, model_name)
-    check_row_limit(len(updates), limits)
+    check_row_limit(len(updates), limits, "label update has {rows} labels")
     repository = IngestRepository(session)
     ids = [prediction_id for prediction_id, _ in updates]
     result = repository.update_labels(model.id, ids, [label for _, label in updates])

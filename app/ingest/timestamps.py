@@ -27,6 +27,9 @@ _ONE_MICRO: Final = timedelta(microseconds=1)
 _fromisoformat: Final = datetime.fromisoformat
 _tzinfo: Final = attrgetter("tzinfo")
 _EXACT_FLOAT_SECONDS: Final = 2.0**32
+_MAX_UNIX_SECONDS: Final = 1e11  # the year 5138
+# A count of milliseconds (or micro-, nanoseconds) since the epoch, for the years 1973 to 5138.
+_FINER_UNITS: Final = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,8 @@ def _parse_one(value: object) -> tuple[int, str | None]:
     if isinstance(value, bool) or value is None:
         return 0, "must be an ISO-8601 string with a UTC offset or Unix seconds"
     if isinstance(value, int | float):
-        if not math.isfinite(value) or abs(value) > 1e11:
-            return 0, f"Unix seconds {value!r} out of range"
+        if not math.isfinite(value) or abs(value) > _MAX_UNIX_SECONDS:
+            return 0, _out_of_range(value)
         return round(value * MICROS_PER_SECOND), None
     if not isinstance(value, str):
         return 0, "must be an ISO-8601 string with a UTC offset or Unix seconds"
@@ -91,6 +94,27 @@ def _parse_one(value: object) -> tuple[int, str | None]:
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         return 0, f"{value[:40]!r} has no UTC offset; append 'Z' or '+HH:MM'"
     return (parsed - _EPOCH) // _ONE_MICRO, None
+
+
+def _out_of_range(value: float) -> str:
+    """Why a number is no Unix second count, with the likely mistake: a finer unit."""
+    message = f"Unix seconds {value!r} out of range"
+    if not math.isfinite(value):
+        return message
+    for unit, per_second in _FINER_UNITS:
+        seconds = value / per_second
+        if abs(seconds) <= _MAX_UNIX_SECONDS:
+            instant = _EPOCH + timedelta(seconds=seconds)
+            return (
+                f"{message}: it looks like {unit} since the epoch ({iso_utc(instant)}); "
+                f"send seconds ({f'{seconds:.6f}'.rstrip('0').rstrip('.')}) or an ISO-8601 string"
+            )
+    return message
+
+
+def iso_utc(instant: datetime) -> str:
+    """An instant as ISO-8601 in UTC with a ``Z``."""
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def micros_to_datetime(micros: int) -> datetime:

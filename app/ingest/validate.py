@@ -8,6 +8,7 @@ the first ones by row are reported.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -16,7 +17,7 @@ import numpy.typing as npt
 
 from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.parse import RawBatch
-from app.ingest.timestamps import parse_timestamps
+from app.ingest.timestamps import iso_utc, micros_to_datetime, parse_timestamps
 from app.input_rules import NUL_MESSAGE, contains_nul
 
 MAX_ID_LENGTH: Final = 200  # predictions.prediction_id and batches.batch_id are String(200)
@@ -81,10 +82,16 @@ class _Problems:
         self.total = 0
         self._per_field: dict[str, int] = {}
 
-    def add_mask(self, field: str, bad: npt.NDArray[np.bool_], message: str) -> None:
+    def add_mask(
+        self, field: str, bad: npt.NDArray[np.bool_], message: str | Callable[[int], str]
+    ) -> None:
+        """Every row where ``bad`` holds; ``message`` may be a function of the row."""
         rows = np.flatnonzero(bad)
         self.total += len(rows)
-        self.reported.extend(RowError(int(r), field, message) for r in rows[:MAX_REPORTED_ERRORS])
+        self.reported.extend(
+            RowError(row, field, message if isinstance(message, str) else message(row))
+            for row in rows[:MAX_REPORTED_ERRORS].tolist()
+        )
 
     def add(self, error: RowError) -> None:
         self.total += 1
@@ -164,15 +171,27 @@ def _timestamps(values: list[object], limits: Limits, problems: _Problems) -> np
     failed = np.zeros(len(values), dtype=bool)
     failed[[row for row, _ in parsed.errors]] = True
     micros = parsed.micros
-    out_of_bounds = ~failed & (
-        (micros < limits.min_timestamp_micros) | (micros > limits.max_timestamp_micros)
-    )
-    problems.add_mask(
-        "timestamp",
-        out_of_bounds,
-        "outside the accepted range (CALMON_MIN_TIMESTAMP to now + CALMON_MAX_FUTURE)",
-    )
+    early = "before the earliest accepted, CALMON_MIN_TIMESTAMP"
+    late = "after the latest accepted, now + CALMON_MAX_FUTURE"
+    lowest, highest = limits.min_timestamp_micros, limits.max_timestamp_micros
+
+    def too_early(row: int) -> str:
+        return _out_of_bounds(values[row], int(micros[row]), lowest, early)
+
+    def too_late(row: int) -> str:
+        return _out_of_bounds(values[row], int(micros[row]), highest, late)
+
+    problems.add_mask("timestamp", ~failed & (micros < lowest), too_early)
+    problems.add_mask("timestamp", ~failed & (micros > highest), too_late)
     return micros
+
+
+def _out_of_bounds(value: object, micros: int, bound: int, rule: str) -> str:
+    """The refused timestamp as sent and in UTC, and the bound it passes."""
+    instant = iso_utc(micros_to_datetime(micros))
+    sent = repr(value)[:40] if isinstance(value, str) else repr(value)
+    shown = sent if sent.strip("'") == instant else f"{sent} ({instant})"
+    return f"{shown} is {rule} ({iso_utc(micros_to_datetime(bound))})"
 
 
 def _scores(values: list[object], problems: _Problems) -> npt.NDArray[np.float64]:

@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 
 from app.errors import PayloadTooLargeError
 from app.ingest.body import BodyLimits, decode_body, parse_body
-from app.ingest.errors import BatchValidationError, UnsupportedMediaTypeError
+from app.ingest.errors import (
+    BatchValidationError,
+    LabelsValidationError,
+    UnsupportedMediaTypeError,
+)
 from app.ingest.labels import parse_labels
 from app.ingest.parse import RawBatch, parse_csv, parse_json
 from app.ingest.timestamps import parse_timestamps
@@ -31,7 +35,9 @@ ROWS: list[dict[str, Any]] = [
 ]
 
 
-def errors_of(error: pytest.ExceptionInfo[BatchValidationError]) -> list[tuple[Any, ...]]:
+def errors_of(
+    error: pytest.ExceptionInfo[BatchValidationError] | pytest.ExceptionInfo[LabelsValidationError],
+) -> list[tuple[Any, ...]]:
     return [(d.get("row"), d["field"]) for d in error.value.details]
 
 
@@ -200,7 +206,7 @@ def test_content_types_are_dispatched_and_others_refused() -> None:
 def test_label_updates_are_validated_entry_by_entry() -> None:
     assert parse_labels(b'{"labels": [{"id": "a", "label": 1}]}') == [("a", 1)]
     assert parse_labels(b'[{"id": "a", "label": 0}]') == [("a", 0)]
-    with pytest.raises(BatchValidationError) as error:
+    with pytest.raises(LabelsValidationError) as error:
         parse_labels(
             b'[{"id": "a", "label": 1}, {"id": "a", "label": 0}, '
             b'{"id": "b", "label": null}, {"id": "c"}]'

@@ -18,7 +18,7 @@ from app.api.deps import IngestAccess, SessionDep, SettingsDep
 from app.db.types import utcnow
 from app.errors import PayloadTooLargeError, ServiceUnavailableError
 from app.ingest import service
-from app.ingest.body import BodyDecoder, BodyLimits, Media, media_type, parse_body
+from app.ingest.body import CSV_TYPES, BodyDecoder, BodyLimits, Media, media_type, parse_body
 from app.ingest.labels import parse_labels
 from app.observability.service_metrics import service_metrics
 from app.settings import Settings
@@ -78,9 +78,17 @@ async def read_batch_body(request: Request, settings: SettingsDep) -> bytearray:
     return await _read_decoded(request, settings, media_type(request.headers.get("content-type")))
 
 
+def labels_media(content_type: str | None) -> Media:
+    """A label update's format: CSV when the Content-Type says so, JSON otherwise (label
+    updates were read as JSON whatever their Content-Type before CSV was accepted)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return "csv" if media in CSV_TYPES else "json"
+
+
 async def read_labels_body(request: Request, settings: SettingsDep) -> bytearray:
-    """A label update (JSON)."""
-    return await _read_decoded(request, settings, "json")
+    """A label update (JSON, or CSV with id and label columns)."""
+    media = labels_media(request.headers.get("content-type"))
+    return await _read_decoded(request, settings, media)
 
 
 def _too_large(limit: int) -> PayloadTooLargeError:
@@ -154,7 +162,7 @@ def post_labels(
     """Set labels of known predictions by id; unknown ids are listed, not dropped."""
     now = utcnow()
     limits = service.limits_from(settings, now)
-    updates = parse_labels(body)
+    updates = parse_labels(body, labels_media(request.headers.get("content-type")))
     body.clear()
     result = service.update_labels(session, name, updates, limits, now)
     return JSONResponse(result)
