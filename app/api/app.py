@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api.errors import install_error_handlers
 from app.api.inputs import UrlRulesMiddleware
+from app.api.openapi import install_openapi
 from app.api.responses import document_errors
 from app.api.routers import analyses, batches, health, metrics, models, monitoring, tokens
 from app.api.webui import install_webui
@@ -75,4 +76,5 @@ def create_app(
         document_errors(module.router)
         app.include_router(module.router)
     install_webui(app)
+    install_openapi(app)
     return app

@@ -12,9 +12,11 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic.config import JsonDict
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.input_rules import check_integer, check_text
+from app.schemas.glossary import describe_properties
 
 _BOOL_NOT_NUMBER = PydanticCustomError("bool_type", "must not be a boolean")
 
@@ -46,10 +48,21 @@ def _check_leaves(value: Any) -> None:
             _check_leaves(item)
 
 
+def _describe(schema: JsonDict, cls: type[Any]) -> None:
+    describe_properties(schema, getattr(cls, "field_glossary", None))
+
+
+class ResponseModel(BaseModel):
+    """A response body; its OpenAPI properties described from the glossary where they do not
+    describe themselves (app.schemas.glossary)."""
+
+    model_config = ConfigDict(json_schema_extra=_describe)
+
+
 class RequestModel(BaseModel):
     """A request body: unknown fields refused, and the input rules on every field."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_describe)
 
     @model_validator(mode="before")
     @classmethod

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from app.schemas.base import ResponseModel
 
 
-class ErrorDetailOut(BaseModel):
+class ErrorDetailOut(ResponseModel):
     """One problem: which field (and for a batch which row) and why."""
 
     field: str
@@ -13,7 +15,7 @@ class ErrorDetailOut(BaseModel):
     message: str
 
 
-class ErrorOut(BaseModel):
+class ErrorOut(ResponseModel):
     """What went wrong; some errors add fields of their own (error_count, max_rows...)."""
 
     model_config = ConfigDict(extra="allow")
@@ -22,7 +24,7 @@ class ErrorOut(BaseModel):
     details: list[ErrorDetailOut] | None = None
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(ResponseModel):
     """``{"error": {"code", "message", "details"?}}``."""
 
     error: ErrorOut

@@ -6,15 +6,21 @@ Undefined values are ``null`` with a ``reason`` beside them, never NaN or a fake
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field, WithJsonSchema
 
-from app.monitoring.vocabulary import Signal, Verdict
+from app.metrics import METRIC_NAMES
+from app.monitoring.vocabulary import Pi0PolicyName, Signal, Verdict
+from app.schemas.base import ResponseModel
 
 Interval = tuple[float, float]
+MetricName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(METRIC_NAMES)})]
+"""A metric of the registry (app.metrics.registry): an enum in the OpenAPI document."""
+CurveName = Literal["regular", "calibrated"]
 
 
-class NowcastPoint(BaseModel):
+class NowcastPoint(ResponseModel):
     """A window's label-free estimate of this metric (README, "Before the labels arrive")."""
 
     estimate: bool = Field(
@@ -39,7 +45,7 @@ class NowcastPoint(BaseModel):
     reason: str | None = Field(description="Why a null value is undefined.")
 
 
-class MetricPoint(BaseModel):
+class MetricPoint(ResponseModel):
     """One window of a metric's series."""
 
     window_start: datetime
@@ -72,18 +78,18 @@ class MetricPoint(BaseModel):
     )
 
 
-class MetricSeries(BaseModel):
+class MetricSeries(ResponseModel):
     """``GET /v1/models/{name}/metrics``: one metric of one segment over time."""
 
     model: str
-    metric: str
+    metric: MetricName
     segment: str
     pi0: float | None
     pi0_version: int | None
     points: list[MetricPoint]
 
 
-class WindowMetricOut(BaseModel):
+class WindowMetricOut(ResponseModel):
     """One metric of one window segment."""
 
     regular: float | None
@@ -95,7 +101,7 @@ class WindowMetricOut(BaseModel):
     reason: str | None
 
 
-class EvidenceOut(BaseModel):
+class EvidenceOut(ResponseModel):
     """The numbers behind a judged window's verdict (the drop detector, README)."""
 
     reference_version: int
@@ -118,15 +124,15 @@ class EvidenceOut(BaseModel):
     )
 
 
-class NowcastValue(BaseModel):
+class NowcastValue(ResponseModel):
     """One expected metric of a nowcast."""
 
-    value: float | None
+    value: float | None = Field(description="Expected value of the metric; null: undefined.")
     ci: Interval | None
     reason: str | None = None
 
 
-class FitOut(BaseModel):
+class FitOut(ResponseModel):
     """How well the reference's mixture explains the window's scores."""
 
     g: float = Field(description="G statistic against the fitted mixture.")
@@ -144,7 +150,7 @@ class RecentFitOut(FitOut):
     windows: int = Field(description="Windows whose counts were added up (this one included).")
 
 
-class NowcastOut(BaseModel):
+class NowcastOut(ResponseModel):
     """A window's label-free estimates, fitted to its scores alone (all rows, labelled or not)
     against its segment's reference, assuming only the fraud rate moved."""
 
@@ -158,7 +164,7 @@ class NowcastOut(BaseModel):
         default=None, description="Fraud rate by adjusted classify-and-count (Forman 2005)."
     )
     adjusted_count_ci: Interval | None = None
-    expected: dict[str, NowcastValue] = Field(
+    expected: dict[MetricName, NowcastValue] = Field(
         default_factory=dict,
         description="Expected precision and F1 at the threshold and average precision.",
     )
@@ -174,7 +180,7 @@ class NowcastOut(BaseModel):
     reason: str | None = Field(default=None, description="Why there is no estimate.")
 
 
-class PrCurve(BaseModel):
+class PrCurve(ResponseModel):
     """A precision-recall curve, downsampled for plotting (recall ascending)."""
 
     recall: list[float]
@@ -183,7 +189,7 @@ class PrCurve(BaseModel):
     pi0: float | None = Field(description="Prior of the precision axis; null: as measured.")
 
 
-class WindowDetail(BaseModel):
+class WindowDetail(ResponseModel):
     """``GET /v1/models/{name}/windows/{window_start}``."""
 
     model: str
@@ -210,23 +216,23 @@ class WindowDetail(BaseModel):
     computed_at: datetime
     duration_seconds: float
     counts: dict[str, int] | None
-    metrics: dict[str, WindowMetricOut]
-    curves: dict[str, PrCurve] = Field(description="'regular' and 'calibrated' PR curves.")
+    metrics: dict[MetricName, WindowMetricOut]
+    curves: dict[CurveName, PrCurve] = Field(description="'regular' and 'calibrated' PR curves.")
 
 
-class Pi0VersionOut(BaseModel):
+class Pi0VersionOut(ResponseModel):
     """One version of a model's reference prior."""
 
     version: int
-    value: float
-    policy: str
+    value: float = Field(description="pi0 of this version.")
+    policy: Pi0PolicyName
     windows_used: int
     rows_used: int
     positives_used: int
     computed_at: datetime
 
 
-class Pi0HistoryPoint(BaseModel):
+class Pi0HistoryPoint(ResponseModel):
     """A window's label counts, and whether the current policy uses it for pi0."""
 
     window_start: datetime
@@ -237,11 +243,11 @@ class Pi0HistoryPoint(BaseModel):
     used: bool
 
 
-class Pi0Out(BaseModel):
+class Pi0Out(ResponseModel):
     """``GET /v1/models/{name}/pi0``."""
 
     model: str
-    policy: str
+    policy: Pi0PolicyName
     tolerance: float
     current: Pi0VersionOut | None
     candidate: float | None = Field(description="What the policy gives on today's history.")
@@ -249,7 +255,7 @@ class Pi0Out(BaseModel):
     history: list[Pi0HistoryPoint]
 
 
-class WorkerOut(BaseModel):
+class WorkerOut(ResponseModel):
     """A worker's last heartbeat."""
 
     worker_id: str
@@ -263,7 +269,7 @@ class WorkerOut(BaseModel):
     last_duration_seconds: float | None
 
 
-class StatusOut(BaseModel):
+class StatusOut(ResponseModel):
     """``GET /v1/models/{name}/status``."""
 
     model: str

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -55,7 +56,7 @@ class FixedPi0(RequestModel):
     """pi0 is set by configuration (a contractual reference prior)."""
 
     policy: Literal["fixed"]
-    value: float = Field(gt=0, lt=1)
+    value: float = Field(gt=0, lt=1, description="The reference prior, between 0 and 1.")
 
 
 Pi0Policy = Annotated[HistoricalPi0 | ReferencePi0 | FixedPi0, Field(discriminator="policy")]
@@ -159,6 +160,11 @@ class ModelPatch(RequestModel):
     """Body of ``PATCH /v1/models/{name}``: only the fields sent change; ``null`` is refused
     except for ``alert_floor``, where it removes the floor."""
 
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        **{name: info.description or "" for name, info in ModelSettings.model_fields.items()},
+        **dict.fromkeys(IMMUTABLE_FIELDS, "Cannot be changed after registration: refused."),
+    }
+
     threshold: Threshold | None = None
     pi0: Pi0Policy | None = None
     min_label_coverage: float | None = Field(default=None, ge=0, le=1)
@@ -192,7 +198,7 @@ class ModelOut(ModelSettings):
     """A monitored model as the API returns it (read from the ORM row)."""
 
     model_config = ConfigDict(extra="ignore", from_attributes=True)
-    name: str
+    name: str = Field(description="The model's name (a slug).")
     granularity: Granularity
     timezone: str
     created_at: datetime

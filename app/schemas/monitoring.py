@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
-from app.schemas.base import RequestModel
+from app.schemas.base import RequestModel, ResponseModel
 
 
 class AutomaticReference(RequestModel):
@@ -47,7 +47,7 @@ ReferenceRequest = Annotated[
 ]
 
 
-class ReferenceVersionOut(BaseModel):
+class ReferenceVersionOut(ResponseModel):
     """One version of a model's reference specification."""
 
     version: int
@@ -58,7 +58,7 @@ class ReferenceVersionOut(BaseModel):
     created_at: datetime
 
 
-class SegmentReferenceOut(BaseModel):
+class SegmentReferenceOut(ResponseModel):
     """A segment's reference under the current version: frozen, or still being collected."""
 
     segment: str
@@ -74,7 +74,7 @@ class SegmentReferenceOut(BaseModel):
     reason: str | None = Field(description="Why it is not frozen yet.")
 
 
-class ReferenceOut(BaseModel):
+class ReferenceOut(ResponseModel):
     """``GET``/``POST /v1/models/{name}/reference``."""
 
     model: str
@@ -83,14 +83,14 @@ class ReferenceOut(BaseModel):
     segments: list[SegmentReferenceOut]
 
 
-class AwaitingLabelsOut(BaseModel):
+class AwaitingLabelsOut(ResponseModel):
     """Recent data not mature yet: its verdicts are still to come."""
 
     windows: int
     rows: int
 
 
-class SegmentAlertOut(BaseModel):
+class SegmentAlertOut(ResponseModel):
     """The alert state of one segment: what pages, and the newest mature window it rests on."""
 
     segment: str
@@ -110,7 +110,7 @@ class SegmentAlertOut(BaseModel):
     awaiting_labels: AwaitingLabelsOut
 
 
-class AlertsOut(BaseModel):
+class AlertsOut(ResponseModel):
     """``GET /v1/models/{name}/alerts``: the model's alert state per segment, worst first."""
 
     model: str

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from app.schemas.base import ResponseModel
 
 
-class SegmentOut(BaseModel):
+class SegmentOut(ResponseModel):
     """One segment of a model and what the worker has computed of it so far."""
 
     segment: str = Field(description="The segment's name; 'all' is the whole window.")
@@ -18,7 +20,7 @@ class SegmentOut(BaseModel):
     )
 
 
-class SegmentsOut(BaseModel):
+class SegmentsOut(ResponseModel):
     """Every segment a model has received rows for, 'all' first."""
 
     model: str = Field(description="The model's name.")

@@ -19,6 +19,7 @@ from app.metrics.curves import pr_curve
 from app.monitoring.pi0 import estimate_pi0, usable_windows
 from app.monitoring.vocabulary import Verdict
 from app.schemas.metrics import (
+    CurveName,
     EvidenceOut,
     Interval,
     MetricPoint,
@@ -155,7 +156,7 @@ def window_detail(
         )
         for v in values
     }
-    curves: dict[str, PrCurve] = {}
+    curves: dict[CurveName, PrCurve] = {}
     if row.sketch is not None:
         sketch = CurveSketch.from_bytes(row.sketch)
         curves["regular"] = _curve(sketch, None)

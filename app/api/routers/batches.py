@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
+from app.api import examples
 from app.api.deps import IngestAccess, SessionDep, SettingsDep
 from app.db.types import utcnow
 from app.errors import PayloadTooLargeError, ServiceUnavailableError
@@ -21,6 +22,7 @@ from app.ingest import service
 from app.ingest.body import CSV_TYPES, BodyDecoder, BodyLimits, Media, media_type, parse_body
 from app.ingest.labels import parse_labels
 from app.observability.service_metrics import service_metrics
+from app.schemas.ingest import BatchAccepted, LabelsApplied
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["ingest"])
@@ -111,11 +113,69 @@ LabelsBody = Annotated[bytearray, Depends(read_labels_body)]
 _DECODE_STEP = 1024 * 1024
 
 
+_JSON_REF = "#/components/schemas/{}"
+_BATCH_BODY = {
+    "required": True,
+    "description": "Row JSON, columnar JSON or CSV (the Content-Type says which); gzip "
+    "with Content-Encoding: gzip. CSV takes its batch_id from X-Batch-Id or ?batch_id=.",
+    "content": {
+        "application/json": {
+            "schema": {
+                "oneOf": [
+                    {"$ref": _JSON_REF.format("RowBatch")},
+                    {"$ref": _JSON_REF.format("ColumnarBatch")},
+                ]
+            },
+            "examples": {
+                "rows": {"summary": "Row JSON", "value": examples.ROW_BATCH},
+                "columns": {"summary": "Columnar JSON", "value": examples.COLUMNAR_BATCH},
+            },
+        },
+        "text/csv": {
+            "schema": {
+                "type": "string",
+                "description": "A header naming the columns (id, timestamp, score and "
+                "optionally label and segment), then one line per prediction; an empty "
+                "label is unknown, an empty segment 'all'.",
+            },
+            "example": examples.CSV_BATCH,
+        },
+    },
+}
+_LABELS_BODY = {
+    "required": True,
+    "description": "JSON, or CSV with the columns id and label (Content-Type: text/csv), as "
+    "a chargeback feed is exported.",
+    "content": {
+        "application/json": {
+            "schema": {
+                "oneOf": [
+                    {"$ref": _JSON_REF.format("LabelUpdate")},
+                    {"type": "array", "items": {"$ref": _JSON_REF.format("LabelEntry")}},
+                ]
+            },
+            "example": examples.LABELS_JSON,
+        },
+        "text/csv": {
+            "schema": {"type": "string", "description": "Header id,label; labels 0 or 1."},
+            "example": examples.LABELS_CSV,
+        },
+    },
+}
+
+
 @router.post(
     "/{name}/batches",
     status_code=201,
+    response_model=BatchAccepted,
+    openapi_extra={"requestBody": _BATCH_BODY},
     responses={
-        200: {"description": "Replay of an already stored batch (same batch_id and content)"},
+        200: {
+            "model": BatchAccepted,
+            "description": "Replay of an already stored batch (same batch_id and content): "
+            "the stored response, nothing written",
+        },
+        201: {"description": "The batch is stored and its windows queued for the worker"},
         409: {"description": "batch_id already used for different content"},
         413: {"description": "Too many rows or bytes"},
         415: {"description": "Unsupported Content-Type or Content-Encoding"},
@@ -131,8 +191,12 @@ def post_batch(
     body: BatchBody,
     session: SessionDep,
     settings: SettingsDep,
-    batch_id: Annotated[str | None, Query()] = None,
-    x_batch_id: Annotated[str | None, Header()] = None,
+    batch_id: Annotated[
+        str | None, Query(description="The batch's id, if the body does not carry it (CSV).")
+    ] = None,
+    x_batch_id: Annotated[
+        str | None, Header(description="The batch's id, if the body does not carry it (CSV).")
+    ] = None,
 ) -> JSONResponse:
     """Store a batch of predictions (row JSON, columnar JSON or CSV; gzip accepted)."""
     raw = parse_body(body, request.headers.get("content-type"), batch_id or x_batch_id)
@@ -145,9 +209,12 @@ def post_batch(
 
 @router.post(
     "/{name}/labels",
+    response_model=LabelsApplied,
+    openapi_extra={"requestBody": _LABELS_BODY},
     responses={
         413: {"description": "Too many rows or bytes"},
         415: {"description": "Unsupported Content-Encoding"},
+        422: {"description": "Invalid labels: the first errors with entry index and field"},
     },
 )
 def post_labels(

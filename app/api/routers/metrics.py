@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query
 from pydantic import AwareDatetime
 
 from app.api.deps import ReadAccess, SessionDep
+from app.metrics import METRIC_NAMES
 from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
 from app.schemas.segments import SegmentsOut
 from app.services import metrics as service
@@ -24,7 +25,13 @@ def get_metric_series(
     session: SessionDep,
     _: ReadAccess,
     *,
-    metric: Annotated[str, Query(description="A registry metric name.")] = "average_precision",
+    metric: Annotated[
+        str,
+        Query(
+            description="A metric of the registry.",
+            json_schema_extra={"enum": list(METRIC_NAMES)},
+        ),
+    ] = "average_precision",
     segment: Segment = "all",
     start: Annotated[
         AwareDatetime | None,

@@ -1,0 +1,102 @@
+"""Schemas of the ingestion routes, for the OpenAPI document and the responses.
+
+The routes read their bodies as raw bytes (app.ingest parses and validates them column-wise,
+which is what makes a 50,000-row batch fast), so the request models here are never used to
+parse: they describe the formats app.ingest.parse and app.ingest.labels accept, and a test
+checks the documented examples against a real server.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from app.schemas.base import ResponseModel
+
+_ID = "The prediction's id, unique per model (1 to 200 characters); a known id updates its row."
+_TIMESTAMP = (
+    "When the prediction was made: ISO-8601 with a UTC offset (Z or +HH:MM) or Unix seconds."
+)
+_SCORE = "The model's score, a finite number; higher means more likely fraud."
+_LABEL = "1 fraud, 0 legitimate, null (or absent) not known yet; null never erases a label."
+_SEGMENT = "A slice of traffic to monitor on its own (1 to 100 characters); absent: 'all'."
+_BATCH_ID = (
+    "The client's id of this batch (1 to 200 characters, unique per model): re-sending it with "
+    "the same rows is a harmless replay. May come as X-Batch-Id or ?batch_id= instead."
+)
+
+
+class PredictionRow(ResponseModel):
+    """One prediction of a row-JSON batch."""
+
+    id: str = Field(description=_ID)
+    timestamp: str | float = Field(description=_TIMESTAMP)
+    score: float = Field(description=_SCORE)
+    label: int | None = Field(default=None, description=_LABEL)
+    segment: str | None = Field(default=None, description=_SEGMENT)
+
+
+class RowBatch(ResponseModel):
+    """A batch as row JSON: one object per prediction."""
+
+    batch_id: str = Field(description=_BATCH_ID)
+    rows: list[PredictionRow] = Field(description="The predictions (at least one).")
+
+
+class PredictionColumns(ResponseModel):
+    """The columns of a columnar batch: arrays of one length, row i across them."""
+
+    id: list[str] = Field(description=_ID)
+    timestamp: list[str | float] = Field(description=_TIMESTAMP)
+    score: list[float] = Field(description=_SCORE)
+    label: list[int | None] | None = Field(default=None, description=_LABEL)
+    segment: list[str | None] | None = Field(default=None, description=_SEGMENT)
+
+
+class ColumnarBatch(ResponseModel):
+    """A batch as columnar JSON (the fastest format): one array per field."""
+
+    batch_id: str = Field(description=_BATCH_ID)
+    columns: PredictionColumns = Field(description="The predictions, column by column.")
+
+
+class LabelEntry(ResponseModel):
+    """One late label."""
+
+    id: str = Field(description="The id of a prediction already sent.")
+    label: int = Field(description="1 fraud, 0 legitimate.")
+
+
+class LabelUpdate(ResponseModel):
+    """Late labels as JSON (the bare array of entries is accepted too)."""
+
+    labels: list[LabelEntry] = Field(description="The labels (at least one, each id once).")
+
+
+class BatchAccepted(ResponseModel):
+    """What a stored batch did (201), or what it did when first stored (200, a replay)."""
+
+    batch_id: str = Field(description="The batch's id, as sent.")
+    rows_inserted: int = Field(description="Rows with ids the model did not have.")
+    rows_updated: int = Field(description="Rows that replaced a stored row of the same id.")
+    windows_touched: list[datetime] = Field(
+        description="Starts (UTC) of the windows the batch changed, queued for the worker."
+    )
+
+
+class LabelsApplied(ResponseModel):
+    """What a label update did."""
+
+    rows_updated: int = Field(description="Rows whose label changed.")
+    rows_unchanged: int = Field(description="Rows that already had that label.")
+    unknown_ids: list[str] = Field(
+        description="Ids the model has no prediction for (nothing stored for them)."
+    )
+    windows_touched: list[datetime] = Field(
+        description="Starts (UTC) of the windows whose labels changed, queued for the worker."
+    )
+
+
+DOCUMENTED_BODIES = (RowBatch, ColumnarBatch, LabelUpdate)
+"""The request models the ingestion routes reference from their openapi_extra."""
