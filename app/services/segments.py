@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from sqlalchemy.orm import Session
 
 from app.db.repositories.segments import SegmentRepository
@@ -15,11 +17,15 @@ from app.services.models import get_model
 _LISTED_IN_MESSAGE = 20
 
 
-def segment_names(session: Session, model: MonitoredModel) -> list[str]:
+def segment_names(
+    session: Session, model: MonitoredModel, computed: Collection[str] = ()
+) -> list[str]:
     """The model's segments, 'all' first: 'all' (the whole window) always exists, the others
-    once a batch has brought them (model_segments, kept by ingestion)."""
-    names = SegmentRepository(session).names(model.id)
-    return [SEGMENT_ALL, *(name for name in names if name != SEGMENT_ALL)]
+    once a batch has brought them (model_segments, kept by ingestion) or a window of theirs is
+    computed (``computed``: rows stored by other means than ingestion count too)."""
+    names = set(SegmentRepository(session).names(model.id)) | set(computed)
+    names.discard(SEGMENT_ALL)
+    return [SEGMENT_ALL, *sorted(names)]
 
 
 def check_segment(session: Session, model: MonitoredModel, segment: str) -> None:
@@ -29,7 +35,9 @@ def check_segment(session: Session, model: MonitoredModel, segment: str) -> None
         return
     if SegmentRepository(session).known(model.id, {segment}):
         return
-    known = segment_names(session, model)
+    if WindowMetricsRepository(session).has_segment(model.id, segment):
+        return
+    known = segment_names(session, model, WindowMetricsRepository(session).segment_names(model.id))
     shown = ", ".join(known[:_LISTED_IN_MESSAGE]) + (
         ", ..." if len(known) > _LISTED_IN_MESSAGE else ""
     )
@@ -45,7 +53,7 @@ def list_segments(session: Session, name: str) -> SegmentsOut:
     model = get_model(session, name)
     summaries = WindowMetricsRepository(session).segment_summaries(model.id)
     segments = []
-    for segment in segment_names(session, model):
+    for segment in segment_names(session, model, summaries):
         summary = summaries.get(segment)
         segments.append(
             SegmentOut(

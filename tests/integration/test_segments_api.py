@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.tables import ModelSegment
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.conftest import AuthHeaders
@@ -83,6 +85,15 @@ def test_an_unknown_segment_is_a_404_listing_the_known_ones(
         assert "all, DE, FR" in error["message"]
         assert error["known_segments"] == ["all", "DE", "FR"]
         assert error["details"] == [{"field": "segment", "message": "unknown segment 'fr'"}]
+
+    # A segment with computed windows is known even if model_segments lacks it (rows stored by
+    # other means than ingestion, as the worker tests do).
+    with session_factory.begin() as session:
+        session.execute(delete(ModelSegment))
+    again = client.get(f"/v1/models/{MODEL}/metrics", params={"segment": "FR"}, headers=admin)
+    assert again.status_code == 200
+    listed = client.get(f"/v1/models/{MODEL}/segments", headers=admin).json()["segments"]
+    assert [s["segment"] for s in listed] == ["all", "DE", "FR"]
 
     # 'all' is the whole window: always there, even before any batch.
     assert client.post("/v1/models", json={"name": "empty", "threshold": 0.5}, headers=admin)

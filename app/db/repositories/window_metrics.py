@@ -268,6 +268,23 @@ class WindowMetricsRepository:
             )
         )
 
+    def has_segment(self, model_id: int, segment: str) -> bool:
+        """Whether any window of ``segment`` is stored (one index probe)."""
+        found = self.session.scalar(
+            select(WindowMetrics.window_start)
+            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+            .limit(1)
+        )
+        return found is not None
+
+    def segment_names(self, model_id: int) -> set[str]:
+        """The segments with a stored window."""
+        return set(
+            self.session.scalars(
+                select(WindowMetrics.segment).where(WindowMetrics.model_id == model_id).distinct()
+            )
+        )
+
     def segment_summaries(self, model_id: int) -> dict[str, SegmentSummary]:
         """Per segment: computed windows, their rows, the newest one (one pass over the
         model's window_metrics rows, served by its (model_id, segment, window_start) index)."""
