@@ -298,3 +298,105 @@ PROMETHEUS_TEXT: Final = (
     "# TYPE calmon_alert_state gauge\n"
     'calmon_alert_state{model="card-fraud",segment="all",state="ok"} 1.0\n'
 )
+
+# The analyses (app.api.routers.analyses): numbers from the README's simulated 30-day run.
+_PERIOD: Final[dict[str, Any]] = {
+    "segment": "all",
+    "first_window": "2026-10-01T00:00:00Z",
+    "last_window": "2026-10-30T00:00:00Z",
+    "windows": 30,
+    "labelled": 600000,
+    "positives": 2380,
+    "pi": 0.00397,
+    "pi_mean": 0.00397,
+    "pi_std": 0.00087,
+    "current_pi": 0.0049,
+    "current_window": "2026-10-30T00:00:00Z",
+    "pi0": 0.00425,
+    "pi0_version": 1,
+    "threshold": 2.5,
+}
+_AP_AT_0_008: Final[dict[str, Any]] = {"value": 0.349, "ci": [0.330, 0.368], "reason": None}
+REQUESTS[("post", "/v1/models/{name}/whatif")] = {
+    "priors": [0.008],
+    "trajectory": {"points": [[0, 0.004], [30, 0.008]], "interpolation": "log"},
+}
+RESPONSES[("post", "/v1/models/{name}/whatif")] = {
+    "model": "card-fraud",
+    "period": _PERIOD,
+    "priors": [{"pi": 0.008, "metrics": {"average_precision": _AP_AT_0_008}}],
+    "range": {
+        "pi_lo": 0.00137,
+        "pi_hi": 0.00657,
+        "source": "history",
+        "weighted": False,
+        "precision": 0.195,
+        "precision_ci": [0.186, 0.203],
+        "precision_at_ends": [0.079, 0.293],
+        "average_precision": 0.268,
+        "average_precision_ci": [0.249, 0.286],
+        "average_precision_at_ends": [0.183, 0.327],
+        "min_average_precision": 0.0020,
+        "normalised_average_precision": 0.266,
+        "reason": None,
+    },
+    "trajectory": {
+        "t_start": 0.0,
+        "t_end": 30.0,
+        "interpolation": "log",
+        "precision": 0.265,
+        "average_precision": 0.311,
+        "reason": None,
+    },
+}
+_COMPARISON: Final[dict[str, Any]] = {
+    "pi": 0.00425,
+    "champion": 0.268,
+    "challenger": 0.301,
+    "difference": 0.033,
+    "ci": [0.012, 0.054],
+    "leader": "challenger",
+    "decided": True,
+}
+RESPONSES[("get", "/v1/models/{name}/compare")] = {
+    "champion": "card-fraud",
+    "challenger": "card-fraud-v2",
+    "metric": "average_precision",
+    "pi0": 0.00425,
+    "champion_period": _PERIOD,
+    "challenger_period": _PERIOD,
+    "series": [
+        {
+            "window_start": "2026-10-30T00:00:00Z",
+            "pi": 0.0049,
+            "champion": {"value": 0.27, "ci": None, "reason": None},
+            "challenger": {"value": 0.3, "ci": None, "reason": None},
+            "difference": 0.03,
+        }
+    ],
+    "at_pi0": _COMPARISON,
+    "at_current_pi": {**_COMPARISON, "pi": 0.0049},
+    "over_range": None,
+    "inversions": [],
+    "summary": "The challenger's AP is higher at pi0 (0.301 vs 0.268, interval excludes 0).",
+}
+RESPONSES[("get", "/v1/models/{name}/metric-catalogue")] = {
+    "model": "card-fraud",
+    "pi": 0.00397,
+    "ratio": 250.9,
+    "pi0": 0.00425,
+    "range": [0.0026, 0.0056],
+    "metrics": [
+        {
+            "name": "precision",
+            "label": "Precision",
+            "lo": 0.0,
+            "hi": 1.0,
+            "higher_is_better": True,
+            "prior_invariant": False,
+            "in_registry": True,
+            "sensitivity": {"regular": 0.99, "calibrated": 0.0, "reason": None},
+            "swing": {"at_pi_lo": 0.21, "at_pi_hi": 0.36},
+        }
+    ],
+}

@@ -20,6 +20,7 @@ from app.schemas.ingest import DOCUMENTED_BODIES
 _PARAMETERS = {
     "name": "The model's name.",
     "token_id": "The token's id (GET /v1/tokens lists them).",
+    "replicates": "Bootstrap replicates of the intervals.",
 }
 _REF = "#/components/schemas/{model}"
 

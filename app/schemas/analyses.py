@@ -6,12 +6,13 @@ Undefined values are ``null`` with a ``reason`` beside them, never NaN or a fake
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from app.schemas.base import RequestModel
+from app.schemas.base import RequestModel, ResponseModel
 
 Interval = tuple[float, float]
 OpenPrior = Annotated[float, Field(gt=0.0, lt=1.0)]
@@ -21,6 +22,11 @@ ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
 class RangeIn(RequestModel):
     """An uncertain fraud-rate range; both ends left out: the period's history (mean +- 3 std
     of its windows' fraud rates, Lampert section 5.1)."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "pi_lo": "Lowest fraud rate of the range; null with pi_hi: the history's.",
+        "pi_hi": "Highest fraud rate of the range; null with pi_lo: the history's.",
+    }
 
     model_config = ConfigDict(extra="forbid")
     pi_lo: ClosedPrior | None = None
@@ -63,6 +69,12 @@ class TrajectoryIn(RequestModel):
 class WhatIfRequest(RequestModel):
     """``POST /v1/models/{name}/whatif``: the period's pooled curve at other fraud rates."""
 
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "segment": "The segment; 'all' is the whole window.",
+        "trajectory": "A fraud rate over time to follow (eq. 4); null: none.",
+        "replicates": "Bootstrap replicates of the intervals.",
+    }
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     segment: str = Field(default="all", max_length=100)
     start: datetime | None = Field(
@@ -85,8 +97,20 @@ class WhatIfRequest(RequestModel):
     replicates: int = Field(default=1000, ge=100, le=10_000)
 
 
-class PeriodOut(BaseModel):
+class PeriodOut(ResponseModel):
     """The mature windows an analysis pooled."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "segment": "The segment pooled.",
+        "first_window": "Start of the period's first mature window.",
+        "last_window": "Start of its last one.",
+        "windows": "Mature windows pooled.",
+        "labelled": "Labelled rows pooled.",
+        "positives": "Positives pooled.",
+        "current_window": "Start of the newest mature window.",
+        "pi0_version": "Version of that pi0.",
+        "threshold": "The model's threshold.",
+    }
 
     segment: str
     first_window: datetime
@@ -104,23 +128,43 @@ class PeriodOut(BaseModel):
     threshold: float
 
 
-class ValueOut(BaseModel):
+class ValueOut(ResponseModel):
     """One metric's value, its bootstrap interval (95% unless asked otherwise) and why null."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "value": "The value; null: undefined (see reason).",
+        "ci": "95% bootstrap interval; null: not asked or undefined.",
+        "reason": "Why the value is null.",
+    }
 
     value: float | None
     ci: Interval | None = None
     reason: str | None = None
 
 
-class PriorOut(BaseModel):
+class PriorOut(ResponseModel):
     """Every registry metric as the period's pooled curve would measure at fraud rate ``pi``."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "pi": "The fraud rate the metrics are re-expressed at.",
+        "metrics": "Per metric name: its value there.",
+    }
 
     pi: float
     metrics: dict[str, ValueOut]
 
 
-class RangeOut(BaseModel):
+class RangeOut(ResponseModel):
     """Metrics over an uncertain fraud-rate range (Lampert eq. 7, 20, 21)."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "pi_lo": "Lowest fraud rate of the range.",
+        "pi_hi": "Highest fraud rate of the range.",
+        "source": "Where the range comes from: the period's history or the request.",
+        "weighted": "Whether the request weighted the fraud rates.",
+        "average_precision_at_ends": "AP at pi_lo and at pi_hi.",
+        "reason": "Why a value is null.",
+    }
 
     pi_lo: float
     pi_hi: float
@@ -151,8 +195,15 @@ class RangeOut(BaseModel):
     reason: str | None
 
 
-class TrajectoryOut(BaseModel):
+class TrajectoryOut(ResponseModel):
     """Mean metrics along a known fraud-rate trajectory (Lampert eq. 4)."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "t_start": "First time of the trajectory.",
+        "t_end": "Last time of the trajectory.",
+        "interpolation": "Between points: linear in pi, or in log pi.",
+        "reason": "Why a value is null.",
+    }
 
     t_start: float
     t_end: float
@@ -162,8 +213,16 @@ class TrajectoryOut(BaseModel):
     reason: str | None
 
 
-class WhatIfOut(BaseModel):
+class WhatIfOut(ResponseModel):
     """The period's pooled curve re-expressed at other fraud rates."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "model": "The model's name.",
+        "period": "The pooled period.",
+        "priors": "One entry per fraud rate asked (or pi0 and the newest rate).",
+        "range": "The range analysis; null: not asked.",
+        "trajectory": "The trajectory analysis; null: not asked.",
+    }
 
     model: str
     period: PeriodOut
@@ -175,8 +234,13 @@ class WhatIfOut(BaseModel):
 Leader = Literal["champion", "challenger", "tie"]
 
 
-class ComparisonOut(BaseModel):
+class ComparisonOut(ResponseModel):
     """Average precision of both models at a fraud rate (or over a range), and who wins."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "champion": "The champion's AP.",
+        "challenger": "The challenger's AP.",
+    }
 
     pi: float | None = Field(description="The fraud rate (null for a range).")
     champion: float
@@ -190,21 +254,39 @@ class ComparisonOut(BaseModel):
 class RangeComparisonOut(ComparisonOut):
     """Areas under the integrated P-R curves over the range, and flips inside it."""
 
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "champion": "The champion's AP over the range.",
+        "challenger": "The challenger's AP over the range.",
+        "pi_lo": "Lowest fraud rate of the range.",
+        "pi_hi": "Highest fraud rate of the range.",
+    }
+
     pi_lo: float
     pi_hi: float
     flips_inside: list[float] = Field(description="Rank inversions inside the range.")
 
 
-class InversionOut(BaseModel):
+class InversionOut(ResponseModel):
     """A fraud rate at which the two models' AP order flips (Lampert Algorithm 1)."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "pi": "The fraud rate where the AP order flips.",
+    }
 
     pi: float
     below: Leader = Field(description="The leader just below pi.")
     above: Leader = Field(description="The leader just above pi.")
 
 
-class SidePoint(BaseModel):
+class SidePoint(ResponseModel):
     """One window of the side-by-side series."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "window_start": "The window's start, a UTC instant.",
+        "pi": "The window's fraud rate.",
+        "champion": "The champion's value in this window.",
+        "challenger": "The challenger's value in this window.",
+    }
 
     window_start: datetime
     pi: float | None
@@ -213,8 +295,18 @@ class SidePoint(BaseModel):
     difference: float | None = Field(description="challenger - champion, same pi0.")
 
 
-class CompareOut(BaseModel):
+class CompareOut(ResponseModel):
     """``GET /v1/models/{name}/compare``: champion against challenger over one period."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "champion": "The champion model's name.",
+        "challenger": "The challenger model's name.",
+        "metric": "The metric compared.",
+        "champion_period": "The champion's pooled period.",
+        "challenger_period": "The challenger's pooled period.",
+        "at_pi0": "The comparison at pi0; null without one.",
+        "at_current_pi": "The comparison at the newest mature fraud rate.",
+    }
 
     champion: str
     challenger: str
@@ -234,24 +326,46 @@ class CompareOut(BaseModel):
     summary: str = Field(description="The comparison in one sentence.")
 
 
-class SensitivityOut(BaseModel):
+class SensitivityOut(ResponseModel):
     """Seed paper's imbalance sensitivity between 1:1 and the model's 1:r (0: agnostic)."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "regular": "Sensitivity of the regular metric.",
+        "calibrated": "Sensitivity of the calibrated metric.",
+        "reason": "Why a value is null.",
+    }
 
     regular: float | None
     calibrated: float | None
     reason: str | None
 
 
-class SwingOut(BaseModel):
+class SwingOut(ResponseModel):
     """The metric as measured on the model's pooled curve at the lowest and the highest fraud
     rate of the period's windows: how far it moves when only the fraud rate moves."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "at_pi_lo": "The metric at the lowest window fraud rate.",
+        "at_pi_hi": "The metric at the highest window fraud rate.",
+    }
 
     at_pi_lo: float | None
     at_pi_hi: float | None
 
 
-class CatalogueEntry(BaseModel):
+class CatalogueEntry(ResponseModel):
     """One metric: what it is and how much the fraud rate moves it."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "name": "The metric's machine name.",
+        "label": "Its human-readable name.",
+        "lo": "Lowest value it can take; null: unbounded.",
+        "hi": "Highest value it can take; null: unbounded.",
+        "higher_is_better": "true/false for quality measures, null for descriptive ones.",
+        "prior_invariant": "Whether the fraud rate leaves it unchanged.",
+        "sensitivity": "How much the class ratio moves it.",
+        "swing": "The metric at the ends of the fraud-rate range; null: not in the registry.",
+    }
 
     name: str
     label: str
@@ -264,8 +378,13 @@ class CatalogueEntry(BaseModel):
     swing: SwingOut | None
 
 
-class CatalogueOut(BaseModel):
+class CatalogueOut(ResponseModel):
     """``GET /v1/models/{name}/metric-catalogue``."""
+
+    field_glossary: ClassVar[Mapping[str, str]] = {
+        "model": "The model's name.",
+        "metrics": "One entry per metric.",
+    }
 
     model: str
     pi: float = Field(description="The class ratio's fraud rate.")
