@@ -6,9 +6,10 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from pydantic import AfterValidator
 
 from app.api.deps import ReadAccess, SessionDep
-from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
+from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest, check_prior
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
 from app.services import whatif as whatif_service
@@ -73,6 +74,7 @@ def get_metric_catalogue(
     pi: Annotated[
         float | None,
         Query(gt=0.0, lt=1.0, description="Class ratio's fraud rate (default: the period's)."),
+        AfterValidator(check_prior),
     ] = None,
 ) -> CatalogueOut:
     """Every metric: range, direction, prior invariance, its imbalance sensitivity (seed paper)
