@@ -102,11 +102,19 @@ class Batch(Base):
     )
 
 
+# Byte order on PostgreSQL: the cheapest comparison for a key that is only ever matched and
+# sorted (the database's default, a linguistic collation, cost 8-70 ms per 50,000-row batch).
+# SQLite compares bytes already and has no collation called "C".
+PredictionId = String(200).with_variant(String(200, collation="C"), "postgresql")
+
+
 class Prediction(Base):
     """One scored (and possibly later labelled) prediction.
 
     The primary key is the client's id within the model, so a late label is an upsert on it and
-    no surrogate key (with its own index) slows the bulk write.
+    no surrogate key (with its own index) slows the bulk write. model_id has no foreign key:
+    checking it cost one trigger call per row; the ingest takes one FOR KEY SHARE lock of the
+    model row per batch instead, and deleting a model deletes its predictions explicitly.
     """
 
     __tablename__ = "predictions"
@@ -115,10 +123,8 @@ class Prediction(Base):
         Index(None, "model_id", "window_start"),
     )
 
-    model_id: Mapped[int] = mapped_column(
-        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
-    )
-    prediction_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prediction_id: Mapped[str] = mapped_column(PredictionId, primary_key=True)
     window_start: Mapped[datetime] = mapped_column(UtcDateTime)
     ts: Mapped[datetime] = mapped_column(UtcDateTime)
     score: Mapped[float] = mapped_column(Double)

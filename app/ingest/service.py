@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -105,12 +104,13 @@ def ingest_batch(
         raise DatabaseRejectedBatchError(
             f"the database refused a row of the batch, nothing was written: {_reason(error)}"
         ) from error
-    touched = sorted(set(np.unique(windows).tolist()) | set(result.vacated_windows))
+    touched = result.windows_touched
     repository.mark_windows_dirty(model.id, touched, now)
     response = {
         "batch_id": batch.batch_id,
         "rows_inserted": result.inserted,
         "rows_updated": result.updated,
+        "rows_unchanged": result.unchanged,
         "windows_touched": [_iso(start) for start in touched],
     }
     repository.finish_batch(batch_pk, result, response)

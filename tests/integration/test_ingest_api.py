@@ -92,6 +92,7 @@ def test_row_json_batch_is_stored_and_dirties_its_window(
         "batch_id": "b-1",
         "rows_inserted": 50,
         "rows_updated": 0,
+        "rows_unchanged": 0,
         "windows_touched": [PARIS_DAY],
     }
     assert stored_ids(session_factory) == sorted(row["id"] for row in rows)
@@ -181,6 +182,7 @@ def test_a_late_label_moves_the_row_and_dirties_both_windows(
         "batch_id": "b-2",
         "rows_inserted": 0,
         "rows_updated": 1,
+        "rows_unchanged": 0,
         "windows_touched": [PARIS_DAY, next_day],
     }
     assert dirty_versions(session_factory) == {PARIS_DAY: 2, next_day: 1}
@@ -191,6 +193,32 @@ def test_a_late_label_moves_the_row_and_dirties_both_windows(
         0.97,
         datetime(2026, 11, 2, 23, tzinfo=UTC),
     )
+
+
+def test_an_identical_resend_is_no_update_and_dirties_nothing(
+    client: TestClient, model: str, ingest: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    """A feed replayed under new batch ids changes nothing: no update, no recomputation; a
+    changed label or score in it still is an update of that row's window only."""
+    rows = make_rows(10)
+    assert post(client, ingest, {"batch_id": "b-1", "rows": rows}).status_code == 201
+    again = post(client, ingest, {"batch_id": "b-2", "rows": rows})
+    assert again.status_code == 201, again.text
+    assert again.json() == {
+        "batch_id": "b-2",
+        "rows_inserted": 0,
+        "rows_updated": 0,
+        "rows_unchanged": 10,
+        "windows_touched": [],
+    }
+    assert dirty_versions(session_factory) == {PARIS_DAY: 1}
+    unlabelled = rows[2] | {"label": None}  # a null label keeps the stored one: identical too
+    changed = [rows[3] | {"label": 1}, rows[1] | {"score": 0.123}, unlabelled]
+    fresh = make_rows(12)[11]
+    answer = post(client, ingest, {"batch_id": "b-3", "rows": [*changed, fresh]}).json()
+    assert (answer["rows_inserted"], answer["rows_updated"], answer["rows_unchanged"]) == (1, 2, 1)
+    assert answer["windows_touched"] == [PARIS_DAY]
+    assert dirty_versions(session_factory) == {PARIS_DAY: 2}
 
 
 def test_a_resent_row_without_label_keeps_the_stored_label(

@@ -91,7 +91,8 @@ def test_concurrent_batches_into_one_window_lose_nothing(
     )
 
     # Different batch ids carrying the same new prediction ids, at once (a feed replayed by
-    # several senders): no batch fails, each id is stored once, the others count as updates.
+    # several senders): no batch fails, each id is stored once, the others find them identical
+    # and change nothing (no update, no window bump).
     def same_ids(client_index: int) -> dict[str, Any]:
         body = {"batch_id": f"feed-{client_index}", "rows": rows("same", 300)}
         with httpx.Client(base_url=live_server.base_url, headers=headers, timeout=60) as http:
@@ -104,9 +105,14 @@ def test_concurrent_batches_into_one_window_lose_nothing(
     with ThreadPoolExecutor(CLIENTS) as pool:
         replies = list(pool.map(same_ids, range(CLIENTS)))
     assert sum(reply["rows_inserted"] for reply in replies) == 300
-    assert sum(reply["rows_updated"] for reply in replies) == 300 * (CLIENTS - 1)
+    assert sum(reply["rows_updated"] for reply in replies) == 0
+    assert sum(reply["rows_unchanged"] for reply in replies) == 300 * (CLIENTS - 1)
     total = expected_batches + CLIENTS
-    assert counts(session_factory) == (expected_batches * rows_per_batch + 300, total, [total])
+    assert counts(session_factory) == (
+        expected_batches * rows_per_batch + 300,
+        total,
+        [expected_batches + 1],
+    )
 
 
 @pytest.fixture
