@@ -1,20 +1,23 @@
-"""Ingestion throughput through the HTTP API, against a floor measured in the same run.
+"""Ingestion throughput through the HTTP API, against two floors measured in the same run.
 
-Floor: the same rows written straight to the same PostgreSQL schema by the same repository
-code (binary COPY into the staging table, the same upsert, the same window dirtying), one
-transaction per batch, no HTTP, no parsing, no validation. Then the same rows go through a real
-`calmon serve` process (uvicorn) as columnar JSON, row JSON and CSV, one request per batch,
-sequentially like the floor, and through the Python client (``app.client``), whose time
-includes its own work: turning the arrays into columnar JSON, gzip, the request. A path's rows/s
-is its rows over the sum of its own write (floor), request (API) or ``send`` (client) times.
-Printed: rows/s per path, each path's ratio to the floor, request latency p50/p99, and where
-the time of one request goes (parse and validation, measured in-process).
+calmon floor: the same rows written straight to the same PostgreSQL schema by the same
+repository code (binary COPY into the staging table, the INSERT, the window dirtying), one
+transaction per batch, no HTTP, no parsing, no validation. Best floor: one plain binary COPY
+straight into predictions, keeping the same guarantees (see bench/ingest_floors.py). Then the
+same rows go through a real `calmon serve` process (uvicorn) as columnar JSON, row JSON and CSV,
+one request per batch, sequentially like the floors, and through the Python client
+(``app.client``), whose time includes its own work: turning the arrays into columnar JSON, gzip,
+the request. A path's rows/s is its rows over the sum of its own write (floor), request (API)
+or ``send`` (client) times. Printed: rows/s per path, each path's ratio to both floors, request
+latency p50/p99, and where the time of one request goes (parse and validation, in-process).
 
-    python -m bench.ingest --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
+    python -m bench.ingest --database-url postgresql+psycopg://postgres@127.0.0.1/calmon_bench \
+        --ids both --stored-rows 0 5000000
 
 The database's calmon tables are emptied first and last (it must be a scratch database). Every
-path writes every batch into its own model, interleaved batch by batch with a rotating order, so
-that load from elsewhere on the machine falls on all paths alike.
+path writes every batch into the same model with ids of its own (ascending per path, or random
+32-hex), after ``--stored-rows`` rows of that model were stored, interleaved batch by batch with
+a rotating order, so that load from elsewhere on the machine falls on all paths alike.
 """
 
 from __future__ import annotations
@@ -34,14 +37,13 @@ import httpx
 import numpy as np
 import orjson
 from sqlalchemy import Engine, text
-from sqlalchemy.orm import Session, sessionmaker
 
 from app.client import CalmonClient
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.types import utcnow
 from app.ingest.body import parse_body
-from app.ingest.repository import IngestRepository, StagedRows
+from app.ingest.repository import StagedRows
 from app.ingest.service import limits_from
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
@@ -49,6 +51,14 @@ from app.schemas.models import ModelCreate
 from app.services.models import create_model
 from app.services.tokens import create_token
 from app.settings import Settings
+from bench.ingest_floors import (
+    ID_PATTERNS,
+    best_floor_rows,
+    make_ids,
+    preload,
+    write_best_floor,
+    write_calmon_floor,
+)
 from tests.support.server import running_server
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
@@ -95,9 +105,13 @@ class PathResult:
         return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
 
 
-def make_batches(total_rows: int, batch_rows: int, seed: int = 0) -> list[Batch]:
-    """Synthetic batches with globally unique ids."""
+def make_batches(
+    total_rows: int, batch_rows: int, *, ids: str = "sequential", tag: str = "a", seed: int = 0
+) -> list[Batch]:
+    """Synthetic batches with ids unique to ``tag``; the other columns depend on ``seed`` only,
+    so every path writes the same values."""
     rng = np.random.default_rng(seed)
+    id_rng = np.random.default_rng([seed, ord(tag[0])])
     batches = []
     for number, first in enumerate(range(0, total_rows, batch_rows)):
         n = min(batch_rows, total_rows - first)
@@ -105,8 +119,8 @@ def make_batches(total_rows: int, batch_rows: int, seed: int = 0) -> list[Batch]
         labelled = rng.random(n) < 0.7
         batches.append(
             Batch(
-                batch_id=f"batch-{number}",
-                ids=[f"tx-{first + i}" for i in range(n)],
+                batch_id=f"{tag}-batch-{number}",
+                ids=make_ids(ids, tag, first, n, id_rng),
                 micros=np.sort(START_MICROS + rng.integers(0, SPAN_MICROS, n)),
                 scores=np.clip(rng.beta(1, 8, n) + 0.5 * positives, 0, 1).round(6),
                 labels=[
@@ -180,17 +194,6 @@ def staged_rows(model_id: int, batch: Batch) -> StagedRows:
     )
 
 
-def write_floor(factory: sessionmaker[Session], rows: StagedRows) -> float:
-    """The same repository writes as the API, straight from ready arrays; seconds taken."""
-    start = time.perf_counter()
-    with factory.begin() as session:
-        repository = IngestRepository(session)
-        repository.write_rows(rows)
-        touched = sorted(set(np.unique(rows.windows).tolist()))
-        repository.mark_windows_dirty(rows.model_id, touched, utcnow())
-    return time.perf_counter() - start
-
-
 def post_batch(
     http: httpx.Client, model: str, body: bytes, content_type: str, batch_id: str
 ) -> float:
@@ -254,33 +257,30 @@ def _parse_and_validate_costs(
     ]
 
 
-def prepare(database_url: str, paths: list[str]) -> tuple[Settings, Engine, dict[str, int], str]:
-    """Migrate, register one model per path, mint a token.
+MODEL = "bench-ingest"
 
-    Returns (settings, engine, model id by path, token).
+
+def prepare(database_url: str) -> tuple[Settings, Engine, int, str]:
+    """Migrate, register the model every path writes into, mint a token.
+
+    Returns (settings, engine, model id, token).
     """
     settings = Settings(database_url=database_url, migrate_on_start=False)
     upgrade(database_url)
     engine = create_db_engine(settings)
     with engine.begin() as connection:
-        connection.execute(text("TRUNCATE models, api_tokens CASCADE"))
+        connection.execute(text("TRUNCATE models, api_tokens, model_segments CASCADE"))
+    reset(engine)
     factory = create_session_factory(engine)
-    model_ids = {}
     with factory.begin() as session:
-        for path in paths:
-            spec = ModelCreate(
-                name=model_name(path), threshold=0.5, granularity="day", timezone="Europe/Paris"
-            )
-            model_ids[path] = create_model(session, spec).id
+        spec = ModelCreate(name=MODEL, threshold=0.5, granularity="day", timezone="Europe/Paris")
+        model_id = create_model(session, spec).id
         token = create_token(session, "bench", ["ingest"]).token
-    return settings, engine, model_ids, token
+    return settings, engine, model_id, token
 
 
-def model_name(path: str) -> str:
-    return "bench-" + path.split(maxsplit=1)[0].lower()
-
-
-FLOOR = "floor (COPY + upsert, no HTTP)"
+FLOOR = "calmon floor (no HTTP)"
+BEST = "best floor (plain COPY)"
 CLIENT = "client send (arrays)"
 API_PATHS: dict[str, tuple[Callable[[Batch], bytes], str]] = {
     "columnar JSON via API": (columnar_body, "application/json"),
@@ -289,11 +289,11 @@ API_PATHS: dict[str, tuple[Callable[[Batch], bytes], str]] = {
 }
 
 
-def send_with_client(client: CalmonClient, model: str, batch: Batch) -> float:
+def send_with_client(client: CalmonClient, batch: Batch) -> float:
     """One batch through the client, from numpy arrays to the stored answer; seconds taken."""
     start = time.perf_counter()
     sent = client.send(
-        model,
+        MODEL,
         ids=batch.ids,
         timestamps=batch.micros.astype("datetime64[us]"),
         scores=batch.scores,
@@ -312,23 +312,33 @@ def run(
     total_rows: int,
     batch_rows: int,
     *,
+    ids: str = "sequential",
+    stored_rows: int = 0,
     with_csv: bool = True,
+    with_row_json: bool = True,
     with_client: bool = True,
 ) -> list[PathResult]:
     """Every path writes every batch, interleaved: batch 1 by each path, then batch 2...
 
-    Each path writes into its own model of the same tables, so all of them see the same table
-    sizes and, batch by batch, the same load from the rest of the machine; the order of the
-    paths rotates from one batch to the next.
+    All paths write into one model after ``stored_rows`` of its rows were stored, each with ids
+    of its own, so all of them see the same table and index sizes and, batch by batch, the same
+    load from the rest of the machine; the order of the paths rotates from one batch to the next.
     """
-    api_paths = list(API_PATHS) if with_csv else list(API_PATHS)[:2]
-    paths = [FLOOR, *api_paths, *([CLIENT] if with_client else [])]
-    settings, engine, model_ids, token = prepare(database_url, paths)
-    batches = make_batches(total_rows, batch_rows)
+    api_paths = [
+        path
+        for path in API_PATHS
+        if (with_csv or path != "CSV via API") and (with_row_json or path != "row JSON via API")
+    ]
+    paths = [FLOOR, BEST, *api_paths, *([CLIENT] if with_client else [])]
+    settings, engine, model_id, token = prepare(database_url)
+    batches = {
+        path: make_batches(total_rows, batch_rows, ids=ids, tag="abcdef"[number])
+        for number, path in enumerate(paths)
+    }
     latencies: dict[str, list[float]] = {path: [] for path in paths}
     factory = create_session_factory(engine)
     try:
-        reset(engine)
+        preload(engine, model_id, ids, stored_rows, datetime(2026, 11, 1, tzinfo=UTC))
         with (
             running_server(database_url) as server,
             httpx.Client(
@@ -338,47 +348,55 @@ def run(
             ) as http,
             CalmonClient(server.base_url, token, batch_rows=batch_rows, timeout=300) as client,
         ):
-            for number, batch in enumerate(batches):
+            for number in range(len(batches[FLOOR])):
                 # Inputs are prepared before any timing: client-side encoding is not measured.
-                floor_rows = staged_rows(model_ids[FLOOR], batch)
-                bodies = {path: API_PATHS[path][0](batch) for path in api_paths}
+                floor_rows = staged_rows(model_id, batches[FLOOR][number])
+                best_rows = best_floor_rows(staged_rows(model_id, batches[BEST][number]))
+                bodies = {path: API_PATHS[path][0](batches[path][number]) for path in api_paths}
                 for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
+                    batch = batches[path][number]
                     if path == FLOOR:
-                        latencies[path].append(write_floor(factory, floor_rows))
+                        seconds = write_calmon_floor(factory, floor_rows)
+                    elif path == BEST:
+                        seconds = write_best_floor(factory, model_id, best_rows)
                     elif path == CLIENT:
-                        seconds = send_with_client(client, model_name(path), batch)
-                        latencies[path].append(seconds)
+                        seconds = send_with_client(client, batch)
                     else:
                         content_type = API_PATHS[path][1]
                         seconds = post_batch(
-                            http, model_name(path), bodies[path], content_type, batch.batch_id
+                            http, MODEL, bodies[path], content_type, batch.batch_id
                         )
-                        latencies[path].append(seconds)
-                print(f"batch {number + 1}/{len(batches)} done", file=sys.stderr, flush=True)
-        costs = in_process_costs(batches[0], settings)
+                    latencies[path].append(seconds)
+                print(f"batch {number + 1}/{len(batches[FLOOR])} done", file=sys.stderr, flush=True)
+        costs = in_process_costs(batches[FLOOR][0], settings)
     finally:
         reset(engine)
         engine.dispose()
     results = [
         PathResult(path, total_rows, sum(latencies[path]), latencies[path]) for path in paths
     ]
-    report(results, costs, batch_rows)
+    report(results, costs, batch_rows, f"{ids} ids, {stored_rows:,} rows stored before")
     return results
 
 
-def report(results: list[PathResult], costs: list[tuple[str, float]], batch_rows: int) -> None:
-    floor = results[0]
-    print(f"\ningestion, {floor.rows:,} rows in batches of {batch_rows:,} (PostgreSQL, one run)")
+def report(
+    results: list[PathResult], costs: list[tuple[str, float]], batch_rows: int, setting: str
+) -> None:
+    floors = {result.name: result for result in results[:2]}
+    floor, best = floors[FLOOR], floors[BEST]
     print(
-        f"{'path':32} {'rows/s':>8} {'vs floor':>9} {'median-batch rows/s':>20} {'vs floor':>9} "
-        f"{'p50 ms':>7} {'p99 ms':>7}"
+        f"\ningestion, {floor.rows:,} rows in batches of {batch_rows:,} "
+        f"(PostgreSQL, one run; {setting})"
+    )
+    print(
+        f"{'path':26} {'rows/s':>8} {'median rows/s':>14} {'of calmon floor':>16} "
+        f"{'of best floor':>14} {'p50 ms':>7} {'p99 ms':>7}"
     )
     for result in results:
         print(
-            f"{result.name:32} {result.rows_per_second:8,.0f} "
-            f"{result.rows_per_second / floor.rows_per_second:9.0%} "
-            f"{result.median_rows_per_second:20,.0f} "
-            f"{result.median_rows_per_second / floor.median_rows_per_second:9.0%} "
+            f"{result.name:26} {result.rows_per_second:8,.0f} "
+            f"{result.median_rows_per_second:14,.0f} "
+            f"{_ratio(result, floor):16.0%} {_ratio(result, best):14.0%} "
             f"{result.percentile(50) * 1e3:7.0f} {result.percentile(99) * 1e3:7.0f}"
         )
     print(f"\nCPU steps of one {batch_rows:,}-row request, in-process (best of 3):")
@@ -386,19 +404,25 @@ def report(results: list[PathResult], costs: list[tuple[str, float]], batch_rows
         print(f"  {label:40} {seconds * 1e3:8.1f} ms")
 
 
-def ratios(results: list[PathResult]) -> dict[str, float]:
-    """Each API path's rows/s as a fraction of the floor's, the lower of the two measures.
+def _ratio(result: PathResult, floor: PathResult) -> float:
+    """``result``'s rows/s as a fraction of ``floor``'s, the lower of the two measures.
 
     Total-time and median-batch throughput disagree when a few batches stall (a checkpoint, a
     neighbour's load); taking the lower ratio never flatters the API.
     """
-    floor = results[0]
+    return min(
+        result.rows_per_second / floor.rows_per_second,
+        result.median_rows_per_second / floor.median_rows_per_second,
+    )
+
+
+def ratios(results: list[PathResult], floor: str = FLOOR) -> dict[str, float]:
+    """Each other path's rows/s as a fraction of ``floor``'s (the lower of the two measures)."""
+    by_name = {result.name: result for result in results}
     return {
-        result.name: min(
-            result.rows_per_second / floor.rows_per_second,
-            result.median_rows_per_second / floor.median_rows_per_second,
-        )
-        for result in results[1:]
+        result.name: _ratio(result, by_name[floor])
+        for result in results
+        if result.name not in (FLOOR, BEST)
     }
 
 
@@ -406,11 +430,7 @@ def client_ratio(results: list[PathResult]) -> float:
     """The client's rows/s as a fraction of columnar JSON's (whose bodies were encoded before
     timing), the lower of the two measures."""
     by_name = {result.name: result for result in results}
-    client, columnar = by_name[CLIENT], by_name["columnar JSON via API"]
-    return min(
-        client.rows_per_second / columnar.rows_per_second,
-        client.median_rows_per_second / columnar.median_rows_per_second,
-    )
+    return _ratio(by_name[CLIENT], by_name["columnar JSON via API"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,21 +440,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--batch-rows", type=int, default=50_000)
-    args = parser.parse_args(argv)
-    results = run(args.database_url, args.rows, args.batch_rows)
-    found = ratios(results)
-    versus_columnar = client_ratio(results)
-    print(f"client vs columnar JSON via API (lower of the two measures): {versus_columnar:.0%}")
-    targets = {"columnar JSON via API": 0.70, "row JSON via API": 0.35}
-    failed = [name for name, target in targets.items() if found[name] < target]
-    shown = ", ".join(f"{name} {ratio:.0%}" for name, ratio in found.items())
-    print(f"\nratios (lower of the two measures): {shown}")
-    print(
-        "targets: columnar >= 70% of floor, row JSON >= 35%:",
-        "MET" if not failed else f"MISSED {failed}",
+    parser.add_argument("--ids", choices=[*ID_PATTERNS, "both"], default="both")
+    parser.add_argument(
+        "--stored-rows", type=int, nargs="+", default=[0], help="rows stored before, per run"
     )
-    print("target: client >= 90% of columnar:", "MET" if versus_columnar >= 0.9 else "MISSED")
-    return 1 if failed or versus_columnar < 0.9 else 0
+    parser.add_argument("--quick", action="store_true", help="floors and columnar JSON only")
+    args = parser.parse_args(argv)
+    patterns = list(ID_PATTERNS) if args.ids == "both" else [args.ids]
+    summary = []
+    for stored in args.stored_rows:
+        for pattern in patterns:
+            results = run(
+                args.database_url,
+                args.rows,
+                args.batch_rows,
+                ids=pattern,
+                stored_rows=stored,
+                with_csv=not args.quick,
+                with_row_json=not args.quick,
+                with_client=not args.quick,
+            )
+            summary.append((pattern, stored, results))
+    print("\nsummary: columnar JSON via API, rows/s and share of each floor (lower of 2 measures)")
+    print(
+        f"{'ids':11} {'stored':>10} {'calmon floor':>13} {'best floor':>11} {'API':>8} "
+        f"{'of calmon':>10} {'of best':>8}"
+    )
+    met = True
+    for pattern, stored, results in summary:
+        by_name = {result.name: result for result in results}
+        api = by_name["columnar JSON via API"]
+        share = ratios(results, BEST)["columnar JSON via API"]
+        met = met and share >= 0.70
+        print(
+            f"{pattern:11} {stored:10,} {by_name[FLOOR].rows_per_second:13,.0f} "
+            f"{by_name[BEST].rows_per_second:11,.0f} {api.rows_per_second:8,.0f} "
+            f"{ratios(results)['columnar JSON via API']:10.0%} {share:8.0%}"
+        )
+    print("target: columnar JSON >= 70% of the best floor:", "MET" if met else "MISSED")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -26,10 +26,10 @@ import httpx
 from app.client import CalmonClient
 from app.client.files import PredictionFile
 from bench.ingest import (
+    MODEL,
     Batch,
     columnar_body,
     make_batches,
-    model_name,
     post_batch,
     prepare,
     reset,
@@ -62,7 +62,7 @@ def send_file(client: CalmonClient, path: Path, batch_rows: int) -> float:
     """What `calmon send` does with ``path``, in this process; seconds."""
     start = time.perf_counter()
     feed = PredictionFile.open(path)
-    sent = client.send_chunks(model_name(SEND), feed.chunks(batch_rows), path.name)
+    sent = client.send_chunks(MODEL, feed.chunks(batch_rows), path.name)
     seconds = time.perf_counter() - start
     if sent.rows_inserted != feed.rows:
         raise RuntimeError(f"calmon send: unexpected answer {sent}")
@@ -73,7 +73,7 @@ def process_start(base_url: str, token: str, directory: Path) -> float:
     """Wall seconds of a real `calmon send` process over a one-row file (imports, start)."""
     path = directory / "one.csv"
     path.write_text("id,timestamp,score\nstart-1,2026-11-01T00:00:00Z,0.5\n")
-    command = [sys.executable, "-m", "app.cli", "send", str(path), "--model", model_name(SEND)]
+    command = [sys.executable, "-m", "app.cli", "send", str(path), "--model", MODEL]
     start = time.perf_counter()
     subprocess.run(
         [*command, "--url", base_url, "--quiet"],
@@ -89,8 +89,10 @@ def run(
     database_url: str, total_rows: int, batch_rows: int, parts: int
 ) -> tuple[float, float, float]:
     """(rows/s of calmon send's code, rows/s of columnar JSON, seconds a process start costs)."""
-    _settings, engine, _ids, token = prepare(database_url, [COLUMNAR, SEND])
-    batches = make_batches(total_rows, batch_rows)
+    _settings, engine, _id, token = prepare(database_url)
+    # Both write into the one model, with ids of their own and the same other columns.
+    batches = make_batches(total_rows, batch_rows, tag="s")
+    columnar = make_batches(total_rows, batch_rows, tag="c")
     per_part = -(-len(batches) // parts)
     seconds = {COLUMNAR: 0.0, SEND: 0.0}
     directory = Path(tempfile.mkdtemp(prefix="calmon-bench-file-"))
@@ -106,19 +108,19 @@ def run(
             CalmonClient(server.base_url, token, batch_rows=batch_rows, timeout=300) as client,
         ):
             for number in range(parts):
-                part = batches[number * per_part : (number + 1) * per_part]
+                part = slice(number * per_part, (number + 1) * per_part)
                 path = directory / f"part-{number}.csv"
-                write_csv(path, part)
-                bodies = [columnar_body(batch) for batch in part]
+                write_csv(path, batches[part])
+                bodies = [columnar_body(batch) for batch in columnar[part]]
                 order = [SEND, COLUMNAR] if number % 2 == 0 else [COLUMNAR, SEND]
                 for name in order:
                     if name == SEND:
                         seconds[SEND] += send_file(client, path, batch_rows)
                     else:
-                        for batch, body in zip(part, bodies, strict=True):
+                        for batch, body in zip(columnar[part], bodies, strict=True):
                             seconds[COLUMNAR] += post_batch(
                                 http,
-                                model_name(COLUMNAR),
+                                MODEL,
                                 body,
                                 "application/json",
                                 batch.batch_id,

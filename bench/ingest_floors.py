@@ -1,0 +1,122 @@
+"""The two floors of bench/ingest.py, the id patterns, and the rows stored before a run.
+
+calmon floor: calmon's own repository code (binary COPY into the staging table, the INSERT,
+window dirtying) straight from ready arrays, no HTTP, parsing or validation: what the API would
+reach if the request cost nothing.
+
+Best floor: the cheapest write that keeps the same guarantees (unique id per model through the
+same primary key, one transaction per batch, rows in id order, the model row locked once per
+batch so that it cannot be deleted underneath, the batch's windows marked dirty): one plain
+binary COPY straight into predictions, from rows converted and sorted before timing. What
+calmon adds above it (staging, the batch record, the segment check) is the price of late-label
+upserts, retries and the segment cap.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.types import utcnow
+from app.ingest.repository import IngestRepository, StagedRows
+
+ID_PATTERNS = ("sequential", "random")
+_COPY_COLUMNS = "model_id, prediction_id, window_start, ts, score, label, segment"
+_COPY_TYPES = ["int4", "text", "timestamptz", "timestamptz", "float8", "int2", "text"]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def make_ids(pattern: str, tag: str, first: int, n: int, rng: np.random.Generator) -> list[str]:
+    """``n`` ids: ascending (``tag`` + zero-padded counter, each new id the largest so far, like
+    a sequence or a time-ordered id) or random 32-hex (a UUID4's spread: every insert lands on
+    a random page of the primary key's index)."""
+    if pattern == "sequential":
+        return [f"{tag}{number:012d}" for number in range(first, first + n)]
+    return [bytes(row).hex() for row in rng.integers(0, 256, (n, 16), dtype=np.uint8)]
+
+
+def best_floor_rows(rows: StagedRows) -> list[tuple[Any, ...]]:
+    """The COPY rows of the best floor, converted and sorted by id (byte order) before timing."""
+    labels = [None if v < 0 else v for v in rows.labels.tolist()]
+    stamps = [_EPOCH + timedelta(microseconds=v) for v in rows.timestamps.tolist()]
+    windows = [_EPOCH + timedelta(microseconds=v) for v in rows.windows.tolist()]
+    copy_rows = list(
+        zip(
+            [rows.model_id] * len(rows.ids),
+            rows.ids,
+            windows,
+            stamps,
+            rows.scores.tolist(),
+            labels,
+            rows.segments,
+            strict=True,
+        )
+    )
+    # Python orders str by code point, which for UTF-8 is byte order (the key's "C" collation).
+    copy_rows.sort(key=lambda row: row[1])
+    return copy_rows
+
+
+def write_best_floor(
+    factory: sessionmaker[Session], model_id: int, copy_rows: list[tuple[Any, ...]]
+) -> float:
+    """One transaction: lock the model row, COPY the rows into predictions, mark the windows
+    dirty; seconds taken."""
+    windows = sorted({_micros(row[2]) for row in copy_rows})
+    start = time.perf_counter()
+    with factory.begin() as session:
+        connection = session.connection()
+        connection.execute(
+            text("SELECT 1 FROM models WHERE id = :id FOR KEY SHARE"), {"id": model_id}
+        )
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        with (
+            raw.cursor() as cursor,
+            cursor.copy(f"COPY predictions ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
+        ):
+            copy.set_types(_COPY_TYPES)
+            for row in copy_rows:
+                copy.write_row(row)
+        IngestRepository(session).mark_windows_dirty(model_id, windows, utcnow())
+    return time.perf_counter() - start
+
+
+def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> float:
+    """calmon's repository writes, straight from ready arrays; seconds taken."""
+    start = time.perf_counter()
+    with factory.begin() as session:
+        repository = IngestRepository(session)
+        result = repository.write_rows(rows)
+        repository.mark_windows_dirty(rows.model_id, result.windows_touched, utcnow())
+    return time.perf_counter() - start
+
+
+def preload(engine: Engine, model_id: int, pattern: str, rows: int, start: datetime) -> None:
+    """Store ``rows`` predictions of ``model_id`` before the run (generated in the database,
+    ids of the same pattern as the run's), then VACUUM ANALYZE as autovacuum would have."""
+    if rows <= 0:
+        return
+    ids = "md5(i::text)" if pattern == "random" else "'0' || lpad(i::text, 12, '0')"
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                f"INSERT INTO predictions ({_COPY_COLUMNS}) SELECT :model_id, {ids}, "
+                ":start, :start + (i % 86400) * interval '1 second', (i % 1000) / 1000.0, "
+                "CASE WHEN i % 3 = 0 THEN NULL ELSE (i % 200 = 0)::int END, 'FR' "
+                "FROM generate_series(1, :rows) AS i"
+            ),
+            {"model_id": model_id, "rows": rows, "start": start - timedelta(days=30)},
+        )
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.execute(text("VACUUM ANALYZE predictions"))
+
+
+def _micros(instant: datetime) -> int:
+    return (instant - _EPOCH) // timedelta(microseconds=1)
