@@ -71,11 +71,8 @@ def write_best_floor(
     windows = sorted({_micros(row[2]) for row in copy_rows})
     start = time.perf_counter()
     with factory.begin() as session:
-        connection = session.connection()
-        connection.execute(
-            text("SELECT 1 FROM models WHERE id = :id FOR KEY SHARE"), {"id": model_id}
-        )
-        raw = connection.connection.driver_connection
+        _lock_model(session, model_id)
+        raw = session.connection().connection.driver_connection
         assert isinstance(raw, psycopg.Connection)
         with (
             raw.cursor() as cursor,
@@ -92,6 +89,7 @@ def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> floa
     """calmon's repository writes, straight from ready arrays; seconds taken."""
     start = time.perf_counter()
     with factory.begin() as session:
+        _lock_model(session, rows.model_id)
         repository = IngestRepository(session)
         result = repository.write_rows(rows)
         repository.mark_windows_dirty(rows.model_id, result.windows_touched, utcnow())
@@ -116,6 +114,11 @@ def preload(engine: Engine, model_id: int, pattern: str, rows: int, start: datet
         )
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.execute(text("VACUUM ANALYZE predictions"))
+
+
+def _lock_model(session: Session, model_id: int) -> None:
+    """What the ingest does once per batch instead of a foreign-key check per row."""
+    session.execute(text("SELECT 1 FROM models WHERE id = :id FOR KEY SHARE"), {"id": model_id})
 
 
 def _micros(instant: datetime) -> int:

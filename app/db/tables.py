@@ -132,6 +132,19 @@ class Prediction(Base):
     segment: Mapped[str] = mapped_column(String(100), default="all", server_default="all")
 
 
+class ModelPurge(Base):
+    """A deleted model whose predictions are still being removed, a bounded chunk at a time
+    (by the worker): the model row and everything else of it went at once (PostgreSQL)."""
+
+    __tablename__ = "model_purges"
+
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String(64))
+    requested_at: Mapped[datetime] = mapped_column(
+        UtcDateTime, default=utcnow, server_default=func.now()
+    )
+
+
 class ModelSegment(Base):
     """A segment name a model has received rows for: counted against the model's segment cap
     (CALMON_MAX_SEGMENTS_PER_MODEL) without scanning its predictions."""

@@ -129,8 +129,10 @@ class IngestRepository:
         asking first which ids are stored costs as much again (one index probe per row). It
         runs in a savepoint, so a stored id (or another transaction storing one meanwhile)
         sends the batch to the upsert instead of failing it.
+
+        The caller holds the model's row FOR KEY SHARE (predictions has no foreign key to
+        models: its check cost one trigger call per row, 138-299 ms per 50,000 rows).
         """
-        self._lock_model(rows.model_id)
         try:
             with self.connection.begin_nested():
                 if self.is_postgres:
@@ -180,20 +182,6 @@ class IngestRepository:
             cursor.copy(f"COPY predictions ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
         ):
             copy.write(data)
-
-    def _lock_model(self, model_id: int) -> None:
-        """Hold the model's row FOR KEY SHARE until commit (PostgreSQL).
-
-        predictions has no foreign key to models: its check cost one trigger call per row
-        (138-299 ms per 50,000 rows, measured), where this one lock gives the same protection,
-        a model cannot be deleted while a batch of its rows is being written. SQLite has one
-        writer at a time and the model was read in this transaction.
-        """
-        if self.is_postgres:
-            self.connection.execute(
-                text("SELECT 1 FROM models WHERE id = :model_id FOR KEY SHARE"),
-                {"model_id": model_id},
-            )
 
     def _upsert(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
         """The write when some ids are stored: classify each staged row (new, changed,

@@ -70,7 +70,9 @@ def ingest_batch(
     A batch_id already stored with the same content returns the stored response and writes
     nothing; with different content it is a BatchConflictError (409).
     """
-    model = get_model(session, model_name)
+    # FOR KEY SHARE until commit: the model cannot be deleted under the batch (its rows carry
+    # no foreign key), and a batch that waited for a deletion gets a 404.
+    model = get_model(session, model_name, share=True)
     check_row_limit(raw.rows, limits)
     batch = validate(raw, limits)
     windows = floor_to_windows(

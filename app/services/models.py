@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
+from app.db.repositories.purges import PurgeRepository
 from app.db.tables import MonitoredModel
 from app.errors import ConflictError, NotFoundError
 from app.schemas.models import SETTINGS_FIELDS, ModelCreate, ModelOut, ModelPatch, pi0_columns
@@ -40,12 +42,41 @@ def list_models(session: Session) -> Sequence[MonitoredModel]:
     return ModelRepository(session).list_all()
 
 
-def get_model(session: Session, name: str, *, lock: bool = False) -> MonitoredModel:
-    """The model called ``name`` (its row locked if ``lock``); NotFoundError (404) otherwise."""
-    model = ModelRepository(session).get_by_name(name, lock=lock)
+def get_model(
+    session: Session, name: str, *, lock: bool = False, share: bool = False
+) -> MonitoredModel:
+    """The model called ``name`` (its row locked if ``lock``, or ``share``d by a writer of its
+    predictions: see ModelRepository.get_by_name); NotFoundError (404) otherwise."""
+    model = ModelRepository(session).get_by_name(name, lock=lock, share=share)
     if model is None:
         raise NotFoundError(f"no model named {name!r}", extra={"model": name})
     return model
+
+
+def delete_model(session: Session, name: str, now: datetime) -> None:
+    """Delete the model called ``name`` and all its data (NotFoundError if unknown).
+
+    The model row waits for its batches in progress (they hold it FOR KEY SHARE), then goes
+    with its windows, metrics, verdicts and batches at once; the name is free again at commit.
+    Its predictions are removed afterwards by the worker, a bounded chunk per transaction
+    (:func:`purge_predictions`), so that neither this request nor any one transaction grows
+    with the model's size; other models' ingest never waits for any of it.
+    """
+    model = ModelRepository(session).get_by_name(name, delete=True)
+    if model is None:
+        raise NotFoundError(f"no model named {name!r}", extra={"model": name})
+    PurgeRepository(session).delete_model(model, now)
+
+
+def purge_predictions(session_factory: sessionmaker[Session], chunk_rows: int) -> int:
+    """One chunk of a deleted model's predictions, in its own transaction; rows deleted (0 when
+    no model awaits a purge)."""
+    with session_factory.begin() as session:
+        repository = PurgeRepository(session)
+        model_id = repository.next_purge()
+        if model_id is None:
+            return 0
+        return repository.purge_chunk(model_id, chunk_rows)
 
 
 def update_model(session: Session, name: str, patch: ModelPatch) -> MonitoredModel:

@@ -1,10 +1,11 @@
-"""Monitored models: register, list, read, reconfigure."""
+"""Monitored models: register, list, read, reconfigure, delete."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 
 from app.api.deps import AdminAccess, ReadAccess, SessionDep
+from app.db.types import utcnow
 from app.schemas.models import ModelCreate, ModelOut, ModelPatch
 from app.services import models as service
 
@@ -37,3 +38,14 @@ def get_model(name: str, session: SessionDep, _: ReadAccess) -> ModelOut:
 def update_model(name: str, body: ModelPatch, session: SessionDep, _: AdminAccess) -> ModelOut:
     """Change threshold, pi0 policy or verdict gates (admin scope); re-dirties every window."""
     return service.to_out(service.update_model(session, name, body))
+
+
+@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_model(name: str, session: SessionDep, _: AdminAccess) -> Response:
+    """Delete a model and all its data (admin scope); 404 if unknown.
+
+    At once: the model, its windows, metrics, verdicts and batches; its name is free again.
+    Its predictions are removed by the worker in bounded chunks (at once on SQLite).
+    """
+    service.delete_model(session, name, utcnow())
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

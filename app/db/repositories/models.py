@@ -17,16 +17,25 @@ class ModelRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def get_by_name(self, name: str, *, lock: bool = False) -> MonitoredModel | None:
+    def get_by_name(
+        self, name: str, *, lock: bool = False, share: bool = False, delete: bool = False
+    ) -> MonitoredModel | None:
         """The model called ``name``, or None.
 
         ``lock`` takes the row FOR NO KEY UPDATE, as the worker does while it stores a window:
         changes to a model's monitoring state (a new reference version) and the worker's passes
-        over it then happen one at a time, while ingest's foreign-key checks are not blocked.
+        over it then happen one at a time, while ingest is not blocked. ``share`` takes it FOR
+        KEY SHARE, as an ingest batch does: the model cannot be deleted until the batch ends,
+        and a batch that waited for a deletion finds no model. ``delete`` takes it FOR UPDATE,
+        which waits for the batches in progress.
         """
         query = select(MonitoredModel).where(MonitoredModel.name == name)
         if lock:
             query = query.with_for_update(key_share=True)
+        elif share:
+            query = query.with_for_update(read=True, key_share=True)
+        elif delete:
+            query = query.with_for_update()
         return self.session.scalar(query)
 
     def lock(self, model_id: int) -> MonitoredModel | None:

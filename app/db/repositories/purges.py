@@ -1,0 +1,56 @@
+"""SQL of deleting a model: the model and its small tables at once, its predictions in chunks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, select, text
+from sqlalchemy.orm import Session
+
+from app.db.tables import ModelPurge, MonitoredModel, Prediction
+
+
+class PurgeRepository:
+    """Reads and writes of model deletion inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.is_postgres = session.get_bind().dialect.name == "postgresql"
+
+    def delete_model(self, model: MonitoredModel, now: datetime) -> None:
+        """Delete the model row (the foreign keys cascade to every table but predictions) and
+        record that its predictions are to be purged.
+
+        SQLite deletes the predictions here too: it reuses the largest row id, so a model
+        created next could otherwise inherit the rows left behind, and it has one writer, so
+        there is no one else's ingest to keep going meanwhile.
+        """
+        if not self.is_postgres:
+            self.session.execute(delete(Prediction).where(Prediction.model_id == model.id))
+        else:
+            self.session.add(ModelPurge(model_id=model.id, name=model.name, requested_at=now))
+        self.session.delete(model)
+        self.session.flush()
+
+    def next_purge(self) -> int | None:
+        """A model id with predictions still to purge, locked so that two workers take
+        different ones (SKIP LOCKED); None if there is none."""
+        query = select(ModelPurge.model_id).order_by(ModelPurge.requested_at).limit(1)
+        if self.is_postgres:
+            query = query.with_for_update(skip_locked=True)
+        return self.session.scalar(query)
+
+    def purge_chunk(self, model_id: int, rows: int) -> int:
+        """Delete up to ``rows`` predictions of ``model_id`` (one primary-key range, so the
+        transaction's locks and WAL stay bounded); how many went. When none is left, the
+        model's purge record goes too."""
+        deleted = self.session.execute(
+            text(
+                "DELETE FROM predictions WHERE model_id = :model_id AND prediction_id IN "
+                "(SELECT prediction_id FROM predictions WHERE model_id = :model_id LIMIT :rows)"
+            ),
+            {"model_id": model_id, "rows": rows},
+        ).rowcount  # type: ignore[attr-defined]
+        if deleted < rows:
+            self.session.execute(delete(ModelPurge).where(ModelPurge.model_id == model_id))
+        return int(deleted)
