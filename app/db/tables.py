@@ -75,6 +75,10 @@ class MonitoredModel(Base):
     reference_windows: Mapped[int] = mapped_column(Integer, default=14, server_default="14")
     reference_min_positives: Mapped[int] = mapped_column(Integer, default=500, server_default="500")
     detection_drop: Mapped[float] = mapped_column(Double, default=0.3, server_default="0.3")
+    retention_windows: Mapped[int | None] = mapped_column(Integer)
+    # Where retention has deleted raw rows up to: older windows are never recomputed from rows
+    # (their stored metrics stand) and refuse new rows.
+    raw_kept_from: Mapped[datetime | None] = mapped_column(UtcDateTime)
     created_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, server_default=func.now()
     )

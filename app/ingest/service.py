@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.segments import SegmentRepository
+from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BatchConflictError, SegmentLimitError
 from app.ingest.parse import RawBatch
@@ -34,6 +37,12 @@ class IngestOutcome:
 
     created: bool
     response: dict[str, Any]
+
+
+class ExpiredWindowError(PayloadValidationError):
+    """A row falls in a window whose raw rows retention has deleted: nothing was kept."""
+
+    code = "window_expired"
 
 
 class DatabaseRejectedBatchError(PayloadValidationError):
@@ -78,6 +87,7 @@ def ingest_batch(
     windows = floor_to_windows(
         batch.timestamps, cast(Granularity, model.granularity), model.timezone
     )
+    _check_retention(model, windows)
     content_hash = batch.content_hash()
     repository = IngestRepository(session)
     batch_pk = repository.claim_batch(model.id, batch.batch_id, content_hash, batch.rows)
@@ -139,6 +149,30 @@ def update_labels(
         "unknown_ids": result.unknown_ids,
         "windows_touched": [_iso(start) for start in result.changed_windows],
     }
+
+
+def _check_retention(model: MonitoredModel, windows: npt.NDArray[np.int64]) -> None:
+    """Refuse rows for windows whose raw rows retention deleted: their stored metrics stand and
+    are never recomputed from rows, so a row stored there would silently count for nothing."""
+    if model.raw_kept_from is None or windows.size == 0:
+        return
+    kept_from = _micros(model.raw_kept_from)
+    expired = np.flatnonzero(windows < kept_from)
+    if expired.size == 0:
+        return
+    first = int(expired[0])
+    raise ExpiredWindowError(
+        f"{expired.size} rows fall in windows older than the model's retention "
+        f"(raw rows are kept from {_iso(kept_from)}): nothing was written",
+        details=[
+            {
+                "row": first,
+                "field": "timestamp",
+                "message": f"its window {_iso(int(windows[first]))} is past retention",
+            }
+        ],
+        extra={"raw_kept_from": _iso(kept_from), "expired_rows": int(expired.size)},
+    )
 
 
 def _check_segments(session: Session, model_id: int, segments: list[str], cap: int) -> None:

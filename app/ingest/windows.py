@@ -89,3 +89,19 @@ def _window_starts(
 def _micros(instant: datetime) -> int:
     """Epoch microseconds of an aware datetime, exactly."""
     return (instant.astimezone(UTC) - _EPOCH) // timedelta(microseconds=1)
+
+
+_LENGTH_MICROS: Final = {"hour": 3_600_000_000, "day": 86_400_000_000, "week": 604_800_000_000}
+
+
+def windows_back(micros: int, windows: int, granularity: Granularity, timezone: str) -> int:
+    """Start of the window ``windows`` windows before the one holding ``micros``.
+
+    Stepping back a whole number of nominal lengths from the window's start and flooring half a
+    length later lands in the right local window: a DST change moves local windows by an hour,
+    never by half a window.
+    """
+    length = _LENGTH_MICROS[granularity]
+    current = int(floor_to_windows(np.array([micros], dtype=np.int64), granularity, timezone)[0])
+    target = np.array([current - windows * length + length // 2], dtype=np.int64)
+    return int(floor_to_windows(target, granularity, timezone)[0])

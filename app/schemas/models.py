@@ -134,6 +134,14 @@ class ModelSettings(RequestModel):
         description="Relative drop of calibrated average precision the drop detector is tuned "
         "to catch soonest; lasting drops under about half of it are not paged.",
     )
+    retention_windows: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="Raw predictions of windows that started more than this many windows "
+        "before the current one are deleted; the windows' metrics, sketches and verdicts are "
+        "kept. null: raw predictions are kept forever.",
+    )
 
 
 SETTINGS_FIELDS = tuple(name for name in ModelSettings.model_fields if name != "pi0")
@@ -173,6 +181,7 @@ class ModelPatch(RequestModel):
     reference_windows: int | None = Field(default=None, ge=1, le=10_000)
     reference_min_positives: int | None = Field(default=None, ge=1, le=100_000_000)
     detection_drop: float | None = Field(default=None, gt=0, lt=1)
+    retention_windows: int | None = Field(default=None, ge=1, le=1_000_000)
 
     # Declared only to refuse them by name: stored rows are already keyed by windows floored
     # with this granularity and time zone, so changing either would silently split history.
@@ -201,6 +210,11 @@ class ModelOut(ModelSettings):
     name: str = Field(description="The model's name (a slug).")
     granularity: Granularity
     timezone: str
+    raw_kept_from: datetime | None = Field(
+        default=None,
+        description="Start of the oldest window whose raw predictions are kept (retention); "
+        "null while none was deleted.",
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -41,6 +41,7 @@ from app.monitoring.pi0 import WindowCounts, estimate_pi0, needs_new_version
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL
 from app.services.model_settings import model_policy
+from app.services.retention import rows_dropped
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
 from app.worker.judging import ModelReferences, load_references, run_detector
 from app.worker.nowcasting import run_nowcasts
@@ -109,6 +110,14 @@ def compute_claim(
         model = session.get(MonitoredModel, claim.model_id)
         if model is None:  # deleted meanwhile; its windows went with it
             raise LeaseLostError(f"model {claim.model_id} no longer exists")
+        if rows_dropped(model.raw_kept_from, claim.window_start):
+            # Retention deleted its rows: recomputing from none would erase its stored values,
+            # which stand (a threshold change reaches only the windows whose rows are kept).
+            if not WindowQueue(session).complete(claim, owner):
+                raise LeaseLostError(f"lease on {claim} lost before completion")
+            return ComputeOutcome(
+                segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
+            )
         segments = read_window(session, claim.model_id, claim.window_start)
         current = WindowMetricsRepository(session).current_pi0(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)

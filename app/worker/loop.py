@@ -28,6 +28,7 @@ from app.db.metrics_tables import WorkerHeartbeat
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
 from app.services.models import purge_predictions
+from app.services.retention import expire_predictions
 from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
 
 logger = logging.getLogger("calmon.worker")
@@ -92,6 +93,7 @@ class Worker:
             try:
                 worked = self.run_once()
                 worked = self.purge_once() or worked
+                worked = self.expire_once() or worked
             except Exception:
                 # A database outage must not kill the process: log, wait, try again.
                 logger.exception("worker_loop_error", extra={"worker_id": self.worker_id})
@@ -115,6 +117,14 @@ class Worker:
         deleted = purge_predictions(self.session_factory, self.config.purge_chunk_rows)
         if deleted:
             logger.info("predictions_purged", extra={"worker_id": self.worker_id, "rows": deleted})
+        return deleted > 0
+
+    def expire_once(self) -> bool:
+        """Delete one chunk of predictions older than their model's retention; False when none
+        has expired."""
+        deleted = expire_predictions(self.session_factory, self.config.purge_chunk_rows)
+        if deleted:
+            logger.info("predictions_expired", extra={"worker_id": self.worker_id, "rows": deleted})
         return deleted > 0
 
     def drain(self, max_windows: int = 100_000) -> int:

@@ -1,13 +1,15 @@
-"""SQL of deleting a model: the model and its small tables at once, its predictions in chunks."""
+"""SQL of deleting predictions: a deleted model's (the model and its small tables at once, its
+predictions in chunks), and those older than a model's retention."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, select, text
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
-from app.db.tables import ModelPurge, MonitoredModel, Prediction
+from app.db.tables import ModelPurge, MonitoredModel, Prediction, Window
 
 
 class PurgeRepository:
@@ -54,3 +56,41 @@ class PurgeRepository:
         if deleted < rows:
             self.session.execute(delete(ModelPurge).where(ModelPurge.model_id == model_id))
         return int(deleted)
+
+    def retained_models(self) -> Sequence[MonitoredModel]:
+        """The models with a retention setting."""
+        return self.session.scalars(
+            select(MonitoredModel).where(MonitoredModel.retention_windows.is_not(None))
+        ).all()
+
+    def oldest_dirty_window(self, model_id: int) -> datetime | None:
+        """Start of the model's oldest window still to compute (its rows must stay until then)."""
+        return self.session.scalar(
+            select(func.min(Window.window_start)).where(
+                Window.model_id == model_id, Window.dirty_version > Window.computed_version
+            )
+        )
+
+    def keep_raw_from(self, model_id: int, start: datetime) -> None:
+        """Record that raw rows of windows before ``start`` are (being) deleted."""
+        self.session.execute(
+            update(MonitoredModel)
+            .where(MonitoredModel.id == model_id)
+            .values(raw_kept_from=start, updated_at=MonitoredModel.updated_at)
+        )
+
+    def expire_chunk(self, model_id: int, before: datetime, rows: int) -> int:
+        """Delete up to ``rows`` predictions of the model's windows before ``before`` (through
+        the (model_id, window_start) index); how many went."""
+        stale = (
+            select(Prediction.prediction_id)
+            .where(Prediction.model_id == model_id, Prediction.window_start < before)
+            .limit(rows)
+            .scalar_subquery()
+        )
+        result = self.session.execute(
+            delete(Prediction).where(
+                Prediction.model_id == model_id, Prediction.prediction_id.in_(stale)
+            )
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
