@@ -50,7 +50,7 @@ class WorkerConfig:
     backoff_base: float = 5.0
     backoff_max: float = 600.0
     options: ComputeOptions = field(default_factory=ComputeOptions)
-    # Rows of a deleted model removed per transaction: ~0.1-0.5 s of work on PostgreSQL here.
+    # Rows deleted per transaction (purge, retention): 0.9 s each here (bench/delete_model.py).
     purge_chunk_rows: int = 50_000
 
 
