@@ -67,6 +67,7 @@ class BatchResult:
     rows_updated: int
     replayed: bool
     windows_touched: list[str]
+    rows_unchanged: int = 0  # ids already stored with exactly these values
 
 
 @dataclass
@@ -74,14 +75,15 @@ class SendResult:
     """Totals over every batch of a ``send``.
 
     ``replayed_batches`` were already stored (by an earlier run, or by an attempt whose answer
-    was lost): their rows count in ``rows`` but not in ``rows_inserted``/``rows_updated``,
-    which say what this send wrote.
+    was lost): their rows count in ``rows`` but not in ``rows_inserted``/``rows_updated``/
+    ``rows_unchanged``, which say what this send wrote (or found already stored as sent).
     """
 
     batches: int = 0
     rows: int = 0
     rows_inserted: int = 0
     rows_updated: int = 0
+    rows_unchanged: int = 0
     replayed_batches: int = 0
     windows_touched: set[str] = field(default_factory=set)
 
@@ -94,6 +96,7 @@ class SendResult:
         else:
             self.rows_inserted += batch.rows_inserted
             self.rows_updated += batch.rows_updated
+            self.rows_unchanged += batch.rows_unchanged
         self.windows_touched.update(batch.windows_touched)
 
 
@@ -243,6 +246,8 @@ class CalmonClient:
             rows_updated=answer["rows_updated"],
             replayed=response.status_code == 200,
             windows_touched=answer["windows_touched"],
+            # A batch stored before rows_unchanged existed replays an answer without it.
+            rows_unchanged=answer.get("rows_unchanged", 0),
         )
 
     def send_labels(self, model: str, *, ids: Any, labels: Any) -> LabelResult:

@@ -109,6 +109,7 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
     print(
         f"{feed.path}: {result.rows:,} rows in {result.batches} batches: "
         f"{result.rows_inserted:,} inserted, {result.rows_updated:,} updated, "
+        f"{result.rows_unchanged:,} unchanged, "
         f"{result.replayed_batches} batches already stored (replayed), "
         f"{len(result.windows_touched)} windows touched",
         file=sys.stderr,

@@ -89,9 +89,10 @@ def test_csv_jsonl_and_parquet_land_the_same_rows(
     assert isinstance(done, subprocess.CompletedProcess)
     assert done.returncode == 0, done.stderr
     assert "sent 3,000 of 3,000 rows (100%)" in done.stderr
-    assert "3,000 inserted, 0 updated, 0 batches already stored" in done.stderr
+    assert "3,000 inserted, 0 updated, 0 unchanged, 0 batches already stored" in done.stderr
 
-    # The same rows as JSON lines and as Parquet: same ids, so every row is an update.
+    # The same rows as JSON lines and as Parquet: same ids and values, so every row is found
+    # unchanged (not rewritten, no window to recompute).
     jsonl = tmp_path / "feed.jsonl"
     jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
     parquet = tmp_path / "feed.parquet"
@@ -103,7 +104,8 @@ def test_csv_jsonl_and_parquet_land_the_same_rows(
         again = _send(live_server, token, str(path), "--model", "cards", "--quiet")
         assert isinstance(again, subprocess.CompletedProcess)
         assert again.returncode == 0, again.stderr
-        assert "0 inserted, 3,000 updated" in again.stderr
+        assert "0 inserted, 0 updated, 3,000 unchanged, 0 batches" in again.stderr
+        assert "0 windows touched" in again.stderr
     assert _count(session_factory, Prediction) == 3_000
 
 
@@ -144,8 +146,9 @@ def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
     assert _count(session_factory, Prediction) == total
     assert _count(session_factory, Batch) == total // batch_rows  # each batch stored once
     # What the first run stored is replayed, not rewritten: no row was updated.
-    assert f"{total - landed:,} inserted, 0 updated, {landed // batch_rows} batches" in (
-        second.stderr
+    assert (
+        f"{total - landed:,} inserted, 0 updated, 0 unchanged, {landed // batch_rows} batches"
+        in (second.stderr)
     )
 
 
