@@ -24,7 +24,8 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.types import utcnow
-from app.ingest.repository import IngestRepository, StagedRows
+from app.ingest.repository import IngestRepository
+from app.ingest.staged import StagedRows
 
 ID_PATTERNS = ("sequential", "random")
 _COPY_COLUMNS = "model_id, prediction_id, window_start, ts, score, label, segment"

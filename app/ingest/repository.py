@@ -1,9 +1,10 @@
 """All SQL of ingestion: batch ids, the bulk write of predictions, labels, dirty windows.
 
-The bulk write stages the batch in a temporary table and then runs set-based statements that
-are the same on both backends; only the filling differs. PostgreSQL gets the rows by binary
-COPY (psycopg 3), SQLite by one ``executemany``. Everything runs in the caller's transaction, so
-a failure anywhere leaves nothing behind.
+A batch of new ids is written in one step: on PostgreSQL one binary COPY straight into
+predictions (app/ingest/staged.py builds it), on SQLite one INSERT from a staging table. A batch
+with stored ids is staged into a temporary table and upserted with set-based statements that are
+the same on both backends; only the filling differs (binary COPY, or one ``executemany``).
+Everything runs in the caller's transaction, so a failure anywhere leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -13,34 +14,20 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 import psycopg
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.db.copy_binary import Fixed, Texts, copy_data, timestamptz
 from app.db.tables import Batch, Window
+from app.ingest.staged import StagedRows, predictions_copy_data, sqlite_datetimes
 from app.ingest.timestamps import micros_to_datetime
 
 _STAGE: Final = "ingest_stage"
 _LABEL_STAGE: Final = "ingest_label_stage"
 _COPY_TYPES: Final = ["text", "int8", "int8", "float8", "int2", "text"]
 _COLUMNS: Final = "model_id, prediction_id, window_start, ts, score, label, segment"
-
-
-@dataclass(frozen=True)
-class StagedRows:
-    """Validated rows of one model, ready to write (timestamps in UTC epoch microseconds)."""
-
-    model_id: int
-    ids: list[str]
-    timestamps: npt.NDArray[np.int64]
-    windows: npt.NDArray[np.int64]
-    scores: npt.NDArray[np.float64]
-    labels: npt.NDArray[np.int8]  # -1 means no label
-    segments: list[str]
 
 
 @dataclass(frozen=True)
@@ -156,26 +143,7 @@ class IngestRepository:
         as they arrive, built by numpy (app.db.copy_binary). Byte order of the ids is the lock
         order every batch uses (see _id_order).
         """
-        ids = Texts.of(rows.ids)
-        order = ids.byte_order()
-
-        def ordered(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-            return values if order is None else values[order]
-
-        segments = Texts.of(rows.segments)
-        labels = ordered(rows.labels)
-        data = copy_data(
-            [
-                Fixed(np.full(len(rows.ids), rows.model_id, dtype=">i4")),
-                ids if order is None else ids.take(order),
-                timestamptz(ordered(rows.windows)),
-                timestamptz(ordered(rows.timestamps)),
-                Fixed(ordered(rows.scores).astype(">f8")),
-                Fixed(labels.astype(">i2"), nulls=labels < 0),
-                segments if order is None else segments.take(order),
-            ],
-            len(rows.ids),
-        )
+        data = predictions_copy_data(rows)
         cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
         with (
             cursor,
@@ -281,8 +249,8 @@ class IngestRepository:
         )
         values = zip(
             rows.ids,
-            _sqlite_datetimes(rows.timestamps),
-            _sqlite_datetimes(rows.windows),
+            sqlite_datetimes(rows.timestamps),
+            sqlite_datetimes(rows.windows),
             rows.scores.tolist(),
             labels,
             rows.segments,
@@ -437,9 +405,3 @@ def _differs(new: str, stored: str) -> str:
 
 
 _MICRO: Final = np.timedelta64(1, "us").item()
-
-
-def _sqlite_datetimes(micros: npt.NDArray[np.int64]) -> list[str]:
-    """The text SQLAlchemy's DateTime stores on SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``."""
-    iso = np.datetime_as_string(micros.astype("datetime64[us]"), unit="us")
-    return [value.replace("T", " ", 1) for value in iso.tolist()]

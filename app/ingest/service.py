@@ -22,7 +22,8 @@ from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BatchConflictError, SegmentLimitError
 from app.ingest.parse import RawBatch
-from app.ingest.repository import IngestRepository, StagedRows
+from app.ingest.repository import IngestRepository
+from app.ingest.staged import StagedRows
 from app.ingest.timestamps import micros_to_datetime
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
