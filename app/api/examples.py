@@ -21,6 +21,8 @@ _MODEL: Final[dict[str, Any]] = {
     "reference_windows": 14,
     "reference_min_positives": 500,
     "detection_drop": 0.3,
+    "retention_windows": None,
+    "raw_kept_from": None,
     "created_at": "2026-10-01T08:00:00Z",
     "updated_at": "2026-10-01T08:00:00Z",
 }
@@ -146,6 +148,7 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
     ("get", "/v1/models"): [_MODEL],
     ("get", "/v1/models/{name}"): _MODEL,
     ("patch", "/v1/models/{name}"): {**_MODEL, "threshold": 0.58, "alert_floor": 0.5},
+    ("delete", "/v1/models/{name}"): {"name": "card-fraud", "predictions_purged": False},
     ("post", "/v1/tokens"): {**_TOKEN, "token": "cm_4f9a0c2e..."},
     ("get", "/v1/tokens"): [_TOKEN],
     ("delete", "/v1/tokens/{token_id}"): {**_TOKEN, "revoked_at": "2026-11-02T09:00:00Z"},
@@ -153,6 +156,7 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
         "batch_id": "2026-11-01T10",
         "rows_inserted": 3,
         "rows_updated": 0,
+        "rows_unchanged": 0,
         "windows_touched": [_WINDOW],
     },
     ("post", "/v1/models/{name}/labels"): {

@@ -79,7 +79,11 @@ class BatchAccepted(ResponseModel):
 
     batch_id: str = Field(description="The batch's id, as sent.")
     rows_inserted: int = Field(description="Rows with ids the model did not have.")
-    rows_updated: int = Field(description="Rows that replaced a stored row of the same id.")
+    rows_updated: int = Field(description="Rows that changed a stored row of the same id.")
+    rows_unchanged: int = Field(
+        description="Rows identical to the stored row of the same id: not rewritten, no window "
+        "recomputed (a null label keeps the stored one)."
+    )
     windows_touched: list[datetime] = Field(
         description="Starts (UTC) of the windows the batch changed, queued for the worker."
     )

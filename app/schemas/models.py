@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from app.monitoring.vocabulary import Granularity
-from app.schemas.base import RequestModel
+from app.schemas.base import RequestModel, ResponseModel
 
 ModelName = Annotated[
     str,
@@ -252,3 +252,13 @@ def pi0_columns(policy: HistoricalPi0 | ReferencePi0 | FixedPi0) -> dict[str, An
         "pi0_reference_end": policy.end if isinstance(policy, ReferencePi0) else None,
         "pi0_fixed": policy.value if isinstance(policy, FixedPi0) else None,
     }
+
+
+class ModelDeleted(ResponseModel):
+    """What ``DELETE /v1/models/{name}`` did."""
+
+    name: str = Field(description="The deleted model's name, free again for a new model.")
+    predictions_purged: bool = Field(
+        description="True when its predictions are gone too; false while the worker removes "
+        "them in the background, 50,000 rows per transaction (PostgreSQL)."
+    )

@@ -53,19 +53,20 @@ def get_model(
     return model
 
 
-def delete_model(session: Session, name: str, now: datetime) -> None:
+def delete_model(session: Session, name: str, now: datetime) -> bool:
     """Delete the model called ``name`` and all its data (NotFoundError if unknown).
 
     The model row waits for its batches in progress (they hold it FOR KEY SHARE), then goes
     with its windows, metrics, verdicts and batches at once; the name is free again at commit.
     Its predictions are removed afterwards by the worker, a bounded chunk per transaction
     (:func:`purge_predictions`), so that neither this request nor any one transaction grows
-    with the model's size; other models' ingest never waits for any of it.
+    with the model's size; other models' ingest never waits for any of it. True when the
+    predictions went in this transaction too (SQLite).
     """
     model = ModelRepository(session).get_by_name(name, delete=True)
     if model is None:
         raise NotFoundError(f"no model named {name!r}", extra={"model": name})
-    PurgeRepository(session).delete_model(model, now)
+    return PurgeRepository(session).delete_model(model, now)
 
 
 def purge_predictions(session_factory: sessionmaker[Session], chunk_rows: int) -> int:

@@ -83,7 +83,9 @@ def test_a_deleted_model_leaves_nothing_and_its_name_is_free(
     assert all(_counts(session_factory, gone).values())  # every table has rows of it
 
     assert client.delete("/v1/models/gone", headers=ingest).status_code == 403
-    assert client.delete("/v1/models/gone", headers=admin).status_code == 204
+    deleted = client.delete("/v1/models/gone", headers=admin)
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"name": "gone", "predictions_purged": backend == "sqlite"}
     assert client.delete("/v1/models/gone", headers=admin).status_code == 404
     assert client.get("/v1/models/gone", headers=auth_headers("read")).status_code == 404
     assert _post(client, ingest, "gone", "b-2", 10) == 404
@@ -113,7 +115,7 @@ def test_the_worker_purges_a_deleted_models_predictions(
     _create(client, admin, "gone")
     assert _post(client, ingest, "gone", "b-1", 250) == 201
     gone = _model_id(session_factory, "gone")
-    assert client.delete("/v1/models/gone", headers=admin).status_code == 204
+    assert client.delete("/v1/models/gone", headers=admin).status_code == 200
     worker = Worker(session_factory, WorkerConfig(purge_chunk_rows=100))
     purges = 0
     while worker.purge_once():
@@ -137,7 +139,7 @@ def test_another_models_ingest_is_not_blocked_by_a_delete(
         _create(client, admin, name)
         assert _post(client, ingest, name, "b-1", 2_000) == 201
     gone = _model_id(session_factory, "gone")
-    assert client.delete("/v1/models/gone", headers=admin).status_code == 204
+    assert client.delete("/v1/models/gone", headers=admin).status_code == 200
 
     holding, release = threading.Event(), threading.Event()
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, status
 
 from app.api.deps import AdminAccess, ReadAccess, SessionDep
 from app.db.types import utcnow
-from app.schemas.models import ModelCreate, ModelOut, ModelPatch
+from app.schemas.models import ModelCreate, ModelDeleted, ModelOut, ModelPatch
 from app.services import models as service
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -40,12 +40,12 @@ def update_model(name: str, body: ModelPatch, session: SessionDep, _: AdminAcces
     return service.to_out(service.update_model(session, name, body))
 
 
-@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_model(name: str, session: SessionDep, _: AdminAccess) -> Response:
+@router.delete("/{name}")
+def delete_model(name: str, session: SessionDep, _: AdminAccess) -> ModelDeleted:
     """Delete a model and all its data (admin scope); 404 if unknown.
 
     At once: the model, its windows, metrics, verdicts and batches; its name is free again.
     Its predictions are removed by the worker in bounded chunks (at once on SQLite).
     """
-    service.delete_model(session, name, utcnow())
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    purged = service.delete_model(session, name, utcnow())
+    return ModelDeleted(name=name, predictions_purged=purged)

@@ -19,13 +19,14 @@ class PurgeRepository:
         self.session = session
         self.is_postgres = session.get_bind().dialect.name == "postgresql"
 
-    def delete_model(self, model: MonitoredModel, now: datetime) -> None:
+    def delete_model(self, model: MonitoredModel, now: datetime) -> bool:
         """Delete the model row (the foreign keys cascade to every table but predictions) and
         record that its predictions are to be purged.
 
         SQLite deletes the predictions here too: it reuses the largest row id, so a model
         created next could otherwise inherit the rows left behind, and it has one writer, so
-        there is no one else's ingest to keep going meanwhile.
+        there is no one else's ingest to keep going meanwhile. True when the predictions went
+        here too.
         """
         if not self.is_postgres:
             self.session.execute(delete(Prediction).where(Prediction.model_id == model.id))
@@ -33,6 +34,7 @@ class PurgeRepository:
             self.session.add(ModelPurge(model_id=model.id, name=model.name, requested_at=now))
         self.session.delete(model)
         self.session.flush()
+        return not self.is_postgres
 
     def next_purge(self) -> int | None:
         """A model id with predictions still to purge, locked so that two workers take
