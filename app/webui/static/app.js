@@ -56,6 +56,7 @@
     }
     try {
       if (parts[0] === "models" && parts.length === 2) await ui.pages.model(parts[1], params);
+      else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
       else await ui.pages.models();
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
@@ -68,13 +69,6 @@
       app.replaceChildren(h("p", { class: "error", role: "alert" }, String(error.message || error)));
     }
   }
-
-  forget.addEventListener("click", () => {
-    calmon.forgetToken();
-    route();
-  });
-  window.addEventListener("hashchange", route);
-  route();
 
   forget.addEventListener("click", () => {
     calmon.forgetToken();
