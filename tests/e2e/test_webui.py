@@ -5,15 +5,19 @@ fraud rate swings every day and whose model degrades from day 40 (two segments, 
 ``store``), and ``steady``, whose fraud rate swings and nothing else. Every page is loaded with
 requests to any other origin blocked, and must show zero console errors and zero failed
 requests; the numbers on screen are compared with the API's for the same window. Screenshots go
-to docs/img/, where the README takes them from.
+to docs/img/, where the README takes them from, only when ``CI=true`` or
+``CALMON_WRITE_SCREENSHOTS=1`` (a local run would otherwise rewrite tracked files); else to a
+temporary directory.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,6 +48,13 @@ SEGMENTS = ("web", "store")
 UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
 DROPS = {"performance_drop", "both"}
 SCREENSHOTS = REPO_ROOT / "docs" / "img"
+README_IMAGES = (
+    "ui-models.png",
+    "ui-model.png",
+    "ui-window.png",
+    "ui-whatif.png",
+    "ui-compare.png",
+)
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,14 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
 
 
 @pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: the README's docs/img in CI or when asked, else a scratch dir."""
+    if os.environ.get("CI") == "true" or os.environ.get("CALMON_WRITE_SCREENSHOTS") == "1":
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with chromium() as launched:
         yield launched
@@ -176,7 +195,7 @@ def _series(seeded: Seeded, model: str, segment: str = "all") -> list[dict[str, 
 
 
 def test_models_page_lists_worst_first_with_the_api_values(
-    seeded: Seeded, browser: Browser
+    seeded: Seeded, browser: Browser, shots: Path
 ) -> None:
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "")
@@ -185,7 +204,7 @@ def test_models_page_lists_worst_first_with_the_api_values(
             (row.get_attribute("data-model"), row.get_attribute("data-segment"))
             for row in rows.all()
         ]
-        page.screenshot(path=SCREENSHOTS / "ui-models.png", full_page=True)
+        page.screenshot(path=shots / "ui-models.png", full_page=True)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
     assert ("shop", "all") in keys
@@ -209,7 +228,9 @@ def test_models_page_lists_worst_first_with_the_api_values(
     assert _same(reference, shop_all["reference_average_precision"], 5.1e-5)
 
 
-def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser: Browser) -> None:
+def test_model_page_shows_the_drop_in_the_verdict_strip(
+    seeded: Seeded, browser: Browser, shots: Path
+) -> None:
     points = _series(seeded, "shop")
     with watched_page(browser, seeded.server.base_url) as (page, log):
         render_ms = _open(page, seeded, "#/models/shop")
@@ -224,7 +245,7 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser:
             for field in ("regular", "calibrated", "pi", "pi0", "coverage")
         }
         charts = page.locator(".chart canvas").count()
-        page.screenshot(path=SCREENSHOTS / "ui-model.png", full_page=True)
+        page.screenshot(path=shots / "ui-model.png", full_page=True)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
     print(f"\nmodel page, {len(points)} windows: drawn in {render_ms:.0f} ms")
@@ -259,7 +280,9 @@ def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) ->
     assert _same(coverage, web[-1]["label_coverage"], 5.1e-4)
 
 
-def test_window_page_shows_every_metric_as_the_api_does(seeded: Seeded, browser: Browser) -> None:
+def test_window_page_shows_every_metric_as_the_api_does(
+    seeded: Seeded, browser: Browser, shots: Path
+) -> None:
     points = _series(seeded, "shop")
     drop = next(p for p in points if p["verdict"] in DROPS)
     start = drop["window_start"]
@@ -283,7 +306,7 @@ def test_window_page_shows_every_metric_as_the_api_does(seeded: Seeded, browser:
             }
         verdict = page.locator("#verdict").get_attribute("data-verdict")
         curves = page.locator("#chart-pr canvas").count()
-        page.screenshot(path=SCREENSHOTS / "ui-window.png", full_page=True)
+        page.screenshot(path=shots / "ui-window.png", full_page=True)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
     assert counts == detail["counts"]
@@ -323,6 +346,132 @@ def test_pages_of_a_window_without_labels_and_a_model_without_windows(
     assert cells == 0
 
 
+def _cell(page: Page, selector: str) -> tuple[float | None, list[float] | None]:
+    """A number and its printed interval ('0.4321 [0.4000, 0.4600]'), dashes as None."""
+    text = page.locator(selector).first.inner_text()
+    value, _, rest = text.partition(" [")
+    ci = [_number(part) for part in rest.rstrip("]").split(", ")] if rest else None
+    return (None if value.strip() == "–" else _number(value)), ci
+
+
+def _same_ci(shown: list[float] | None, api: list[float] | None, abs_: float) -> bool:
+    if api is None or shown is None:
+        return shown is None and api is None
+    return shown == pytest.approx(api, abs=abs_)
+
+
+def test_model_page_lists_the_metric_catalogue(seeded: Seeded, browser: Browser) -> None:
+    catalogue = seeded.api.get("/v1/models/shop/metric-catalogue").json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        shown = {}
+        for row in page.locator("#catalogue-table tbody tr").all():
+            key = f'#catalogue-table tr[data-metric="{row.get_attribute("data-metric")}"]'
+            shown[row.get_attribute("data-metric")] = (
+                row.locator('td[data-field="invariant"]').inner_text(),
+                _shown(page, f'{key} td[data-variant="regular"]'),
+                _shown(page, f'{key} td[data-variant="calibrated"]'),
+            )
+        why = page.locator("#why-calibrated-ap").inner_text()
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert set(shown) == {m["name"] for m in catalogue["metrics"]}
+    for metric in catalogue["metrics"]:
+        invariant, regular, calibrated = shown[metric["name"]]
+        assert invariant.startswith("yes" if metric["prior_invariant"] else "no"), metric["name"]
+        assert _same(regular, metric["sensitivity"]["regular"], 5.1e-4), metric["name"]
+        assert _same(calibrated, metric["sensitivity"]["calibrated"], 5.1e-4), metric["name"]
+    assert "calibrated AP" in why
+
+
+def test_what_if_view_shows_the_api_values(seeded: Seeded, browser: Browser, shots: Path) -> None:
+    default = seeded.api.post("/v1/models/shop/whatif", json={}).json()
+    asked = seeded.api.post("/v1/models/shop/whatif", json={"priors": [0.05], "range": None}).json()
+    period, rng = default["period"], default["range"]
+    expected = {
+        "pi0": next(p for p in default["priors"] if p["pi"] == period["pi0"]),
+        "current": next(p for p in default["priors"] if p["pi"] == period["current_pi"]),
+        "input": asked["priors"][0],
+    }
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        page.click("#analyses-link")
+        _wait_ready(page, "#/models/shop/analyses")
+        page.fill("#whatif-pi", "5")
+        page.click("#whatif-form button[type=submit]")
+        page.wait_for_selector('body[data-whatif="5"]', state="attached", timeout=30_000)
+        rows = {
+            key: {
+                metric: _cell(
+                    page, f'#whatif-priors tr[data-prior="{key}"] td[data-metric="{metric}"]'
+                )
+                for metric in ("precision", "recall", "f1", "average_precision")
+            }
+            for key in expected
+        }
+        pis = {
+            key: _shown(page, f'#whatif-priors tr[data-prior="{key}"] td[data-field="pi"]')
+            for key in expected
+        }
+        ranged = {
+            field: _cell(page, f'#whatif-range tr[data-field="{field}"] td[data-value="{field}"]')
+            for field in ("precision", "average_precision")
+        }
+        charts = page.locator("#chart-whatif canvas").count()
+        error_hidden = page.locator("#whatif-error").is_hidden()
+        page.screenshot(path=shots / "ui-whatif.png", full_page=True)
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert error_hidden
+    assert charts == 1
+    for key, prior in expected.items():
+        assert _same(pis[key], prior["pi"], 5.1e-6), key
+        for metric, (value, ci) in rows[key].items():
+            api = prior["metrics"][metric]
+            assert _same(value, api["value"], 5.1e-5), (key, metric)
+            assert _same_ci(ci, api["ci"], 5.1e-5), (key, metric)
+    for field, (value, ci) in ranged.items():
+        assert _same(value, rng[field], 5.1e-5), field
+        assert _same_ci(ci, rng[f"{field}_ci"], 5.1e-5), field
+
+
+def test_champion_vs_challenger_view_shows_the_api_values(
+    seeded: Seeded, browser: Browser, shots: Path
+) -> None:
+    compare = seeded.api.get("/v1/models/shop/compare", params={"challenger": "steady"}).json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop/analyses")
+        page.select_option("#challenger-picker", "steady")
+        _wait_ready(page, "#/models/shop/analyses?challenger=steady")
+        summary = page.locator("#compare-summary").inner_text()
+        rows = {
+            key: {
+                field: _cell(
+                    page, f'#compare-table tr[data-comparison="{key}"] td[data-field="{field}"]'
+                )
+                for field in ("champion", "challenger", "difference")
+            }
+            for key in ("at_pi0", "at_current_pi", "over_range")
+        }
+        flips = [
+            float(item.get_attribute("data-pi") or "nan")
+            for item in page.locator("#compare-flips li[data-pi]").all()
+        ]
+        charts = page.locator("#chart-compare canvas").count()
+        page.locator("#compare").screenshot(path=shots / "ui-compare.png")
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    assert summary == compare["summary"]
+    assert charts == 1
+    assert flips == [f["pi"] for f in compare["inversions"]]
+    for key, fields in rows.items():
+        api = compare[key]
+        assert api is not None, key
+        for field, (value, _ci) in fields.items():
+            assert _same(value, api[field], 5.1e-5), (key, field)
+        assert _same_ci(fields["difference"][1], api["ci"], 5.1e-5), key
+
+
 def test_a_wrong_token_gets_a_clear_message(seeded: Seeded, browser: Browser) -> None:
     with watched_page(browser, seeded.server.base_url) as (page, log):
         page.goto(f"{seeded.server.base_url}/ui/#/models/shop")
@@ -356,6 +505,6 @@ def test_api_reference_works_offline(seeded: Seeded, browser: Browser) -> None:
 
 def test_screenshots_are_where_the_readme_takes_them(seeded: Seeded) -> None:
     readme = (REPO_ROOT / "README.md").read_text()
-    for name in ("ui-models.png", "ui-model.png", "ui-window.png"):
+    for name in README_IMAGES:
         assert f"docs/img/{name}" in readme
         assert (SCREENSHOTS / name).stat().st_size > 10_000

@@ -17,7 +17,8 @@ const calmon = (function () {
     return (body && body.error && body.error.message) || fallback;
   }
 
-  async function get(path, params) {
+  // A JSON request; `json` (a body) makes it a POST, the read-only analyses' way of asking.
+  async function request(path, params, json) {
     const url = new URL(ROOT + path.replace(/^\//, ""), location.origin);
     for (const [key, value] of Object.entries(params || {})) {
       if (value !== undefined && value !== null) url.searchParams.set(key, value);
@@ -25,7 +26,13 @@ const calmon = (function () {
     const headers = { Accept: "application/json" };
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = "Bearer " + token;
-    const response = await fetch(url, { headers });
+    const init = { headers };
+    if (json !== undefined) {
+      init.method = "POST";
+      init.body = JSON.stringify(json);
+      headers["Content-Type"] = "application/json";
+    }
+    const response = await fetch(url, init);
     let body = null;
     try {
       body = await response.json();
@@ -43,7 +50,8 @@ const calmon = (function () {
 
   return {
     AuthError,
-    get,
+    get: (path, params) => request(path, params),
+    post: (path, json, params) => request(path, params, json),
     authRequired: document.body.dataset.auth !== "disabled",
     token: () => sessionStorage.getItem(TOKEN_KEY),
     setToken: (token) => sessionStorage.setItem(TOKEN_KEY, token.trim()),

@@ -189,5 +189,33 @@ const charts = (function () {
     return new uPlot(opts, [x, ...ys], el);
   }
 
-  return { timeChart, prChart, STYLE };
+  // Values against the fraud rate (x in 0-1, shown in %): what-if curves, with their bands and
+  // dashed vertical markers at the fraud rates named on the page.
+  function priorChart(el, spec) {
+    const format = spec.format || ((v) => v.toFixed(3));
+    const percent = (v) => (100 * v).toFixed(3) + "%";
+    const series = [{ label: "fraud rate", value: (u, v) => (v == null ? "–" : percent(v)) }];
+    for (const line of spec.lines) series.push(lineSeries({ format, ...line }));
+    const opts = {
+      width: width(el),
+      height: spec.height || 260,
+      scales: { x: { time: false }, y: spec.yRange ? { range: spec.yRange } : {} },
+      series,
+      axes: [
+        { label: "fraud rate pi (%)", labelSize: 20, values: (u, ticks) => ticks.map(percent) },
+        { label: spec.yLabel, labelSize: 20, size: 60, values: (u, ticks) => ticks.map(format) },
+      ],
+      hooks: {
+        drawAxes: [
+          (u) => {
+            drawMarks(u, [], spec.markers || []);
+            for (const band of spec.bands || []) drawBand(u, band);
+          },
+        ],
+      },
+    };
+    return new uPlot(opts, [spec.x, ...spec.lines.map((line) => line.values)], el);
+  }
+
+  return { timeChart, prChart, priorChart, STYLE };
 })();

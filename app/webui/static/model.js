@@ -43,8 +43,10 @@
       calmon.get(`${base}/reference`),
       calmon.get(`${base}/pi0`),
     ]);
-    const started = performance.now();
     const points = ap.points;
+    // The catalogue needs a mature window; asked after the series so it does not delay them.
+    const catalogue = points.some((p) => p.judged) ? calmon.get(`${base}/metric-catalogue`, { segment }) : null;
+    const started = performance.now();
     const state = alerts.segments.find((s) => s.segment === segment);
     const ref = reference.segments.find((s) => s.segment === segment);
     const segments = [...new Set([...alerts.segments, ...reference.segments].map((s) => s.segment))].sort();
@@ -96,6 +98,7 @@
     app.replaceChildren(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
+      h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →")),
       h("p", { class: "lede", id: "alert-state", "data-state": state ? state.state : "none" },
         state ? `${STATE_TEXT[state.state]} — ${state.reason || `drop evidence ${num(state.drop_evidence, 2)}`}` +
           (state.episode_start ? `; drop since ${day(state.episode_start)}` : "") : "no alert state yet",
@@ -161,6 +164,7 @@
       ],
     });
     document.body.dataset.chartMs = (performance.now() - started).toFixed(1);
+    if (catalogue) app.append(ui.catalogueSection(await catalogue));
   }
 
   ui.pages.model = modelPage;
