@@ -245,6 +245,7 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(
             for field in ("regular", "calibrated", "pi", "pi0", "coverage")
         }
         charts = page.locator(".chart canvas").count()
+        page.wait_for_selector("#catalogue-table")  # drawn after the page, when it arrives
         page.screenshot(path=shots / "ui-model.png", full_page=True)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
@@ -364,6 +365,7 @@ def test_model_page_lists_the_metric_catalogue(seeded: Seeded, browser: Browser)
     catalogue = seeded.api.get("/v1/models/shop/metric-catalogue").json()
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/shop")
+        page.wait_for_selector("#catalogue-table")  # drawn after the page, when it arrives
         shown = {}
         for row in page.locator("#catalogue-table tbody tr").all():
             key = f'#catalogue-table tr[data-metric="{row.get_attribute("data-metric")}"]'

@@ -32,6 +32,17 @@
     return [strip, legend];
   }
 
+  // The catalogue is drawn when it arrives, without holding the page back (it is not needed to
+  // read the charts); a placeholder keeps its place, and a page left meanwhile is not touched.
+  function showCatalogue(pending) {
+    const slot = h("section", { id: "catalogue-pending" }, h("p", { class: "how" }, "Loading the metric catalogue…"));
+    app.append(slot);
+    pending.then(
+      (catalogue) => slot.replaceWith(ui.catalogueSection(catalogue)),
+      (error) => slot.replaceChildren(h("p", { class: "error", role: "alert" }, `metric catalogue: ${error.message || error}`)),
+    );
+  }
+
   async function modelPage(name, params) {
     const segment = params.get("segment") || "all";
     const base = `/v1/models/${enc(name)}`;
@@ -164,7 +175,7 @@
       ],
     });
     document.body.dataset.chartMs = (performance.now() - started).toFixed(1);
-    if (catalogue) app.append(ui.catalogueSection(await catalogue));
+    if (catalogue) showCatalogue(catalogue);
   }
 
   ui.pages.model = modelPage;
