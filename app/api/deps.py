@@ -31,8 +31,10 @@ def db_session(request: Request) -> Iterator[Session]:
     failed commit becomes an error response instead of a 201 for data that was never stored.
     """
     factory: sessionmaker[Session] = request.app.state.session_factory
-    # GET and HEAD only read (HTTP's safe methods), so they need no write lock.
-    options = {READ_ONLY: True} if request.method in ("GET", "HEAD") else {}
+    # GET and HEAD only read (HTTP's safe methods), and so does a route that needs only the
+    # read scope (what-if is a POST for its body): none of them needs a write lock.
+    reads = request.method in ("GET", "HEAD") or scope_of(request) == "read"
+    options = {READ_ONLY: True} if reads else {}
     with factory(execution_options=options) as session, session.begin():
         yield session
 

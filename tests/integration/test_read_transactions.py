@@ -1,4 +1,5 @@
-"""Reads take no write lock on SQLite: GET and HEAD requests begin deferred and read-only, so
+"""Reads take no write lock on SQLite: GET and HEAD requests, and routes that need only the read
+scope, begin deferred and read-only, so
 they run beside each other and beside a writer (a page's parallel requests used to queue on
 BEGIN IMMEDIATE), and a write slipped into a read fails at once instead of racing for the lock.
 """
@@ -40,12 +41,14 @@ def test_a_read_answers_while_a_writer_holds_the_lock(
             connection.exec_driver_sql("BEGIN IMMEDIATE")  # what every write transaction takes
             started = time.monotonic()
             response = client.get("/v1/models", headers=headers)
+            what_if = client.post("/v1/models/nobody/whatif", json={}, headers=headers)
             elapsed = time.monotonic() - started
             connection.rollback()
     finally:
         writer.dispose()
     assert response.status_code == 200, response.text
-    assert elapsed < 1.0  # it did not wait out the 2 s busy timeout
+    assert what_if.status_code == 404, what_if.text  # a read-scope POST: read, found nothing
+    assert elapsed < 1.0  # neither waited out the 2 s busy timeout
 
 
 def test_a_write_inside_a_read_transaction_fails_at_once(
