@@ -29,7 +29,7 @@ import io
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -159,21 +159,22 @@ def row_body(batch: Batch) -> bytes:
     return orjson.dumps({"batch_id": batch.batch_id, "rows": rows})
 
 
+CSV_HEADER = ["id", "timestamp", "score", "label", "segment"]
+
+
+def csv_rows(batch: Batch) -> Iterator[tuple[object, ...]]:
+    """A batch's rows as the CSV format has them (an empty label field for no label)."""
+    labels = ["" if label is None else label for label in batch.labels]
+    return zip(
+        batch.ids, batch.timestamps(), batch.scores.tolist(), labels, batch.segments, strict=True
+    )
+
+
 def csv_body(batch: Batch) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["id", "timestamp", "score", "label", "segment"])
-    labels = ["" if label is None else label for label in batch.labels]
-    writer.writerows(
-        zip(
-            batch.ids,
-            batch.timestamps(),
-            batch.scores.tolist(),
-            labels,
-            batch.segments,
-            strict=True,
-        )
-    )
+    writer.writerow(CSV_HEADER)
+    writer.writerows(csv_rows(batch))
     return out.getvalue().encode()
 
 

@@ -26,9 +26,11 @@ import httpx
 from app.client import CalmonClient
 from app.client.files import PredictionFile
 from bench.ingest import (
+    CSV_HEADER,
     MODEL,
     Batch,
     columnar_body,
+    csv_rows,
     make_batches,
     post_batch,
     prepare,
@@ -43,19 +45,9 @@ SEND = "calmon send (CSV file)"
 def write_csv(path: Path, batches: list[Batch]) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["id", "timestamp", "score", "label", "segment"])
+        writer.writerow(CSV_HEADER)
         for batch in batches:
-            labels = ["" if label is None else label for label in batch.labels]
-            writer.writerows(
-                zip(
-                    batch.ids,
-                    batch.timestamps(),
-                    batch.scores.tolist(),
-                    labels,
-                    batch.segments,
-                    strict=True,
-                )
-            )
+            writer.writerows(csv_rows(batch))
 
 
 def send_file(client: CalmonClient, path: Path, batch_rows: int) -> float:
