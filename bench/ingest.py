@@ -42,10 +42,10 @@ from sqlalchemy import Engine, text
 from app.client import CalmonClient
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
+from app.db.repositories.staged_rows import StagedRows
 from app.db.types import utcnow
 from app.ingest.body import parse_body
 from app.ingest.service import limits_from
-from app.ingest.staged import StagedRows
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate

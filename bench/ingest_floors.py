@@ -23,9 +23,9 @@ import psycopg
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.staged_rows import StagedRows
 from app.db.types import utcnow
-from app.ingest.repository import IngestRepository
-from app.ingest.staged import StagedRows
 
 ID_PATTERNS = ("sequential", "random")
 _COPY_COLUMNS = "model_id, prediction_id, window_start, ts, score, label, segment"

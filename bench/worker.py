@@ -47,6 +47,12 @@ from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueue
+from app.db.repositories.window_rows import (
+    RawBinaryLoader,
+    SegmentRows,
+    WindowRowsRepository,
+    parse_binary_array,
+)
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
 from app.metrics import ClassCounts, CurveSketch, ScoreCounts, evaluate, nowcast_window
@@ -54,12 +60,6 @@ from app.metrics.mixture import FloatArray, IntArray
 from app.settings import Settings
 from app.worker.compute import ComputeOptions, compute_claim
 from app.worker.judging import load_references
-from app.worker.rows import (
-    RawBinaryLoader,
-    SegmentRows,
-    parse_binary_array,
-    read_window,
-)
 from app.worker.scores import counted_parts, flagged, stored_edges
 from app.worker.series import recompute_series
 
@@ -265,7 +265,7 @@ def _array_floor(factory: sessionmaker[Session], model_id: int, pi0: float) -> N
 
 def _transfer_only(factory: sessionmaker[Session], model_id: int, start: datetime) -> None:
     with factory.begin() as session:
-        read_window(session, model_id, start)
+        WindowRowsRepository(session).read(model_id, start)
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:
     with factory() as session:
         edges = stored_edges(NowcastRepository(session), model_id)
         assert edges is not None, "the window did not cut the model's bins"
-        segments = read_window(session, model_id, FIRST)
+        segments = WindowRowsRepository(session).read(model_id, FIRST)
         estimates = []
         for row in WindowMetricsRepository(session).series(model_id):
             stored = session.get(WindowMetrics, (model_id, row.window_start, row.segment))

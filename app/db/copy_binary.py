@@ -1,26 +1,60 @@
-"""PostgreSQL binary COPY data built a column at a time with numpy.
+"""PostgreSQL binary COPY: the one helper that runs one, and the numpy encoder of its data.
 
-psycopg's ``write_row`` dumps values one row at a time, and a ``timestamptz`` only from a
-``datetime`` object: 100,000 of those per 50,000-row batch cost more than the COPY itself. Here
-every column is laid out in one vectorised pass (big-endian values, length words, the bytes of
-the texts scattered to their places), which is what lets the ingest COPY straight into
-predictions with no staging table and no per-row Python. The format is PostgreSQL's documented
-one (``COPY ... (FORMAT BINARY)``): a header, per row a field count and per field a length
-(-1 for NULL) and its bytes, then a trailer.
+:func:`copy_in` sends rows to ``COPY ... FROM STDIN (FORMAT BINARY)`` either as Python tuples
+(psycopg dumps each row in C once the column types are declared) or as a stream already encoded
+here. Every COPY of calmon (the ingest write and staging, the many-row writes of app.db.bulk)
+goes through it.
+
+The encoder exists because psycopg's ``write_row`` dumps values one row at a time, and a
+``timestamptz`` only from a ``datetime`` object: 100,000 of those per 50,000-row batch cost more
+than the COPY itself. Here every column is laid out in one vectorised pass (big-endian values,
+length words, the bytes of the texts scattered to their places), which is what lets the ingest
+COPY straight into predictions with no staging table and no per-row Python. The format is
+PostgreSQL's documented one (``COPY ... (FORMAT BINARY)``): a header, per row a field count and
+per field a length (-1 for NULL) and its bytes, then a trailer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 
 _HEADER: Final = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8  # signature, flags, no extension
 _TRAILER: Final = b"\xff\xff"
 # timestamptz is microseconds since 2000-01-01 00:00 UTC.
 POSTGRES_EPOCH_MICROS: Final = 946_684_800_000_000
+
+
+def copy_in(
+    connection: psycopg.Connection[Any] | psycopg.Cursor[Any],
+    target: str,
+    columns: Sequence[str],
+    rows: bytes | Iterable[Sequence[Any]],
+    *,
+    types: Sequence[str | int] = (),
+) -> None:
+    """One binary COPY of ``rows`` into ``columns`` of table ``target``.
+
+    ``rows`` is either a whole stream built by :func:`copy_data` (written as is) or row tuples,
+    dumped by psycopg as ``types`` (type names or oids, one per column) declare.
+    """
+    if isinstance(connection, psycopg.Connection):
+        with connection.cursor() as cursor:
+            copy_in(cursor, target, columns, rows, types=types)
+        return
+    statement = f"COPY {target} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+    with connection.copy(statement) as copy:
+        if isinstance(rows, bytes):
+            copy.write(rows)
+            return
+        copy.set_types(list(types))
+        for row in rows:
+            copy.write_row(row)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, text
 
 from app.db.migrate import current_revisions
 
-# The tables every batch writes (app.ingest.repository).
+# The tables every batch writes (app.db.repositories.ingest).
 _WRITTEN_TABLES = "predictions, batches, windows"
 
 

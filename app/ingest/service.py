@@ -16,14 +16,15 @@ import numpy.typing as npt
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.repositories.batches import BatchRepository
+from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.segments import SegmentRepository
+from app.db.repositories.staged_rows import StagedRows
 from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BatchConflictError, SegmentLimitError
 from app.ingest.parse import RawBatch
-from app.ingest.repository import IngestRepository
-from app.ingest.staged import StagedRows
 from app.ingest.timestamps import micros_to_datetime
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
@@ -90,10 +91,10 @@ def ingest_batch(
     )
     _check_retention(model, windows)
     content_hash = batch.content_hash()
-    repository = IngestRepository(session)
-    batch_pk = repository.claim_batch(model.id, batch.batch_id, content_hash, batch.rows)
+    batches = BatchRepository(session)
+    batch_pk = batches.claim(model.id, batch.batch_id, content_hash, batch.rows)
     if batch_pk is None:
-        stored_hash, response = repository.find_batch(model.id, batch.batch_id)
+        stored_hash, response = batches.find(model.id, batch.batch_id)
         if stored_hash != content_hash:
             raise BatchConflictError(
                 f"batch_id {batch.batch_id!r} was already used for different content; "
@@ -111,6 +112,7 @@ def ingest_batch(
         labels=batch.labels,
         segments=batch.segments,
     )
+    repository = IngestRepository(session)
     try:
         result = repository.write_rows(staged)
     except IntegrityError as error:
@@ -126,7 +128,7 @@ def ingest_batch(
         "rows_unchanged": result.unchanged,
         "windows_touched": [_iso(start) for start in touched],
     }
-    repository.finish_batch(batch_pk, result, response)
+    batches.finish(batch_pk, result.inserted, result.updated, response)
     return IngestOutcome(created=True, response=response)
 
 

@@ -32,6 +32,7 @@ from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueue
+from app.db.repositories.window_rows import SegmentRows, WindowRowsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import build_sketch
@@ -45,7 +46,7 @@ from app.services.retention import rows_dropped
 from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
 from app.worker.judging import ModelReferences, load_references, run_detector
 from app.worker.nowcasting import run_nowcasts
-from app.worker.rows import SegmentRows, read_window, window_parts
+from app.worker.rows import window_parts
 from app.worker.scores import (
     counted_parts,
     flagged,
@@ -107,7 +108,7 @@ def compute_claim(
     """Compute and store one claimed window; raises LeaseLostError if the lease was lost."""
     started = time.perf_counter()
     with session_factory.begin() as session:
-        model = session.get(MonitoredModel, claim.model_id)
+        model = ModelRepository(session).get(claim.model_id)
         if model is None:  # deleted meanwhile; its windows went with it
             raise LeaseLostError(f"model {claim.model_id} no longer exists")
         if rows_dropped(model.raw_kept_from, claim.window_start):
@@ -118,7 +119,7 @@ def compute_claim(
             return ComputeOutcome(
                 segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
             )
-        segments = read_window(session, claim.model_id, claim.window_start)
+        segments = WindowRowsRepository(session).read(claim.model_id, claim.window_start)
         current = WindowMetricsRepository(session).current_pi0(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)

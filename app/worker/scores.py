@@ -19,12 +19,13 @@ import numpy as np
 
 from app.db.metrics_tables import ScoreBins
 from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.window_rows import SegmentRows
 from app.db.types import utcnow
 from app.metrics import ScoreCounts, bin_edges
 from app.metrics.mixture import FloatArray, edges_from_bytes, edges_to_bytes
 from app.monitoring.nowcast import MIN_BIN_ROWS
 from app.worker.evaluation import Evaluated, SegmentInput
-from app.worker.rows import SegmentRows, window_parts
+from app.worker.rows import window_parts
 
 
 def stored_edges(repo: NowcastRepository, model_id: int) -> FloatArray | None:

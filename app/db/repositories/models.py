@@ -38,6 +38,10 @@ class ModelRepository:
             query = query.with_for_update()
         return self.session.scalar(query)
 
+    def get(self, model_id: int) -> MonitoredModel | None:
+        """The model with id ``model_id``, or None (no lock)."""
+        return self.session.get(MonitoredModel, model_id)
+
     def lock(self, model_id: int) -> MonitoredModel | None:
         """The model with id ``model_id``, its row locked FOR NO KEY UPDATE (see get_by_name)."""
         return self.session.scalar(

@@ -1,33 +1,50 @@
-"""All SQL of ingestion: batch ids, the bulk write of predictions, labels, dirty windows.
+"""SQL of ingestion: the bulk write of predictions, labels, dirty windows (batch records:
+app/db/repositories/batches.py).
 
 A batch of new ids is written in one step: on PostgreSQL one binary COPY straight into
-predictions (app/ingest/staged.py builds it), on SQLite one INSERT from a staging table. A batch
-with stored ids is staged into a temporary table and upserted with set-based statements that are
-the same on both backends; only the filling differs (binary COPY, or one ``executemany``).
-Everything runs in the caller's transaction, so a failure anywhere leaves nothing behind.
+predictions (app/db/repositories/staged_rows.py encodes it), on SQLite one INSERT from a staging
+table. A batch with stored ids is staged into a temporary table and upserted with set-based
+statements that are the same on both backends; only the filling differs (binary COPY, or one
+``executemany``). Everything runs in the caller's transaction, so a failure anywhere leaves
+nothing behind.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
 import psycopg
-from sqlalchemy import Connection, select, text, update
+from sqlalchemy import Connection, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.db.tables import Batch, Window
-from app.ingest.staged import StagedRows, predictions_copy_data, sqlite_datetimes
+from app.db.copy_binary import copy_in
+from app.db.driver import DriverConnection, driver_connection
+from app.db.repositories.staged_rows import (
+    PREDICTION_COLUMNS,
+    StagedRows,
+    predictions_copy_data,
+    sqlite_datetimes,
+)
+from app.db.tables import Window
 from app.ingest.timestamps import micros_to_datetime
 
 _STAGE: Final = "ingest_stage"
 _LABEL_STAGE: Final = "ingest_label_stage"
-_COPY_TYPES: Final = ["text", "int8", "int8", "float8", "int2", "text"]
-_COLUMNS: Final = "model_id, prediction_id, window_start, ts, score, label, segment"
+_STAGE_COLUMNS: Final = (
+    "prediction_id",
+    "ts_staged",
+    "window_staged",
+    "score",
+    "label",
+    "segment",
+)
+_STAGE_TYPES: Final = ("text", "int8", "int8", "float8", "int2", "text")
 
 
 @dataclass(frozen=True)
@@ -58,49 +75,15 @@ class IngestRepository:
         self.session = session
         self.connection: Connection = session.connection()
         self.is_postgres = self.connection.dialect.name == "postgresql"
+        self.driver: DriverConnection = driver_connection(session)
 
-    # -- batches ---------------------------------------------------------------------------
+    def _psycopg(self) -> psycopg.Connection[Any]:
+        assert isinstance(self.driver, psycopg.Connection)
+        return self.driver
 
-    def claim_batch(self, model_id: int, batch_id: str, content_hash: str, rows: int) -> int | None:
-        """Insert the batch record; None if this (model, batch_id) already exists.
-
-        On PostgreSQL a concurrent transaction holding the same key makes this wait for it to
-        end: if it commits we see the conflict (and then its stored response), if it rolls back
-        we get the key. SQLite has one writer at a time, so the same holds trivially.
-        """
-        dialect = postgresql if self.is_postgres else sqlite
-        statement = (
-            dialect.insert(Batch)
-            .values(
-                model_id=model_id,
-                batch_id=batch_id,
-                content_hash=content_hash,
-                row_count=rows,
-                inserted_rows=0,
-                updated_rows=0,
-                response={},
-            )
-            .on_conflict_do_nothing(index_elements=["model_id", "batch_id"])
-            .returning(Batch.id)
-        )
-        return self.session.execute(statement).scalar_one_or_none()
-
-    def find_batch(self, model_id: int, batch_id: str) -> tuple[str, dict[str, Any]]:
-        """The content hash and stored response of an existing batch."""
-        row = self.session.execute(
-            select(Batch.content_hash, Batch.response).where(
-                Batch.model_id == model_id, Batch.batch_id == batch_id
-            )
-        ).one()
-        return row.content_hash, row.response
-
-    def finish_batch(self, batch_pk: int, result: WriteResult, response: dict[str, Any]) -> None:
-        """Store the counts and the response a retry of this batch gets back."""
-        self.session.execute(
-            update(Batch)
-            .where(Batch.id == batch_pk)
-            .values(inserted_rows=result.inserted, updated_rows=result.updated, response=response)
-        )
+    def _sqlite3(self) -> sqlite3.Connection:
+        assert isinstance(self.driver, sqlite3.Connection)
+        return self.driver
 
     # -- predictions -----------------------------------------------------------------------
 
@@ -143,13 +126,7 @@ class IngestRepository:
         as they arrive, built by numpy (app.db.copy_binary). Byte order of the ids is the lock
         order every batch uses (see _id_order).
         """
-        data = predictions_copy_data(rows)
-        cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        with (
-            cursor,
-            cursor.copy(f"COPY predictions ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
-        ):
-            copy.write(data)
+        copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions_copy_data(rows))
 
     def _upsert(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
         """The write when some ids are stored: classify each staged row (new, changed,
@@ -228,19 +205,16 @@ class IngestRepository:
                 'prediction_id varchar(200) COLLATE "C", ts_staged bigint, window_staged bigint, '
                 "score double precision, label smallint, segment varchar(100)",
             )
-            cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-            with cursor.copy(f"COPY {_STAGE} FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(_COPY_TYPES)
-                for row in zip(
-                    rows.ids,
-                    rows.timestamps.tolist(),
-                    rows.windows.tolist(),
-                    rows.scores.tolist(),
-                    labels,
-                    rows.segments,
-                    strict=True,
-                ):
-                    copy.write_row(row)
+            staged = zip(
+                rows.ids,
+                rows.timestamps.tolist(),
+                rows.windows.tolist(),
+                rows.scores.tolist(),
+                labels,
+                rows.segments,
+                strict=True,
+            )
+            copy_in(self._psycopg(), _STAGE, _STAGE_COLUMNS, staged, types=_STAGE_TYPES)
             return
         self._create_stage(
             _STAGE,
@@ -256,9 +230,7 @@ class IngestRepository:
             rows.segments,
             strict=True,
         )
-        self.connection.connection.driver_connection.executemany(  # type: ignore[union-attr]
-            f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?)", values
-        )
+        self._sqlite3().executemany(f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?)", values)
 
     def _stage_instant(self, column: str) -> str:
         """SQL turning a staged instant into the stored one.
@@ -297,14 +269,16 @@ class IngestRepository:
             self._create_stage(
                 _LABEL_STAGE, 'prediction_id varchar(200) COLLATE "C", label smallint'
             )
-            cursor = self.connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-            with cursor.copy(f"COPY {_LABEL_STAGE} FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "int2"])
-                for row in zip(ids, labels, strict=True):
-                    copy.write_row(row)
+            copy_in(
+                self._psycopg(),
+                _LABEL_STAGE,
+                ("prediction_id", "label"),
+                zip(ids, labels, strict=True),
+                types=("text", "int2"),
+            )
         else:
             self._create_stage(_LABEL_STAGE, "prediction_id text, label integer")
-            self.connection.connection.driver_connection.executemany(  # type: ignore[union-attr]
+            self._sqlite3().executemany(
                 f"INSERT INTO {_LABEL_STAGE} VALUES (?, ?)", zip(ids, labels, strict=True)
             )
         params = {"model_id": model_id}

@@ -1,18 +1,30 @@
-"""A batch's validated rows as the repository writes them, and the binary COPY they become.
+"""A batch's validated rows as the ingest repository writes them, and the binary COPY they
+become.
 
-Kept apart from app/ingest/repository.py (the SQL): this is the pure-numpy preparation of the
+Kept apart from app/db/repositories/ingest.py (the SQL): this is the pure-numpy preparation of the
 rows, in the lock order every batch uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from app.db.copy_binary import Fixed, Texts, copy_data, timestamptz
+
+PREDICTION_COLUMNS: Final = (
+    "model_id",
+    "prediction_id",
+    "window_start",
+    "ts",
+    "score",
+    "label",
+    "segment",
+)
+"""The columns of :func:`predictions_copy_data`'s stream, in its order."""
 
 
 @dataclass(frozen=True)
