@@ -1,0 +1,173 @@
+"""The layering of docs/architecture.md, checked on the source (ast), so a new violation fails.
+
+Two rules:
+
+1. The lower layers (app.db, app.services, app.ingest, app.metrics, app.monitoring) never import
+   app.worker or app.api: arrows point down only.
+2. SQL lives in app/db, and only app/db/driver.py reaches the DB-API connection. Outside app/db
+   no module imports a SQL builder or a driver (sqlalchemy's ``select``, ``text``, ``insert``,
+   ``update``, ``delete``, ...; ``sqlalchemy.dialects``, ``sqlalchemy.sql``, ``psycopg``,
+   ``sqlite3``) nor calls ``execute``/``get``/``scalar(s)``/... on a session, connection or
+   cursor. Holding a ``Session`` and passing it to a repository is
+   fine (that is how a use case chooses its transaction), and so is ``session.flush()``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import app
+
+APP_DIR = Path(app.__file__).parent
+LOWER_LAYERS = ("app.db", "app.services", "app.ingest", "app.metrics", "app.monitoring")
+UPPER_LAYERS = ("app.worker", "app.api")
+SQL_HOME = "app.db"
+DRIVER_HOME = "app.db.driver"  # the one way to the DB-API connection
+SQL_MODULES = ("psycopg", "sqlite3", "sqlalchemy.dialects", "sqlalchemy.sql")
+SQL_NAMES = frozenset(
+    {
+        "select",
+        "text",
+        "insert",
+        "update",
+        "delete",
+        "func",
+        "and_",
+        "or_",
+        "case",
+        "exists",
+        "literal",
+        "literal_column",
+        "bindparam",
+        "union_all",
+    }
+)
+QUERY_METHODS = frozenset(
+    {"execute", "executemany", "exec_driver_sql", "get", "scalar", "scalars", "query"}
+)
+# What a query method is called on: a name (or attribute) saying it holds a database handle.
+HANDLE_WORDS = ("session", "connection", "cursor")
+
+
+def _within(module: str, packages: tuple[str, ...] | str) -> bool:
+    prefixes = (packages,) if isinstance(packages, str) else packages
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _imports(module: str, tree: ast.Module) -> list[tuple[int, list[str], list[str]]]:
+    """(line, modules, names) of every import: the modules it may load (``from app import
+    worker`` loads app or app.worker), the names it takes; relative imports resolved."""
+    out: list[tuple[int, list[str], list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, [alias.name], []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")[: -node.level]
+                base = ".".join([*package, base] if base else package)
+            names = [alias.name for alias in node.names]
+            out.append((node.lineno, [base, *(f"{base}.{name}" for name in names)], names))
+    return out
+
+
+def _handle_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call):  # session.connection().execute(...)
+        return _handle_name(node.func)
+    return None
+
+
+def violations(module: str, source: str) -> list[str]:
+    """The layering rules ``module`` (a dotted name under app) breaks, one line each."""
+    tree = ast.parse(source)
+    found: list[str] = []
+    for line, modules, names in _imports(module, tree):
+        upper = [m for m in modules if _within(m, UPPER_LAYERS)]
+        if _within(module, LOWER_LAYERS) and upper:
+            found.append(f"{module}:{line}: a lower layer imports {upper[0]}")
+        if _within(module, SQL_HOME):
+            continue
+        imported = modules[0]
+        if _within(imported, SQL_MODULES):
+            found.append(f"{module}:{line}: SQL outside app/db: imports {imported}")
+        elif imported == "sqlalchemy" and SQL_NAMES.intersection(names):
+            builders = ", ".join(sorted(SQL_NAMES.intersection(names)))
+            found.append(f"{module}:{line}: SQL outside app/db: imports sqlalchemy {builders}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "driver_connection"
+            and module != DRIVER_HOME
+        ):
+            found.append(f"{module}:{node.lineno}: driver connection reached outside {DRIVER_HOME}")
+    if _within(module, SQL_HOME):
+        return found
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        method, handle = node.func.attr, _handle_name(node.func.value)
+        if method in QUERY_METHODS and handle and any(w in handle.lower() for w in HANDLE_WORDS):
+            found.append(f"{module}:{node.lineno}: SQL outside app/db: {handle}.{method}()")
+    return found
+
+
+def _app_modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(APP_DIR.rglob("*.py")):
+        parts = path.relative_to(APP_DIR.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append((".".join(parts), path))
+    return out
+
+
+def test_the_app_keeps_its_layers() -> None:
+    modules = _app_modules()
+    assert len(modules) > 100  # the walk found the package, not an empty directory
+    found = [v for name, path in modules for v in violations(name, path.read_text())]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("app.services.x", "from app.worker.loop import run", "a lower layer imports app.worker"),
+        ("app.db.repositories.x", "import app.api.deps", "a lower layer imports app.api"),
+        ("app.ingest.x", "from app.api import deps", "a lower layer imports app.api"),
+        ("app.metrics.x", "from ..worker import loop", "a lower layer imports app.worker"),
+        ("app.monitoring.x", "from app import worker", "a lower layer imports app.worker"),
+        ("app.services.x", "from sqlalchemy import func, select", "imports sqlalchemy func"),
+        ("app.worker.x", "import psycopg", "imports psycopg"),
+        ("app.api.x", "from sqlalchemy.dialects import postgresql", "imports sqlalchemy.dia"),
+        ("app.worker.x", "model = session.get(Model, 1)", "session.get()"),
+        ("app.ingest.x", "self.session.execute(statement)", "session.execute()"),
+        ("app.services.x", "session.connection().exec_driver_sql('x')", "connection.exec"),
+        ("app.observability.x", "rows = db_session.scalars(query)", "db_session.scalars()"),
+        ("app.db.bulk", "raw = connection.connection.driver_connection", "driver connection"),
+    ],
+)
+def test_a_violation_is_caught(module: str, source: str, expected: str) -> None:
+    found = violations(module, source)
+    assert len(found) == 1, found
+    assert expected in found[0]
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("app.db.repositories.x", "from sqlalchemy import select\nsession.execute(select(1))"),
+        ("app.worker.x", "from sqlalchemy.orm import Session, sessionmaker"),
+        ("app.services.x", "from sqlalchemy.exc import IntegrityError\nsession.flush()"),
+        ("app.worker.x", "from app.services.models import get_model"),
+        ("app.api.x", "from app.worker.loop import run\nsettings.get('x')"),
+    ],
+)
+def test_allowed_code_passes(module: str, source: str) -> None:
+    assert violations(module, source) == []
