@@ -1,4 +1,4 @@
-"""Speed of the analyses endpoints for models with a year of daily windows, on PostgreSQL.
+"""Speed of the analyses endpoints for models with a year of daily windows (PostgreSQL, SQLite).
 
 Two models score the same generated traffic (a shadow deployment): W daily windows of R rows
 (default 365 x 10,000, fraud rate 1% +- 30% in a wave of about six weeks), negatives N(0, 1),
@@ -16,6 +16,7 @@ each cold (pooled-sketch cache emptied first: the 365 sketches are read and pool
 against the floor ``GET /metrics`` (the existing series endpoint, 365 points) in the same run.
 
     python -m bench.analyses --database-url postgresql+psycopg://postgres@127.0.0.1:5432/calmon_bench
+    python -m bench.analyses --database-url sqlite:////tmp/calmon-bench.sqlite3
 
 The database's calmon tables are emptied first (it must be a scratch database).
 """
@@ -23,6 +24,7 @@ The database's calmon tables are emptied first (it must be a scratch database).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -30,14 +32,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.app import create_app
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
-from app.db.tables import Window
+from app.db.tables import Prediction, Window
 from app.schemas.models import ModelCreate
 from app.services.models import create_model
 from app.services.periods import clear_pooled_cache
@@ -64,22 +67,61 @@ FROM generate_series(0, :windows - 1) AS w,
 
 def _reset(factory: sessionmaker[Session]) -> None:
     with factory.begin() as session:
-        session.execute(text("TRUNCATE models, predictions, windows RESTART IDENTITY CASCADE"))
+        if session.get_bind().dialect.name == "sqlite":
+            session.execute(text("PRAGMA defer_foreign_keys = ON"))
+            tables = session.scalars(
+                text(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'"
+                )
+            )
+            for table in list(tables):
+                session.execute(text(f'DELETE FROM "{table}"'))
+        else:
+            session.execute(text("TRUNCATE models, predictions, windows RESTART IDENTITY CASCADE"))
+
+
+def _insert_generated(session: Session, model_id: int, spread: float, args: Any) -> None:
+    """The same traffic drawn by numpy (SQLite has no generate_series or normal draws)."""
+    rng = np.random.default_rng(42)  # the same seed for both models: shadow traffic
+    for w in range(args.windows):
+        start = FIRST + timedelta(w)
+        labels = (rng.random(args.rows) < args.pi * (1 + 0.3 * math.sin(w / 7.0))).astype(int)
+        z = rng.standard_normal(args.rows)
+        scores = np.round(z * np.where(labels == 1, spread, 1.0) + 2.0 * labels, 4)
+        session.execute(
+            insert(Prediction),
+            [
+                {
+                    "model_id": model_id,
+                    "prediction_id": f"p{w}-{g + 1}",
+                    "window_start": start,
+                    "ts": start,
+                    "score": float(score),
+                    "label": int(label),
+                    "segment": "all",
+                }
+                for g, (score, label) in enumerate(zip(scores, labels, strict=True))
+            ],
+        )
 
 
 def _load(factory: sessionmaker[Session], name: str, spread: float, args: Any) -> None:
     with factory.begin() as session:
         model = create_model(session, ModelCreate(name=name, threshold=1.5, min_label_coverage=0.8))
-        session.execute(text("SELECT setseed(0.42)"))
-        params = {
-            "model": model.id,
-            "first": FIRST,
-            "windows": args.windows,
-            "rows": args.rows,
-            "pi": args.pi,
-            "spread": spread,
-        }
-        session.execute(text(_GENERATE), params)
+        if session.get_bind().dialect.name == "sqlite":
+            _insert_generated(session, model.id, spread, args)
+        else:
+            session.execute(text("SELECT setseed(0.42)"))
+            params = {
+                "model": model.id,
+                "first": FIRST,
+                "windows": args.windows,
+                "rows": args.rows,
+                "pi": args.pi,
+                "spread": spread,
+            }
+            session.execute(text(_GENERATE), params)
         for w in range(args.windows):
             session.add(
                 Window(model_id=model.id, window_start=FIRST + timedelta(w), dirty_version=1)
@@ -111,20 +153,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--pi", type=float, default=0.01)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--keep", action="store_true", help="leave the models and windows in the database"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="time the models a previous --keep run left (no load, no worker)",
+    )
     args = parser.parse_args(argv)
     settings = Settings(database_url=args.database_url, auth_disabled=True)
-    if settings.is_sqlite:
-        parser.error("the analyses benchmark measures PostgreSQL")
     upgrade(args.database_url)
     engine = create_db_engine(settings)
     factory = create_session_factory(engine)
+    computed = 0.0
     try:
-        _reset(factory)
-        _load(factory, "champion", 1.0, args)
-        _load(factory, "challenger", 0.6, args)
-        started = time.perf_counter()
-        Worker(factory, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
-        computed = time.perf_counter() - started
+        if not args.reuse:
+            _reset(factory)
+            _load(factory, "champion", 1.0, args)
+            _load(factory, "challenger", 0.6, args)
+            started = time.perf_counter()
+            Worker(factory, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
+            computed = time.perf_counter() - started
         with TestClient(create_app(settings)) as client:
             base = "/v1/models/champion"
             trajectory = {"points": [[t, 0.01 * 1.05**t] for t in range(30)]}
@@ -152,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             summary = _ok(client.get(f"{base}/compare", params={"challenger": "challenger"}))
             period = _ok(client.post(f"{base}/whatif", json={"intervals": False}))["period"]
     finally:
-        _reset(factory)
+        if not args.keep:
+            _reset(factory)
         engine.dispose()
     floor = statistics.median(next(r for label, mode, r in rows if mode == "warm"))
     print(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.polynomial import Chebyshev
 
+from app.metrics._rank_inversion import matrix_times
 from app.metrics._validation import FloatArray
 
 _NODES = 32
@@ -54,7 +55,7 @@ class ApOfPrior:
             z = x[start : start + _CHUNK, None] - self._locations[None, :]
             e = np.exp(-np.abs(z))
             sigmoid = np.where(z >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
-            out[start : start + _CHUNK] = self.at_zero + sigmoid @ self._weights
+            out[start : start + _CHUNK] = self.at_zero + matrix_times(sigmoid, self._weights)
         return out
 
     def __call__(self, pis: FloatArray) -> FloatArray:

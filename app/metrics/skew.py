@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from app.metrics._dilog import dilog
 from app.metrics._quadrature import integrate
-from app.metrics._rank_inversion import average_precision_at_skew, rank_inversion_skews
+from app.metrics._rank_inversion import average_precision_at_skew, rank_inversion_skews, step_sum
 from app.metrics._roc_input import FloatArray, RocCurve, rates, roc_curve
 
 __all__ = [
@@ -269,7 +269,7 @@ def integrated_auc_pr(
     """
     recall, precision = integrated_pr_curve(curve, pi_lo, pi_hi, weight)
     steps = np.diff(recall, prepend=0.0)
-    return float(np.dot(steps, precision))
+    return step_sum(steps, precision)
 
 
 def min_integrated_auc(pi_lo: float, pi_hi: float) -> float:

@@ -10,7 +10,8 @@ can be re-expressed at any fraud rate pi, at no cost beyond one evaluation:
   at the threshold (eq. 7), the area under the integrated P-R curve with the minimum achievable
   area and the normalised area (eq. 20, 21);
 - ``along_trajectory``: along a fraud-rate trajectory pi(t) given as points (temporal
-  precision, eq. 4), interpolated linearly or log-linearly ("fraud doubles every month").
+  precision, eq. 4), interpolated linearly or log-linearly ("fraud doubles every month");
+  ``trajectory_intervals`` adds their bootstrap intervals.
 
 Undefined values are ``None`` with a reason, as everywhere in the kernel.
 """
@@ -27,7 +28,8 @@ import numpy.typing as npt
 
 from app.metrics._ap_interpolant import ApOfPrior
 from app.metrics._quadrature import integrate
-from app.metrics._replicates import Interval, Resampled, percentile_interval, range_nodes
+from app.metrics._rank_inversion import step_sum
+from app.metrics._replicates import Interval, Resampled, range_nodes, trajectory_nodes
 from app.metrics._validation import FloatArray
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import EvaluationResult, evaluate_sketch
@@ -74,7 +76,7 @@ class Operating:
 
     def area(self, precisions: FloatArray) -> float:
         """sklearn's step sum of per-point precisions over the curve's recall steps."""
-        return float(np.dot(np.diff(self.curve_tpr, prepend=0.0), precisions))
+        return step_sum(np.diff(self.curve_tpr, prepend=0.0), precisions)
 
 
 @dataclass(frozen=True)
@@ -175,21 +177,12 @@ def range_intervals(
     if quadrature is None or not (quadrature[0][0] > 0.0 and quadrature[0][-1] < 1.0):
         return None, None
     resampled = Resampled(sketch, np.random.default_rng(seed), replicates)
-    out: list[Interval | None] = []
-    for metric, centre in (
-        ("precision", analysis.precision),
-        ("average_precision", analysis.average_precision),
-    ):
-        if centre is None:
-            out.append(None)
-            continue
-        spread = np.zeros(replicates)
-        merged = 0.0
-        for p, weight_at in zip(*quadrature, strict=True):
-            spread += weight_at * resampled.replicate_values(metric, p)
-            merged += weight_at * resampled.merged_value(metric, p)
-        out.append(percentile_interval(spread, centre - merged, level))
-    return out[0], out[1]
+    centres = {
+        "precision": analysis.precision,
+        "average_precision": analysis.average_precision,
+    }
+    out = resampled.mean_intervals(*quadrature, centres, level)
+    return out["precision"], out["average_precision"]
 
 
 @dataclass(frozen=True)
@@ -281,3 +274,30 @@ def _temporal_ap(
     times = [float(t) for t, _ in points]
     total = sum(float(integrate(integrand, a, b)[0]) for a, b in itertools.pairwise(times))
     return total / (times[-1] - times[0])
+
+
+def trajectory_intervals(
+    sketch: CurveSketch,
+    analysis: TrajectoryAnalysis,
+    points: Sequence[tuple[float, float]],
+    *,
+    seed: int = 0,
+    replicates: int = 1000,
+    level: float = 0.95,
+) -> tuple[Interval | None, Interval | None]:
+    """Bootstrap intervals of ``analysis``'s temporal precision and temporal AP.
+
+    Each replicate's means over time are taken on the 16 priors of
+    :func:`app.metrics._replicates.trajectory_nodes`; the percentiles are shifted by exact minus
+    merged value, so the centres are ``analysis``'s exact values. None where the value is
+    undefined.
+    """
+    pi_of_t = trajectory_function(points, analysis.interpolation)
+    times = np.array([t for t, _ in points], dtype=np.float64)
+    resampled = Resampled(sketch, np.random.default_rng(seed), replicates)
+    centres = {
+        "precision": analysis.precision,
+        "average_precision": analysis.average_precision,
+    }
+    out = resampled.mean_intervals(*trajectory_nodes(times, pi_of_t), centres, level)
+    return out["precision"], out["average_precision"]

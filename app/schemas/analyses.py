@@ -221,7 +221,13 @@ class TrajectoryOut(ResponseModel):
     t_end: float
     interpolation: Literal["linear", "log"]
     precision: float | None = Field(description="Temporal precision at the threshold.")
+    precision_ci: Interval | None = Field(
+        default=None, description="Bootstrap interval of the temporal precision."
+    )
     average_precision: float = Field(description="The mean of AP(pi(t)) over the span.")
+    average_precision_ci: Interval | None = Field(
+        default=None, description="Bootstrap interval of the temporal AP."
+    )
     reason: str | None
 
 
@@ -305,6 +311,16 @@ class SidePoint(ResponseModel):
     champion: ValueOut
     challenger: ValueOut
     difference: float | None = Field(description="challenger - champion, same pi0.")
+    difference_ci: Interval | None = Field(
+        default=None,
+        description=(
+            "95% interval of the difference from both windows' bootstrap intervals (MOVER); "
+            "null where either has none."
+        ),
+    )
+    decided: bool | None = Field(
+        default=None, description="Whether difference_ci excludes 0 (null without an interval)."
+    )
 
 
 class CompareOut(ResponseModel):

@@ -11,7 +11,11 @@ from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import WindowMetricValue
 from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
-from app.metrics.compare import Difference, compare_average_precision
+from app.metrics.compare import (
+    Difference,
+    compare_average_precision,
+    window_difference_interval,
+)
 from app.metrics.skew import average_precision_at_skew, rank_inversion_skews
 from app.schemas.analyses import (
     CompareOut,
@@ -161,14 +165,19 @@ def _sides(session: Session, period: Period, metric: str) -> dict[datetime, _Sid
 def _side_series(
     champion: dict[datetime, _Side], challenger: dict[datetime, _Side]
 ) -> list[SidePoint]:
-    """Both models' calibrated values per window; their difference where both are at one pi0."""
+    """Both models' calibrated values per window; their difference (with an interval) where
+    both are at one pi0."""
     out = []
     for start in sorted(set(champion) | set(challenger)):
         a, b = champion.get(start), challenger.get(start)
         difference = None
+        difference_ci = None
         if a is not None and b is not None and a.window.pi0 == b.window.pi0:
-            va, vb = a.out().value, b.out().value
-            difference = vb - va if va is not None and vb is not None else None
+            va, vb = a.out(), b.out()
+            if va.value is not None and vb.value is not None:
+                difference = vb.value - va.value
+                if va.ci is not None and vb.ci is not None:
+                    difference_ci = window_difference_interval(va.value, va.ci, vb.value, vb.ci)
         either = a if a is not None else b
         assert either is not None
         missing = ValueOut(value=None, reason="no mature window")
@@ -179,6 +188,12 @@ def _side_series(
                 champion=a.out() if a is not None else missing,
                 challenger=b.out() if b is not None else missing,
                 difference=difference,
+                difference_ci=difference_ci,
+                decided=(
+                    difference_ci[0] > 0.0 or difference_ci[1] < 0.0
+                    if difference_ci is not None
+                    else None
+                ),
             )
         )
     return out

@@ -7,7 +7,13 @@ from sqlalchemy.orm import Session
 from app.errors import PayloadValidationError
 from app.metrics import InvalidInputError, bootstrap
 from app.metrics.registry import METRICS
-from app.metrics.whatif import along_trajectory, at_prior, over_range, range_intervals
+from app.metrics.whatif import (
+    along_trajectory,
+    at_prior,
+    over_range,
+    range_intervals,
+    trajectory_intervals,
+)
 from app.schemas.analyses import (
     PeriodOut,
     PriorOut,
@@ -112,18 +118,29 @@ def range_out(period: Period, request: RangeIn, *, intervals: bool, replicates: 
     )
 
 
-def trajectory_out(period: Period, request: TrajectoryIn) -> TrajectoryOut:
-    """Temporal precision and AP along the requested trajectory."""
+def trajectory_out(
+    period: Period, request: TrajectoryIn, *, intervals: bool, replicates: int
+) -> TrajectoryOut:
+    """Temporal precision and AP along the requested trajectory, with bootstrap intervals."""
     try:
         analysis = along_trajectory(period.sketch, request.points, request.interpolation)
     except InvalidInputError as exc:
         raise _invalid("trajectory", exc) from exc
+    precision_ci, area_ci = (
+        trajectory_intervals(
+            period.sketch, analysis, request.points, seed=BOOTSTRAP_SEED, replicates=replicates
+        )
+        if intervals
+        else (None, None)
+    )
     return TrajectoryOut(
         t_start=analysis.t_start,
         t_end=analysis.t_end,
         interpolation=analysis.interpolation,
         precision=analysis.precision,
+        precision_ci=precision_ci,
         average_precision=analysis.average_precision,
+        average_precision_ci=area_ci,
         reason=analysis.reason,
     )
 
@@ -150,6 +167,13 @@ def what_if(session: Session, name: str, request: WhatIfRequest) -> WhatIfOut:
             else None
         ),
         trajectory=(
-            trajectory_out(period, request.trajectory) if request.trajectory is not None else None
+            trajectory_out(
+                period,
+                request.trajectory,
+                intervals=request.intervals,
+                replicates=request.replicates,
+            )
+            if request.trajectory is not None
+            else None
         ),
     )
