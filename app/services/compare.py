@@ -9,8 +9,11 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.db.metrics_tables import WindowMetricValue
-from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
+from app.db.repositories.window_metrics import (
+    CalibratedValue,
+    PeriodWindow,
+    WindowMetricsRepository,
+)
 from app.metrics.compare import (
     Difference,
     compare_average_precision,
@@ -138,7 +141,7 @@ class _Side:
     """One model's stored window in the side-by-side series."""
 
     window: PeriodWindow
-    value: WindowMetricValue | None
+    value: CalibratedValue | None
 
     def out(self) -> ValueOut:
         v = self.value
@@ -153,11 +156,11 @@ class _Side:
 
 
 def _sides(session: Session, period: Period, metric: str) -> dict[datetime, _Side]:
-    starts = [w.window_start for w in period.windows]
     repository = WindowMetricsRepository(session)
+    first, last = period.windows[0].window_start, period.windows[-1].window_start
     values = {
         v.window_start: v
-        for v in repository.metric_values(period.model.id, period.segment, metric, starts)
+        for v in repository.calibrated_values(period.model.id, period.segment, metric, first, last)
     }
     return {w.window_start: _Side(w, values.get(w.window_start)) for w in period.windows}
 

@@ -118,6 +118,13 @@ def test_binormal_shadow_traffic_flips_match_a_dense_scan(
         assert point["difference"] == pytest.approx(
             point["challenger"]["value"] - point["champion"]["value"], abs=1e-15
         )
+        # MOVER from the two stored intervals: around the difference, wider than either.
+        low, high = point["difference_ci"]
+        assert low < point["difference"] < high
+        for side in ("champion", "challenger"):
+            side_low, side_high = point[side]["ci"]
+            assert high - low > side_high - side_low
+        assert point["decided"] == (low > 0 or high < 0)
     assert "leads" in out["summary"]
 
 

@@ -175,6 +175,17 @@ def test_what_if_at_a_windows_own_pi_is_its_regular_metrics_and_at_pi0_its_calib
     assert still["trajectory"]["average_precision"] == pytest.approx(
         metrics["average_precision"]["value"], abs=1e-12
     )
+    # Its intervals are the bootstrap's at that rate, from draws of their own: about as wide.
+    for name in ("precision", "average_precision"):
+        low, high = still["trajectory"][f"{name}_ci"]
+        assert low < still["trajectory"][name] < high
+        prior_low, prior_high = metrics[name]["ci"]
+        assert high - low == pytest.approx(prior_high - prior_low, rel=0.25)
+    bare = _what_if(
+        client, read, "drift", trajectory={"points": [[0, 0.03], [30, 0.03]]}, intervals=False
+    )
+    assert bare["trajectory"]["precision_ci"] is None
+    assert bare["trajectory"]["average_precision_ci"] is None
 
 
 @pytest.mark.parametrize(

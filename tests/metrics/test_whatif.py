@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal
 
@@ -10,8 +11,9 @@ import pytest
 from scipy.integrate import quad
 
 from app.metrics import CurveSketch, InvalidInputError, build_sketch, evaluate_sketch
+from app.metrics._replicates import trajectory_nodes
 from app.metrics.catalogue import reference_sensitivities, registry_sensitivities
-from app.metrics.compare import compare_average_precision
+from app.metrics.compare import compare_average_precision, window_difference_interval
 from app.metrics.registry import METRIC_NAMES
 from app.metrics.sensitivity import contingency_grid, metric_surface
 from app.metrics.skew import average_precision_at_skew, temporal_precision
@@ -22,6 +24,7 @@ from app.metrics.whatif import (
     over_range,
     range_intervals,
     trajectory_function,
+    trajectory_intervals,
 )
 
 
@@ -175,3 +178,58 @@ def test_temporal_ap_equals_the_step_sum_of_every_points_temporal_precision(
     per_point = temporal_precision(tpr, fpr, lambda t: pi_of_t(t + start), end - start)
     definition = float(np.dot(np.diff(tpr, prepend=0.0), per_point))
     assert analysis.average_precision == pytest.approx(definition, abs=1e-10)
+
+
+def test_trajectory_intervals_hold_the_exact_means_and_narrow_with_more_data() -> None:
+    """The temporal precision's and AP's bootstrap intervals are around their exact values, for
+    a log trajectory and one reaching 0 and 1, and 4x the rows give a narrower interval."""
+    rising = [(0.0, 0.01), (10.0, 0.03), (30.0, 0.08)]
+    edges = [(0.0, 0.0), (5.0, 0.02), (6.0, 0.5), (9.0, 1.0), (12.0, 1.0)]
+    widths = []
+    for sketch in (_sketch(10, n=5000), _sketch(10, n=20_000)):
+        for points, interpolation in ((rising, "log"), (edges, "linear")):
+            analysis = along_trajectory(sketch, points, interpolation)  # type: ignore[arg-type]
+            precision, area = trajectory_intervals(sketch, analysis, points, replicates=400)
+            assert precision is not None
+            assert area is not None
+            assert analysis.precision is not None
+            assert precision[0] < analysis.precision < precision[1]
+            assert area[0] < analysis.average_precision < area[1]
+            width = area[1] - area[0]
+        widths.append(width)
+    assert widths[1] < widths[0]
+    nothing = _sketch(4, threshold=99.0)
+    analysis = along_trajectory(nothing, rising, "log")
+    flagged, anything = trajectory_intervals(nothing, analysis, rising, replicates=100)
+    assert flagged is None
+    assert anything is not None
+
+
+def test_trajectory_nodes_keep_the_time_spent_at_each_fraud_rate() -> None:
+    """16 priors whatever the number of points, weights summing to 1, and the time-weighted mean
+    log-odds of the trajectory kept exactly (each slice is read at its own mean log-odds)."""
+    points = [(float(t), 0.01 * 1.01**t) for t in range(200)]
+    pi_of_t = trajectory_function(points, "log")
+    times = np.array([t for t, _ in points])
+    nodes, weights = trajectory_nodes(times, pi_of_t)
+    assert nodes.size == 16
+    assert weights.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(np.diff(nodes) > 0.0)
+    logit = np.log(nodes / (1.0 - nodes))
+    pis = pi_of_t(np.linspace(0.0, 199.0, 200_001))
+    mean_logit = float(np.mean(np.log(pis) - np.log1p(-pis)))
+    assert float(np.dot(weights, logit)) == pytest.approx(mean_logit, abs=1e-6)
+    flat, flat_weights = trajectory_nodes(np.array([0.0, 30.0]), lambda t: np.full(t.shape, 0.02))
+    assert flat == pytest.approx(np.full(flat.size, 0.02), rel=1e-12)
+    assert flat_weights.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_window_difference_interval_is_movers_root_sum_of_half_widths() -> None:
+    """Symmetric intervals give d +- sqrt(h_a^2 + h_b^2); asymmetric ones take each model's half
+    on the side that moves the difference that way (Zou & Donner 2008)."""
+    low, high = window_difference_interval(0.30, (0.27, 0.33), 0.40, (0.36, 0.44))
+    assert low == pytest.approx(0.10 - 0.05, abs=1e-12)
+    assert high == pytest.approx(0.10 + 0.05, abs=1e-12)
+    low, high = window_difference_interval(0.30, (0.29, 0.36), 0.40, (0.32, 0.41))
+    assert low == pytest.approx(0.10 - math.hypot(0.08, 0.06), abs=1e-12)
+    assert high == pytest.approx(0.10 + math.hypot(0.01, 0.01), abs=1e-12)
