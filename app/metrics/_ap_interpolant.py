@@ -35,8 +35,12 @@ class ApOfPrior:
         self._weights = steps[keep][~perfect]
         self._locations = np.log(fpr[keep][~perfect]) - np.log(tpr[keep][~perfect])
         if self._locations.size:
-            lo = max(x_lo, float(self._locations.min()) - _TAIL)
-            hi = min(x_hi, float(self._locations.max()) + _TAIL)
+            # Both ends clamped into the steps' span, so priors all at 0 or all at 1 (logits of
+            # -inf or +inf at both ends) leave a finite, empty interval rather than inf - inf.
+            first = float(self._locations.min()) - _TAIL
+            last = float(self._locations.max()) + _TAIL
+            lo = min(max(x_lo, first), last)
+            hi = max(min(x_hi, last), first)
         else:
             lo = hi = 0.0
         self._lo, self._hi = lo, max(lo, hi)

@@ -233,3 +233,22 @@ def test_window_difference_interval_is_movers_root_sum_of_half_widths() -> None:
     low, high = window_difference_interval(0.30, (0.29, 0.36), 0.40, (0.32, 0.41))
     assert low == pytest.approx(0.10 - math.hypot(0.08, 0.06), abs=1e-12)
     assert high == pytest.approx(0.10 + math.hypot(0.01, 0.01), abs=1e-12)
+
+
+@pytest.mark.parametrize("pi", [0.0, 1.0])
+def test_a_trajectory_held_at_0_or_1_takes_the_limits(pi: float) -> None:
+    """pi(t) = 1 throughout (logits of +inf at both ends) used to make the AP interpolant's span
+    inf - inf (a 500 through the API); at 1 precision and AP are 1, at 0 AP is the curve's
+    FPR = 0 steps and precision 0, and the intervals are as narrow as float32 replicates allow."""
+    sketch = _sketch(11)
+    points = [(0.0, pi), (10.0, pi)]
+    analysis = along_trajectory(sketch, points, "linear")
+    tpr, fpr = sketch.roc_points()
+    steps = np.diff(tpr, prepend=0.0)
+    expected_ap = 1.0 if pi == 1.0 else float(steps[(fpr == 0.0) & (steps > 0.0)].sum())
+    assert analysis.average_precision == pytest.approx(expected_ap, abs=1e-12)
+    assert analysis.precision == pytest.approx(pi, abs=1e-12)
+    precision, area = trajectory_intervals(sketch, analysis, points, replicates=200)
+    assert precision is not None
+    assert area is not None
+    assert precision[1] - precision[0] < 1e-6
