@@ -116,10 +116,7 @@ def window_difference_interval(
     costs nothing; the stored intervals are the worker's bootstrap ones. For shadow traffic (the
     same rows) the errors are positively correlated and the interval errs on the wide side.
     """
-    low = (
-        challenger - champion - math.hypot(challenger - challenger_ci[0], champion_ci[1] - champion)
-    )
-    high = (
-        challenger - champion + math.hypot(challenger_ci[1] - challenger, champion - champion_ci[0])
-    )
-    return low, high
+    difference = challenger - champion
+    down = math.hypot(challenger - challenger_ci[0], champion_ci[1] - champion)
+    up = math.hypot(challenger_ci[1] - challenger, champion - champion_ci[0])
+    return difference - down, difference + up
