@@ -3,11 +3,16 @@
 Each body goes to a fresh server process (SQLite, default limits); the number is the growth of
 the process's peak resident memory (VmHWM) over its peak after a small warm-up batch, set against
 CALMON_MAX_BODY_BYTES (the decoded size limit). Run: ``python -m bench.body_memory``.
+
+``--concurrent 4 40`` then sends N copies of the costliest body at once to one fresh server
+(40 is the size of the server's thread pool): CALMON_MAX_CONCURRENT_INGEST (4) bounds how many
+are decoded and parsed at once, so the peak should stay near 4 times one body's.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import gzip
 import random
 import string
@@ -37,6 +42,11 @@ def _gzip_json(document: bytes) -> Body:
     return gzip.compress(document, compresslevel=6), headers
 
 
+def _gzip_csv(document: bytes) -> Body:
+    headers = {"Content-Type": "text/csv", "Content-Encoding": "gzip", "X-Batch-Id": "b"}
+    return gzip.compress(document, compresslevel=6), headers
+
+
 def many_rows() -> Body:
     """The issue's attack: 64 MiB of small, alike rows, gzip-compressed (~200 KB)."""
     row = b'{"id":"x","timestamp":1793000000,"score":0.5},'
@@ -62,22 +72,53 @@ def _text(rng: random.Random, length: int) -> str:
     return "".join(rng.choices(string.ascii_letters + string.digits, k=length))
 
 
-def long_strings() -> Body:
-    """The largest parse that passes every limit: just under 64 MiB of rows whose ids are long
-    random strings (incompressible enough for the ratio, few separators per byte)."""
+def _long_string_rows(prefix: str = "") -> bytes:
+    """Row JSON just under 64 MiB whose ids are long random strings (incompressible enough for
+    the ratio, few separators per byte), each starting with ``prefix``."""
     rng = random.Random(0)
     pool = [_text(rng, 4_000) for _ in range(64)]
     rows: list[dict[str, object]] = []
     size = 0
-    while size < LIMIT - 8_192:
+    while size < LIMIT - 16_384:
         row = {
-            "id": pool[len(rows) % 64] + str(len(rows)),
+            "id": prefix + pool[len(rows) % 64] + str(len(rows)),
             "timestamp": 1_793_000_000,
             "score": 0.5,
         }
         rows.append(row)
-        size += 4_060
-    return _gzip_json(orjson.dumps({"batch_id": "b", "rows": rows})[: LIMIT - 1] + b"]}")
+        size += len(orjson.dumps(row)) + 1
+    document = orjson.dumps({"batch_id": "b", "rows": rows})
+    assert len(document) < LIMIT
+    return document
+
+
+def long_strings() -> Body:
+    """The largest parse that passes every limit: row JSON of long ids, just under 64 MiB."""
+    return _gzip_json(_long_string_rows())
+
+
+def wide_strings() -> Body:
+    """The same with one emoji starting each id: Python then stores every character of the id
+    in 4 bytes (1 for ASCII), so the parsed strings weigh 4 times the body's bytes."""
+    return _gzip_json(_long_string_rows("\U0001f600"))
+
+
+def broken_json_with_nan() -> Body:
+    """Long strings holding the word NaN in a body that is not JSON (one byte too many at the
+    end): a failed parse of a body with NaN in it is parsed again to name the rows."""
+    document = _long_string_rows().replace(b"0.5", b"NaN", 1)
+    return _gzip_json(document + b"]")
+
+
+def tiny_rows() -> Body:
+    """Row JSON of as many tiny rows as the separator limit lets through (twice the row
+    limit): each becomes a dict before the row limit is checked."""
+    rng = random.Random(4)
+    count = (SEPARATORS_PER_ROW * 100_000) // 4 - 100  # 4 separators a row
+    rows = b",".join(
+        b'{"id":"%s","timestamp":1,"score":0}' % _text(rng, 6).encode() for _ in range(count)
+    )
+    return _gzip_json(b'{"batch_id":"b","rows":[' + rows + b"]}")
 
 
 def many_short_strings() -> Body:
@@ -90,6 +131,33 @@ def many_short_strings() -> Body:
     document = orjson.dumps({"batch_id": "b", "columns": {"id": ids}})
     assert len(document) < LIMIT
     return _gzip_json(document)
+
+
+def csv_short_fields() -> Body:
+    """Just under 64 MiB of CSV holding as many fields as the separator limit lets through."""
+    rng = random.Random(1)
+    lines = (SEPARATORS_PER_ROW * 100_000 - 100) // 4  # 3 commas and a line break per line
+    length = LIMIT // (lines * 4) - 2
+    pool = [_text(rng, length) for _ in range(1_000)]
+    body = "id,timestamp,score,segment\n" + "".join(
+        f"{pool[i % 1000]},{pool[(i + 1) % 1000]},{pool[(i + 2) % 1000]},{pool[(i + 3) % 1000]}\n"
+        for i in range(lines)
+    )
+    document = body.encode()
+    assert len(document) < LIMIT
+    return _gzip_csv(document)
+
+
+def csv_long_fields() -> Body:
+    """Just under 64 MiB of CSV lines with a long id (up to the csv module's field limit)."""
+    rng = random.Random(0)
+    pool = [_text(rng, 4_000) for _ in range(64)]
+    lines = ["id,timestamp,score\n"]
+    size = 0
+    while size < LIMIT - 16_384:
+        lines.append(f"{pool[len(lines) % 64]}{len(lines)},1793000000,0.5\n")
+        size += len(lines[-1])
+    return _gzip_csv("".join(lines).encode())
 
 
 def legit_batch() -> Body:
@@ -113,8 +181,13 @@ ATTACKS: dict[str, Callable[[], Body]] = {
     "many alike rows (issue)": many_rows,
     "160k empty gzip members": empty_members,
     "padding bomb": padding_bomb,
-    "long strings at 64 MiB": long_strings,
-    "strings at the separator limit": many_short_strings,
+    "row JSON, long strings at 64 MiB": long_strings,
+    "row JSON, tiny rows at the separator limit": tiny_rows,
+    "columnar JSON, strings at the separator limit": many_short_strings,
+    "CSV, long fields at 64 MiB": csv_long_fields,
+    "CSV, fields at the separator limit": csv_short_fields,
+    "broken JSON holding NaN, 64 MiB": broken_json_with_nan,
+    "row JSON, long strings with an emoji (4-byte chars)": wide_strings,
 }
 
 
@@ -125,8 +198,9 @@ def peak_kib(server: LiveServer) -> int:
     raise RuntimeError("no VmHWM")
 
 
-def measure(url: str, token: str, body: Body) -> tuple[int, float, float]:
-    """(status, peak growth in MiB, seconds) of one body on a fresh server."""
+def measure(url: str, token: str, body: Body, copies: int = 1) -> tuple[list[int], float, float]:
+    """(statuses, peak growth in MiB, seconds) of ``copies`` of one body sent at once to a
+    fresh server."""
     content, headers = body
     auth = {"Authorization": f"Bearer {token}"}
     with running_server(url) as server, httpx.Client(base_url=server.base_url, timeout=600) as http:
@@ -135,18 +209,37 @@ def measure(url: str, token: str, body: Body) -> tuple[int, float, float]:
         http.post(f"/v1/models/{MODEL}/batches", json=warm, headers=auth)
         before = peak_kib(server)
         started = time.perf_counter()
-        response = http.post(
-            f"/v1/models/{MODEL}/batches", content=content, headers={**auth, **headers}
-        )
+
+        def send(_: int) -> int:
+            with httpx.Client(base_url=server.base_url, timeout=600) as own:
+                return own.post(
+                    f"/v1/models/{MODEL}/batches", content=content, headers={**auth, **headers}
+                ).status_code
+
+        with concurrent.futures.ThreadPoolExecutor(copies) as pool:
+            statuses = sorted(pool.map(send, range(copies)))
         seconds = time.perf_counter() - started
         after = peak_kib(server)
         http.delete(f"/v1/models/{MODEL}", headers=auth)
-    return response.status_code, (after - before) / 1024, seconds
+    return statuses, (after - before) / 1024, seconds
+
+
+def _statuses(statuses: list[int]) -> str:
+    return ", ".join(
+        f"{statuses.count(s)}x {s}" if len(statuses) > 1 else str(s) for s in sorted(set(statuses))
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="substring of the attacks to run")
+    parser.add_argument(
+        "--concurrent",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also send this many copies of the costliest body at once (e.g. 4 40)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         url = f"sqlite:///{directory}/bench.sqlite3"
@@ -159,16 +252,37 @@ def main() -> None:
             f"| body | sent | status | peak growth | x decoded limit ({LIMIT // MIB} MiB) | time |"
         )
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        worst: tuple[float, str] = (0.0, "")
         for name, build in ATTACKS.items():
             if args.only and args.only not in name:
                 continue
             body = build()
-            status, growth, seconds = measure(url, token, body)
+            statuses, growth, seconds = measure(url, token, body)
+            worst = max(worst, (growth, name))
             print(
-                f"| {name} | {len(body[0]) / MIB:.2f} MiB | {status} | {growth:.0f} MiB | "
-                f"{growth * MIB / LIMIT:.2f} | {seconds:.2f} s |",
+                f"| {name} | {len(body[0]) / MIB:.2f} MiB | {_statuses(statuses)} | "
+                f"{growth:.0f} MiB | {growth * MIB / LIMIT:.2f} | {seconds:.2f} s |",
                 flush=True,
             )
+        if args.concurrent:
+            _concurrent_table(url, token, worst, args.concurrent)
+
+
+def _concurrent_table(url: str, token: str, single: tuple[float, str], counts: list[int]) -> None:
+    growth_one, name = single
+    body = ATTACKS[name]()
+    print(f"\n{name}, N copies at once (CALMON_MAX_CONCURRENT_INGEST=4):\n")
+    print(
+        f"| N | statuses | peak growth | x one body | x decoded limit ({LIMIT // MIB} MiB) | time |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: | ---: |")
+    for copies in counts:
+        statuses, growth, seconds = measure(url, token, body, copies)
+        print(
+            f"| {copies} | {_statuses(statuses)} | {growth:.0f} MiB | {growth / growth_one:.2f} | "
+            f"{growth * MIB / LIMIT:.2f} | {seconds:.2f} s |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
