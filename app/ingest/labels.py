@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-import orjson
-
 from app.ingest.body import Media
 from app.ingest.errors import BATCH_LEVEL, LabelsValidationError, RowError
-from app.ingest.nonfinite import non_finite_errors
+from app.ingest.json_body import InvalidJsonError, load_json
 from app.ingest.parse import csv_records
 from app.ingest.validate import MAX_ID_LENGTH
 from app.input_rules import NUL_MESSAGE, contains_nul
@@ -53,13 +51,12 @@ def parse_labels(body: bytes | bytearray, media: Media = "json") -> list[tuple[s
 
 def _json_entries(body: bytes | bytearray) -> list[object]:
     try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        non_finite = non_finite_errors(body, "labels")
-        if non_finite:
-            raise LabelsValidationError(non_finite) from None
+        document = load_json(body, "labels")
+    except InvalidJsonError as error:
+        if error.non_finite:
+            raise LabelsValidationError(error.non_finite) from None
         hint = " (a CSV feed needs Content-Type: text/csv)" if _looks_like_csv(body) else ""
-        raise _body_error(f"not valid JSON: {error}{hint}") from None
+        raise _body_error(f"not valid JSON: {error.reason}{hint}") from None
     entries = document.get("labels") if isinstance(document, dict) else document
     if not isinstance(entries, list) or not entries:
         raise _body_error('expected {"labels": [{"id": ..., "label": 0 or 1}, ...]}, non-empty')

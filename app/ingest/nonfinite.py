@@ -1,10 +1,12 @@
 """NaN and Infinity in a JSON body, named by row and field.
 
 JSON has no NaN or Infinity, but pandas' ``to_json`` and Python's ``json.dumps`` write them, so a
-body holding one is common. The fast parser (orjson) only says where in the text it stopped
-(``column 344665``); this module reads such a body again, with the standard library parser
+body holding one is common. The fast parser (msgspec) only says where in the text it stopped
+(``byte 344665``); this module reads such a body again, with the standard library parser
 told to mark those constants, and names every row and field that holds one. It runs only after
-the fast parse failed on a body containing one of the words.
+the fast parse failed on a body containing one of the words, and only on bodies up to
+``NAMED_UP_TO`` bytes: the second parse holds the body, its text and its objects at once
+(about 3.7 times the body), which past that size would make a broken body the costliest one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Final
 from app.ingest.errors import BATCH_LEVEL, RowError
 
 _WORDS: Final = (b"NaN", b"Infinity")
+NAMED_UP_TO: Final = 16 * 1024 * 1024
+"""Largest body whose NaN and Infinity are named by row (a 100,000-row pandas batch is ~10 MB)."""
 MESSAGE: Final = (
     "{word} is not valid JSON (JSON has no NaN or Infinity): send a finite number, "
     "or null where the value may be unknown"
@@ -34,10 +38,13 @@ def non_finite_errors(body: bytes | bytearray, entries_key: str) -> list[RowErro
     ``entries_key`` names the array of row objects: ``rows`` for a batch, ``labels`` for a label
     update (whose body may also be the bare array); a batch's ``columns`` are read too.
     """
-    if not any(word in body for word in _WORDS):
+    if len(body) > NAMED_UP_TO or not any(word in body for word in _WORDS):
         return []
     try:
-        document = json.loads(body, parse_constant=_NonFinite)
+        # Read as Latin-1: one byte per character whatever the body holds, so no string is
+        # widened to 2 or 4 bytes a character (UTF-8 text only matters inside strings, and
+        # here only field names, which are ASCII when they are valid, are shown).
+        document = json.loads(body.decode("latin-1"), parse_constant=_NonFinite)
     except (ValueError, RecursionError):  # broken in another way too: the fast parser's error
         return []
     entries = document.get(entries_key) if isinstance(document, dict) else document

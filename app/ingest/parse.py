@@ -14,11 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-import orjson
-
 from app.errors import PayloadValidationError
 from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
-from app.ingest.nonfinite import non_finite_errors
+from app.ingest.json_body import InvalidJsonError, load_json
 
 FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
 REQUIRED: Final = ("id", "timestamp", "score")
@@ -45,12 +43,11 @@ def parse_json(body: bytes | bytearray, batch_id: str | None = None) -> RawBatch
     ``batch_id`` (from a header or query parameter) is used when the body carries none.
     """
     try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        non_finite = non_finite_errors(body, "rows")
-        if non_finite:
-            raise BatchValidationError(non_finite) from None
-        raise _shape_error("body", f"not valid JSON: {error}") from None
+        document = load_json(body, "rows")
+    except InvalidJsonError as error:
+        if error.non_finite:
+            raise BatchValidationError(error.non_finite) from None
+        raise _shape_error("body", f"not valid JSON: {error.reason}") from None
     if not isinstance(document, dict):
         raise _shape_error("body", 'expected an object {"batch_id": ..., "rows": [...]}')
     unknown = set(document) - {"batch_id", "rows", "columns"}

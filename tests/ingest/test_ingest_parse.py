@@ -19,6 +19,7 @@ from app.ingest.errors import (
     UnsupportedMediaTypeError,
 )
 from app.ingest.labels import parse_labels
+from app.ingest.nonfinite import NAMED_UP_TO
 from app.ingest.parse import RawBatch, parse_csv, parse_json
 from app.ingest.timestamps import parse_timestamps
 from app.ingest.validate import NO_LABEL, Limits, ValidBatch, validate
@@ -239,3 +240,25 @@ def test_the_column_parse_is_exact_to_the_microsecond(instants: list[datetime]) 
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
     expected = [(t - epoch) // timedelta(microseconds=1) for t in instants]
     assert parse_timestamps([t.isoformat() for t in instants]).micros.tolist() == expected
+
+
+def test_nan_is_named_by_row_except_in_a_body_too_large_to_parse_twice() -> None:
+    row = b'{"id":"a","timestamp":1793000000,"score":NaN}'
+    small = b'{"batch_id":"b","rows":[' + row + b"]}"
+    with pytest.raises(BatchValidationError) as named:
+        parse_json(small)
+    assert [(d["row"], d["field"]) for d in named.value.details] == [(0, "score")]
+    padding = b" " * (NAMED_UP_TO - len(small) + 1)
+    with pytest.raises(BatchValidationError) as unnamed:
+        parse_json(small + padding)
+    assert "not valid JSON" in unnamed.value.details[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"batch_id": "b", "rows": [' * 5_000, b'{"batch_id": "b\xff", "rows": []}', b"[1e999]"],
+)
+def test_deep_non_utf8_or_out_of_range_json_is_a_422(body: bytes) -> None:
+    with pytest.raises(BatchValidationError) as refused:
+        parse_json(body)
+    assert "not valid JSON" in refused.value.details[0]["message"]

@@ -1,0 +1,45 @@
+"""A JSON body turned into Python objects, at the least memory a whole-body parse can cost.
+
+msgspec builds the objects straight from the bytes. orjson (used before) first builds a
+document of its own holding a copy of every string, then the objects, so that a body of long
+or many strings briefly existed three times (the bytes, the document, the objects): 3.8 times
+CALMON_MAX_BODY_BYTES for the worst body of bench.body_memory, 2.6 times with msgspec, which is
+also faster on an ordinary batch (measured in /work/notes/issue-16-memory.md).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from app.ingest.errors import RowError
+from app.ingest.nonfinite import non_finite_errors
+
+_DECODER: Final = msgspec.json.Decoder()
+
+
+class InvalidJsonError(ValueError):
+    """The body is not JSON: ``reason`` says where, ``non_finite`` names each NaN or Infinity
+    when those are what broke it."""
+
+    def __init__(self, reason: str, non_finite: list[RowError]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.non_finite = non_finite
+
+
+def load_json(body: bytes | bytearray, entries_key: str) -> object:
+    """The document ``body`` holds; InvalidJsonError if it is not JSON.
+
+    ``entries_key`` names the array of row objects, to name the rows holding NaN or Infinity.
+    """
+    try:
+        return _DECODER.decode(body)
+    except msgspec.DecodeError as error:  # ValidationError too: a number out of range
+        reason = str(error)
+    except UnicodeDecodeError as error:
+        reason = f"not UTF-8: {error}"
+    except RecursionError:
+        reason = "nested too deeply"
+    raise InvalidJsonError(reason, non_finite_errors(body, entries_key))
