@@ -11,11 +11,16 @@ hostile body stays near the byte limit however it was built:
 - rows: a row needs a few separators (JSON: commas and opening brackets; CSV: commas and line
   breaks). Counting them is a C-speed scan of each decoded chunk; more of them than
   ``max_rows`` rows can need means more rows than allowed, or a body that is not a batch, and is
-  refused before the parser turns it into millions of Python objects.
+  refused before the parser turns it into millions of Python objects;
+- wide text: Python stores a string in 1, 2 or 4 bytes a character, by its widest character, so
+  a few bytes of UTF-8 (one emoji in a long id) can make a string weigh 4 times its bytes. A
+  body holding a character beyond U+00FF may therefore be at most a half of ``max_bytes``, one
+  holding a character beyond U+FFFF a quarter (``TextWidth``).
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -31,6 +36,7 @@ _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS
 _CHUNK: Final = 256 * 1024  # compressed bytes fed to the decoder at a time
 _STEP: Final = 1024 * 1024  # decoded bytes produced per decompress call
 _RATIO_FLOOR: Final = 1024 * 1024  # small bodies may compress as well as they like
+_WIDEST_NARROWER: Final = {2: "U+00FF", 4: "U+FFFF"}
 
 SEPARATORS_PER_ROW: Final = 8
 """Separators a row may use: 5 to 6 in every format, 2 more for commas inside strings.
@@ -56,6 +62,33 @@ class BodyLimits:
     def max_separators(self) -> int:
         """Separators a body of ``max_rows`` rows may hold (plus the envelope's)."""
         return SEPARATORS_PER_ROW * self.max_rows + 64
+
+
+class TextWidth:
+    """The bytes a character of the body's text will take in Python (1, 2 or 4), found as the
+    body is decoded: UTF-8 lead bytes of characters past U+00FF or U+FFFF, and JSON escapes of
+    them (``\\u0100`` to ``\\uffff``, surrogate pairs). An escaped backslash followed by ``u``
+    may count as an escape: a body is only ever judged wider than it is, never narrower."""
+
+    _BEYOND_BMP: Final = re.compile(rb"[\xf0-\xf4]|\\u[dD][89abAB]")
+    _BEYOND_LATIN1: Final = re.compile(rb"[\xc4-\xef]|\\u(?:0[1-9a-fA-F]|[1-9a-fA-F])")
+    _OVERLAP: Final = 5  # an escape cut between two chunks is found in the next one
+
+    def __init__(self) -> None:
+        self.width = 1
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Widen ``width`` by what ``chunk`` holds."""
+        boundary = self._tail + chunk[: self._OVERLAP]
+        self._tail = chunk[-self._OVERLAP :]
+        for text in (boundary, chunk):
+            if self.width == 4 or (text.isascii() and b"\\u" not in text):
+                continue  # the common case, at C speed
+            if self._BEYOND_BMP.search(text):
+                self.width = 4
+            elif self.width == 1 and self._BEYOND_LATIN1.search(text):
+                self.width = 2
 
 
 class _SeparatorCount:
@@ -106,6 +139,7 @@ class BodyDecoder:
         self.gzip = encoding == "gzip"
         self.limits = limits
         self.count = _SeparatorCount(media, limits)
+        self.text_width = TextWidth()
         self.decoded = bytearray()
         self.received = 0
         self.members = 0
@@ -169,6 +203,15 @@ class BodyDecoder:
         if len(self.decoded) + len(data) > self.limits.max_bytes:
             raise _too_large(self.limits.max_bytes)
         self.count.feed(data)
+        self.text_width.feed(data)
+        width = self.text_width.width
+        if len(self.decoded) + len(data) > self.limits.max_bytes // width:
+            raise PayloadTooLargeError(
+                f"a body holding characters beyond {_WIDEST_NARROWER[width]} may be at most "
+                f"{self.limits.max_bytes // width} bytes, 1/{width} of CALMON_MAX_BODY_BYTES "
+                f"(each of its characters takes {width} bytes once parsed): split the batch",
+                extra={"max_bytes": self.limits.max_bytes // width},
+            )
         self.decoded += data
 
 

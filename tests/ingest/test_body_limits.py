@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from app.errors import PayloadTooLargeError
-from app.ingest.body import BodyLimits, decode_body
+from app.ingest.body import BodyDecoder, BodyLimits, decode_body
 from app.ingest.errors import UnsupportedMediaTypeError
 
 ROW = {"id": "a", "timestamp": "2026-11-02T10:00:00Z", "score": 0.9, "label": 1}
@@ -79,3 +79,47 @@ def test_garbage_after_a_member_is_not_gzip() -> None:
         decode_body(body, "gzip", LIMITS)
     with pytest.raises(UnsupportedMediaTypeError, match="truncated"):
         decode_body(gzip.compress(b"{}" * 1000)[:-20], "gzip", LIMITS)
+
+
+WIDE = BodyLimits(max_bytes=4_000, max_rows=1_000)
+
+
+def _document(text: str, size: int) -> bytes:
+    """Row JSON of ``size`` bytes whose first id is ``text``, the rest padding ids."""
+    head = orjson.dumps({"batch_id": "x", "rows": [{**ROW, "id": text}]})[:-2]
+    padding = b',{"id":"' + b"p" * (size - len(head) - 12) + b'"}]}'
+    return head + padding
+
+
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ("caf\u00e9", 1),  # Latin-1: one byte a character in Python
+        ("\u0100", 2),  # past U+00FF: two
+        ("\u6771\u4eac", 2),
+        ("\U0001f600", 4),  # past U+FFFF: four
+        ('"\\u0100"', 2),  # JSON escapes of them count the same
+        ('"\\ud83d\\ude00"', 4),
+    ],
+)
+def test_a_body_of_wide_characters_may_be_a_fraction_of_the_byte_limit(
+    text: str, width: int
+) -> None:
+    fits = _document(text, WIDE.max_bytes // width)
+    assert decode_body(fits, None, WIDE) == fits
+    if width > 1:
+        too_big = _document(text, WIDE.max_bytes // width + 1)
+        with pytest.raises(PayloadTooLargeError, match=f"1/{width} of CALMON_MAX_BODY_BYTES"):
+            decode_body(too_big, None, WIDE)
+
+
+def test_an_escape_cut_between_two_chunks_still_counts() -> None:
+    body = _document("\U0001f600", WIDE.max_bytes // 2).replace(
+        "\U0001f600".encode(), b"\\ud83d\\ude00"
+    )
+    start = body.index(b"\\ud83d")
+    for cut in range(start, start + 6):
+        decoder = BodyDecoder(None, WIDE, "json")
+        decoder.feed(body[:cut])  # the escape's first bytes, far under any limit
+        with pytest.raises(PayloadTooLargeError, match="1/4"):
+            decoder.feed(body[cut:])
