@@ -224,15 +224,21 @@ def decode_body(
     return decoder.finish()
 
 
-def parse_body(body: bytes | bytearray, content_type: str | None, batch_id: str | None) -> RawBatch:
+def parse_body(
+    body: bytes | bytearray,
+    content_type: str | None,
+    batch_id: str | None,
+    max_rows: int | None = None,
+) -> RawBatch:
     """Parse a batch in the format its Content-Type names.
 
     ``batch_id`` comes from the ``X-Batch-Id`` header or the ``batch_id`` query parameter;
-    CSV needs it, JSON may carry it in the body instead.
+    CSV needs it, JSON may carry it in the body instead. A CSV is refused at its line
+    ``max_rows + 1`` (JSON is parsed whole, then counted by the caller).
     """
     if media_type(content_type) == "json":
         return parse_json(body, batch_id)
-    return parse_csv(body, batch_id)
+    return parse_csv(body, batch_id, max_rows)
 
 
 def _too_large(max_bytes: int) -> PayloadTooLargeError:

@@ -8,7 +8,7 @@ from typing import Final
 from app.ingest.body import Media
 from app.ingest.errors import BATCH_LEVEL, LabelsValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
-from app.ingest.parse import csv_records
+from app.ingest.parse import read_csv
 from app.ingest.validate import MAX_ID_LENGTH
 from app.input_rules import NUL_MESSAGE, contains_nul
 
@@ -18,12 +18,15 @@ _LABEL_RULE: Final = "must be 0 or 1 (a label update cannot make a label unknown
 _CSV_LABELS: Final[dict[str, int]] = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
 
-def parse_labels(body: bytes | bytearray, media: Media = "json") -> list[tuple[str, int]]:
+def parse_labels(
+    body: bytes | bytearray, media: Media = "json", max_rows: int | None = None
+) -> list[tuple[str, int]]:
     """The (id, label) pairs of a label update; LabelsValidationError names each bad entry.
 
-    A label here is 0 or 1: a label update that says "unknown" would erase information.
+    A label here is 0 or 1: a label update that says "unknown" would erase information. A CSV
+    of more than ``max_rows`` lines is refused (413) before the lines past the limit are read.
     """
-    entries = _csv_entries(body) if media == "csv" else _json_entries(body)
+    entries = _csv_entries(body, max_rows) if media == "csv" else _json_entries(body)
     errors: list[RowError] = []
     pairs: list[tuple[str, int]] = []
     first_seen: dict[str, int] = {}
@@ -63,27 +66,23 @@ def _json_entries(body: bytes | bytearray) -> list[object]:
     return entries
 
 
-def _csv_entries(body: bytes | bytearray) -> list[object]:
+def _csv_entries(body: bytes | bytearray, max_rows: int | None) -> list[object]:
     """The data lines as {"id", "label"} entries (row 0 is the first line after the header)."""
-    records = csv_records(body, LabelsValidationError)
-    header = [name.strip().lower() for name in records[0]]
+    table = read_csv(body, LabelsValidationError, max_rows)
+    header = table.header
     for name in header:
         if name not in LABEL_COLUMNS:
             raise _body_error(f"unknown column {name!r}; a label CSV has the columns id, label")
     for name in LABEL_COLUMNS:
         if header.count(name) != 1:
             raise _body_error(f"the header must name the column {name!r} once (id, label)")
+    if table.wrong_width_count:
+        raise LabelsValidationError(table.wrong_width, table.wrong_width_count)
     id_at, label_at = header.index("id"), header.index("label")
     entries: list[object] = []
-    errors: list[RowError] = []
-    for row, record in enumerate(records[1:]):
-        if len(record) != len(header):
-            errors.append(RowError(row, "row", f"has {len(record)} fields, the header has 2"))
-            continue
+    for record in table.records:
         text = record[label_at].strip()
         entries.append({"id": record[id_at], "label": _CSV_LABELS.get(text, text)})
-    if errors:
-        raise LabelsValidationError(errors)
     if not entries:
         raise _body_error("the CSV has a header but no label lines")
     return entries

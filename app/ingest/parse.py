@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from app.errors import PayloadValidationError
-from app.ingest.errors import BATCH_LEVEL, BatchValidationError, RowError
+from app.errors import PayloadTooLargeError, PayloadValidationError
+from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
 
 FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
@@ -61,24 +61,21 @@ def parse_json(body: bytes | bytearray, batch_id: str | None = None) -> RawBatch
     return RawBatch(resolved_id, _columns_from_columns(document["columns"]))
 
 
-def parse_csv(body: bytes | bytearray, batch_id: str | None) -> RawBatch:
+def parse_csv(
+    body: bytes | bytearray, batch_id: str | None, max_rows: int | None = None
+) -> RawBatch:
     """Parse a CSV upload: a header naming the columns, then one line per row.
 
     Empty ``label`` means unknown, empty ``segment`` means ``all``. Row indexes in errors count
-    data lines from 0 (the header is not a row).
+    data lines from 0 (the header is not a row). More than ``max_rows`` lines is a 413 as soon
+    as the line after the last allowed one is read.
     """
-    records = csv_records(body, BatchValidationError)
-    header = [name.strip().lower() for name in records[0]]
+    table = read_csv(body, BatchValidationError, max_rows)
+    header = table.header
     _check_names(header, "column")
-    width = len(header)
-    data = records[1:]
-    if set(map(len, data)) - {width}:
-        errors = [
-            RowError(row, "row", f"has {len(record)} fields, the header has {width}")
-            for row, record in enumerate(data)
-            if len(record) != width
-        ]
-        raise BatchValidationError(errors)
+    if table.wrong_width_count:
+        raise BatchValidationError(table.wrong_width, table.wrong_width_count)
+    data = table.records
     n = len(data)
     transposed = zip(*data, strict=True) if n else ([] for _ in header)
     by_name = dict(zip(header, (list(column) for column in transposed), strict=True))
@@ -110,25 +107,63 @@ def _lines(body: bytes | bytearray) -> Iterator[str]:
         yield body[start:].decode(encoding)
 
 
-def csv_records(
-    body: bytes | bytearray, refusal: Callable[[list[RowError]], PayloadValidationError]
-) -> list[list[str]]:
-    """The non-empty records of a CSV body, the header first; a body that is not UTF-8, has no
-    header or holds a record the csv module cannot read is ``refusal`` (a 422)."""
+@dataclass(frozen=True)
+class CsvTable:
+    """A CSV body's header (names lower-cased) and its lines of as many fields as the header.
+
+    Lines of another width are only counted and the first ones named: a body of short lines
+    with many fields each must not cost more than the rows it may hold.
+    """
+
+    header: list[str]
+    records: list[list[str]]
+    wrong_width: list[RowError]
+    wrong_width_count: int
+
+
+def read_csv(
+    body: bytes | bytearray,
+    refusal: Callable[[list[RowError]], PayloadValidationError],
+    max_rows: int | None = None,
+) -> CsvTable:
+    """The non-empty records of a CSV body; a body that is not UTF-8, has no header or holds a
+    record the csv module cannot read is ``refusal`` (a 422), one of more than ``max_rows``
+    lines a PayloadTooLargeError (413), raised before the lines past the limit are read."""
+    header: list[str] | None = None
     records: list[list[str]] = []
+    wrong_width: list[RowError] = []
+    wrong_width_count = 0
+    row = -1  # data lines are counted from 0, the header is not one
     try:
         for record in csv.reader(_lines(body)):
-            if record:
+            if not record:
+                continue
+            if header is None:
+                header = [name.strip().lower() for name in record]
+                continue
+            row += 1
+            if max_rows is not None and row == max_rows:
+                raise PayloadTooLargeError(
+                    f"the CSV has more than {max_rows} lines; at most {max_rows} per request "
+                    f"(CALMON_MAX_ROWS_PER_REQUEST): split it into several batches",
+                    extra={"max_rows": max_rows},
+                )
+            if len(record) == len(header):
                 records.append(record)
+                continue
+            wrong_width_count += 1
+            if wrong_width_count <= MAX_REPORTED_ERRORS:
+                message = f"has {len(record)} fields, the header has {len(header)}"
+                wrong_width.append(RowError(row, "row", message))
     except UnicodeDecodeError as error:
         raise refusal([RowError(BATCH_LEVEL, "body", f"CSV must be UTF-8: {error}")]) from None
     except csv.Error as error:
-        # Counted like data rows (the header is not one): the record after the last one read.
-        row = len(records) - 1 if records else BATCH_LEVEL
-        raise refusal([RowError(row, "row", f"unreadable CSV: {error}")]) from None
-    if not records:
+        # Counted like data rows: the record after the last one read.
+        at = BATCH_LEVEL if header is None else row + 1
+        raise refusal([RowError(at, "row", f"unreadable CSV: {error}")]) from None
+    if header is None:
         raise refusal([RowError(BATCH_LEVEL, "body", "CSV has no header line")])
-    return records
+    return CsvTable(header, records, wrong_width, wrong_width_count)
 
 
 def _csv_floats(values: list[str]) -> list[object]:

@@ -262,3 +262,23 @@ def test_deep_non_utf8_or_out_of_range_json_is_a_422(body: bytes) -> None:
     with pytest.raises(BatchValidationError) as refused:
         parse_json(body)
     assert "not valid JSON" in refused.value.details[0]["message"]
+
+
+def test_a_csv_past_the_row_limit_is_refused_before_the_rest_is_read() -> None:
+    lines = b"id,timestamp,score\n" + b"a,2026-11-02T10:00:00Z,0.5\n" * 3
+    unreadable = b"\xff\n"  # would be a 422 if it were read
+    parse_csv(lines, "x", max_rows=3)
+    with pytest.raises(PayloadTooLargeError, match="more than 2 lines"):
+        parse_csv(lines + unreadable, "x", max_rows=2)
+    labels = b"id,label\n" + b"a,1\n" * 3 + unreadable
+    with pytest.raises(PayloadTooLargeError, match="CALMON_MAX_ROWS_PER_REQUEST"):
+        parse_labels(labels, "csv", max_rows=2)
+
+
+def test_csv_lines_of_the_wrong_width_are_all_counted_and_the_first_named() -> None:
+    body = b"id,timestamp,score\n" + b"a,b,c,d,e,f\n" * 50 + b"a,2026-11-02T10:00:00Z,0.5\n"
+    with pytest.raises(BatchValidationError) as refused:
+        parse_csv(body, "x")
+    assert refused.value.extra["error_count"] == 50
+    assert [d["row"] for d in refused.value.details] == list(range(20))
+    assert refused.value.details[0]["message"] == "has 6 fields, the header has 3"

@@ -199,7 +199,12 @@ def post_batch(
     ] = None,
 ) -> JSONResponse:
     """Store a batch of predictions (row JSON, columnar JSON or CSV; gzip accepted)."""
-    raw = parse_body(body, request.headers.get("content-type"), batch_id or x_batch_id)
+    raw = parse_body(
+        body,
+        request.headers.get("content-type"),
+        batch_id or x_batch_id,
+        settings.max_rows_per_request,
+    )
     body.clear()  # only the parsed columns are needed from here on: free the bytes now
     now = utcnow()
     with service_metrics(request).counting_batch(name, raw.rows):
@@ -229,7 +234,9 @@ def post_labels(
     """Set labels of known predictions by id; unknown ids are listed, not dropped."""
     now = utcnow()
     limits = service.limits_from(settings, now)
-    updates = parse_labels(body, labels_media(request.headers.get("content-type")))
+    updates = parse_labels(
+        body, labels_media(request.headers.get("content-type")), settings.max_rows_per_request
+    )
     body.clear()
     result = service.update_labels(session, name, updates, limits, now)
     return JSONResponse(result)
