@@ -34,6 +34,7 @@ from tests.support.server import LiveServer, running_server
 MIB = 1024 * 1024
 LIMIT = 64 * MIB  # the default CALMON_MAX_BODY_BYTES
 MODEL = "bench"
+FIELD_NAMES = ("id", "timestamp", "score", "label", "segment")
 Body = tuple[bytes, dict[str, str]]  # (bytes sent, headers)
 
 
@@ -134,18 +135,35 @@ def many_short_strings() -> Body:
 
 
 def csv_short_fields() -> Body:
-    """Just under 64 MiB of CSV holding as many fields as the separator limit lets through."""
+    """Just under 64 MiB of CSV: as many lines of 5 fields as the row limit allows (a line
+    past it is refused as it is read, so more fields need longer ones)."""
     rng = random.Random(1)
-    lines = (SEPARATORS_PER_ROW * 100_000 - 100) // 4  # 3 commas and a line break per line
-    length = LIMIT // (lines * 4) - 2
+    lines = 100_000
+    length = LIMIT // (lines * 5) - 2
     pool = [_text(rng, length) for _ in range(1_000)]
-    body = "id,timestamp,score,segment\n" + "".join(
-        f"{pool[i % 1000]},{pool[(i + 1) % 1000]},{pool[(i + 2) % 1000]},{pool[(i + 3) % 1000]}\n"
-        for i in range(lines)
+    body = "id,timestamp,score,label,segment\n" + "".join(
+        ",".join(pool[(i + k) % 1000] for k in range(5)) + "\n" for i in range(lines)
     )
     document = body.encode()
     assert len(document) < LIMIT
     return _gzip_csv(document)
+
+
+def string_rows() -> Body:
+    """Row JSON just under 64 MiB: rows of 5 string fields (6 separators a row), as many as
+    the separator limit lets through, the strings as long as the byte limit then allows."""
+    rng = random.Random(5)
+    count = (SEPARATORS_PER_ROW * 100_000) // 6 - 100
+    overhead = len(b'{"id":"","timestamp":"","score":"","label":"","segment":""},')
+    length = (LIMIT - 64) // count - overhead
+    pool = [_text(rng, length // 5) for _ in range(1_000)]
+    rows = [
+        dict(zip(FIELD_NAMES, (pool[(i + k) % 1000] for k in range(5)), strict=True))
+        for i in range(count)
+    ]
+    document = orjson.dumps({"batch_id": "b", "rows": rows})
+    assert len(document) < LIMIT
+    return _gzip_json(document)
 
 
 def csv_long_fields() -> Body:
@@ -183,9 +201,10 @@ ATTACKS: dict[str, Callable[[], Body]] = {
     "padding bomb": padding_bomb,
     "row JSON, long strings at 64 MiB": long_strings,
     "row JSON, tiny rows at the separator limit": tiny_rows,
+    "row JSON, 5 strings a row at the separator limit": string_rows,
     "columnar JSON, strings at the separator limit": many_short_strings,
     "CSV, long fields at 64 MiB": csv_long_fields,
-    "CSV, fields at the separator limit": csv_short_fields,
+    "CSV, 100k lines of 5 fields": csv_short_fields,
     "broken JSON holding NaN, 64 MiB": broken_json_with_nan,
     "row JSON, long strings with an emoji (4-byte chars)": wide_strings,
 }
