@@ -36,7 +36,9 @@ def load_json(body: bytes | bytearray, entries_key: str) -> object:
     """
     try:
         return _DECODER.decode(body)
-    except msgspec.DecodeError as error:  # ValidationError too: a number out of range
+    except msgspec.ValidationError:  # untyped, the only one is a number past a double's range
+        reason = "a number is out of range (too large for a double: it would be infinity)"
+    except msgspec.DecodeError as error:
         reason = str(error)
     except UnicodeDecodeError as error:
         reason = f"not UTF-8: {error}"

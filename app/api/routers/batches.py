@@ -111,6 +111,15 @@ IngestSlot = Annotated[None, Depends(ingest_slot, scope="function")]
 BatchBody = Annotated[bytearray, Depends(read_batch_body)]
 LabelsBody = Annotated[bytearray, Depends(read_labels_body)]
 _DECODE_STEP = 1024 * 1024
+_TOO_LARGE = (
+    "Too many rows or bytes (a body holding characters past U+00FF may be half of "
+    "CALMON_MAX_BODY_BYTES, past U+FFFF a quarter), gzip members or compression ratio"
+)
+_UNAVAILABLE = (
+    "The database cannot serve the request now, or CALMON_MAX_CONCURRENT_INGEST ingest "
+    "requests are in progress and none finished in time (Retry-After); retry (a batch with "
+    "the same batch_id)"
+)
 
 
 _JSON_REF = "#/components/schemas/{}"
@@ -177,9 +186,10 @@ _LABELS_BODY = {
         },
         201: {"description": "The batch is stored and its windows queued for the worker"},
         409: {"description": "batch_id already used for different content"},
-        413: {"description": "Too many rows or bytes"},
+        413: {"description": _TOO_LARGE},
         415: {"description": "Unsupported Content-Type or Content-Encoding"},
         422: {"description": "Invalid rows: the first errors with row index and field"},
+        503: {"description": _UNAVAILABLE},
     },
 )
 def post_batch(
@@ -217,9 +227,10 @@ def post_batch(
     response_model=LabelsApplied,
     openapi_extra={"requestBody": _LABELS_BODY},
     responses={
-        413: {"description": "Too many rows or bytes"},
+        413: {"description": _TOO_LARGE},
         415: {"description": "Unsupported Content-Encoding"},
         422: {"description": "Invalid labels: the first errors with entry index and field"},
+        503: {"description": _UNAVAILABLE},
     },
 )
 def post_labels(
