@@ -8,12 +8,13 @@ from typing import Final
 from app.ingest.body import Media
 from app.ingest.errors import BATCH_LEVEL, LabelsValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
-from app.ingest.parse import read_csv
-from app.ingest.validate import MAX_ID_LENGTH
+from app.ingest.parse import read_csv, too_many_rows
+from app.ingest.validate import MAX_ID_LENGTH, Problems
 from app.input_rules import NUL_MESSAGE, contains_nul
 
 LABEL_COLUMNS: Final = ("id", "label")
 _LABEL_RULE: Final = "must be 0 or 1 (a label update cannot make a label unknown)"
+_ID_RULE: Final = f"must be a string of 1 to {MAX_ID_LENGTH} chars"
 # What a spreadsheet or pandas writes for 0 and 1.
 _CSV_LABELS: Final[dict[str, int]] = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
@@ -23,32 +24,35 @@ def parse_labels(
 ) -> list[tuple[str, int]]:
     """The (id, label) pairs of a label update; LabelsValidationError names each bad entry.
 
-    A label here is 0 or 1: a label update that says "unknown" would erase information. A CSV
-    of more than ``max_rows`` lines is refused (413) before the lines past the limit are read.
+    A label here is 0 or 1: a label update that says "unknown" would erase information. More
+    than ``max_rows`` entries is a 413 before any is checked (a CSV's before the lines past the
+    limit are read).
     """
     entries = _csv_entries(body, max_rows) if media == "csv" else _json_entries(body)
-    errors: list[RowError] = []
+    if max_rows is not None and len(entries) > max_rows:
+        raise too_many_rows(max_rows, f"the label update has {len(entries)} entries")
+    problems = Problems()  # counts every problem, keeps the first: not one object per entry
     pairs: list[tuple[str, int]] = []
     first_seen: dict[str, int] = {}
     for row, entry in enumerate(entries):
         if not isinstance(entry, dict) or set(entry) != set(LABEL_COLUMNS):
-            errors.append(RowError(row, "row", 'must be an object with exactly "id" and "label"'))
+            problems.add(RowError(row, "row", 'must be an object with exactly "id" and "label"'))
             continue
         prediction_id, label = entry["id"], entry["label"]
         if not isinstance(prediction_id, str) or not 0 < len(prediction_id) <= MAX_ID_LENGTH:
-            errors.append(RowError(row, "id", f"must be a string of 1 to {MAX_ID_LENGTH} chars"))
+            problems.add(RowError(row, "id", _ID_RULE))
         elif contains_nul(prediction_id):
-            errors.append(RowError(row, "id", NUL_MESSAGE))
+            problems.add(RowError(row, "id", NUL_MESSAGE))
         elif prediction_id in first_seen:
-            errors.append(RowError(row, "id", f"duplicate of row {first_seen[prediction_id]}"))
+            problems.add(RowError(row, "id", f"duplicate of row {first_seen[prediction_id]}"))
         else:
             first_seen[prediction_id] = row
         if isinstance(label, bool) or label not in (0, 1):
-            errors.append(RowError(row, "label", _LABEL_RULE))
-        if not errors:
+            problems.add(RowError(row, "label", _LABEL_RULE))
+        if not problems.total:
             pairs.append((prediction_id, int(label)))
-    if errors:
-        raise LabelsValidationError(errors)
+    if problems.total:
+        raise LabelsValidationError(problems.reported, problems.total)
     return pairs
 
 

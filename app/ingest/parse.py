@@ -91,6 +91,15 @@ def parse_csv(
     return RawBatch(_resolve_batch_id(None, batch_id), columns)
 
 
+def too_many_rows(max_rows: int, what: str) -> PayloadTooLargeError:
+    """The 413 of a body with more rows than one request may carry, found while parsing."""
+    return PayloadTooLargeError(
+        f"{what}; at most {max_rows} per request (CALMON_MAX_ROWS_PER_REQUEST): "
+        "split it into several batches",
+        extra={"max_rows": max_rows},
+    )
+
+
 def _lines(body: bytes | bytearray) -> Iterator[str]:
     """The body's lines, each decoded only when the csv module asks for it, so the whole text
     is never held beside the body. Cutting at b"\n" is safe in UTF-8 (no multi-byte character
@@ -143,11 +152,7 @@ def read_csv(
                 continue
             row += 1
             if max_rows is not None and row == max_rows:
-                raise PayloadTooLargeError(
-                    f"the CSV has more than {max_rows} lines; at most {max_rows} per request "
-                    f"(CALMON_MAX_ROWS_PER_REQUEST): split it into several batches",
-                    extra={"max_rows": max_rows},
-                )
+                raise too_many_rows(max_rows, f"the CSV has more than {max_rows} lines")
             if len(record) == len(header):
                 records.append(record)
                 continue

@@ -70,7 +70,7 @@ class ValidBatch:
         return digest.hexdigest()
 
 
-class _Problems:
+class Problems:
     """Collects the first problems of each field and counts all of them.
 
     Checks look at rows in order, so the first MAX_REPORTED_ERRORS problems of each field
@@ -106,7 +106,7 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
 
     The row limit is checked by the caller before this (it is a 413, not a 422).
     """
-    problems = _Problems()
+    problems = Problems()
     batch_id = raw.batch_id
     if not isinstance(batch_id, str) or not 0 < len(batch_id) <= MAX_ID_LENGTH:
         problems.add(
@@ -130,7 +130,7 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
 
 
 def _strings(
-    values: list[object], field: str, problems: _Problems, *, default: str | None
+    values: list[object], field: str, problems: Problems, *, default: str | None
 ) -> list[str]:
     """A column of non-empty strings; ``default`` replaces nulls when the field is optional."""
     limit = MAX_ID_LENGTH if field == "id" else MAX_SEGMENT_LENGTH
@@ -153,7 +153,7 @@ def _strings(
     return [str(value) for value in values]  # the batch is refused anyway
 
 
-def _unique(ids: list[str], problems: _Problems) -> None:
+def _unique(ids: list[str], problems: Problems) -> None:
     if len(set(ids)) == len(ids):
         return
     first_seen: dict[str, int] = {}
@@ -164,7 +164,7 @@ def _unique(ids: list[str], problems: _Problems) -> None:
             first_seen[value] = row
 
 
-def _timestamps(values: list[object], limits: Limits, problems: _Problems) -> npt.NDArray[np.int64]:
+def _timestamps(values: list[object], limits: Limits, problems: Problems) -> npt.NDArray[np.int64]:
     parsed = parse_timestamps(values)
     for row, message in parsed.errors:
         problems.add(RowError(row, "timestamp", message))
@@ -194,7 +194,7 @@ def _out_of_bounds(value: object, micros: int, bound: int, rule: str) -> str:
     return f"{shown} is {rule} ({iso_utc(micros_to_datetime(bound))})"
 
 
-def _scores(values: list[object], problems: _Problems) -> npt.NDArray[np.float64]:
+def _scores(values: list[object], problems: Problems) -> npt.NDArray[np.float64]:
     if set(map(type, values)) <= {float, int}:
         try:
             scores = np.array(values, dtype=np.float64)
@@ -216,7 +216,7 @@ def _scores(values: list[object], problems: _Problems) -> npt.NDArray[np.float64
     return scores
 
 
-def _labels(values: list[object], problems: _Problems) -> npt.NDArray[np.int8]:
+def _labels(values: list[object], problems: Problems) -> npt.NDArray[np.int8]:
     """0, 1 or null. Floats 0.0/1.0 are accepted (what pandas writes for a column with gaps)."""
     types = set(map(type, values))
     if types <= {int, float, type(None)}:

@@ -282,3 +282,17 @@ def test_csv_lines_of_the_wrong_width_are_all_counted_and_the_first_named() -> N
     assert refused.value.extra["error_count"] == 50
     assert [d["row"] for d in refused.value.details] == list(range(20))
     assert refused.value.details[0]["message"] == "has 6 fields, the header has 3"
+
+
+def test_a_label_update_past_the_row_limit_is_refused_before_its_entries_are_checked() -> None:
+    entries = [{"id": "a", "label": 7}] * 3  # every entry invalid: a 422 if they were checked
+    with pytest.raises(PayloadTooLargeError, match="3 entries; at most 2"):
+        parse_labels(orjson.dumps(entries), "json", max_rows=2)
+
+
+def test_every_bad_label_entry_is_counted_and_the_first_twenty_listed() -> None:
+    entries = [{"id": f"x{i}", "label": 7} for i in range(500)]
+    with pytest.raises(LabelsValidationError) as refused:
+        parse_labels(orjson.dumps(entries), "json", max_rows=1_000)
+    assert refused.value.extra["error_count"] == 500
+    assert [d["row"] for d in refused.value.details] == list(range(20))
