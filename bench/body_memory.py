@@ -178,6 +178,31 @@ def csv_long_fields() -> Body:
     return _gzip_csv("".join(lines).encode())
 
 
+def label_entries() -> Body:
+    """A label update just under 64 MiB: as many entries as the separator limit lets through
+    (3 separators each), two strings each."""
+    rng = random.Random(6)
+    count = (SEPARATORS_PER_ROW * 100_000) // 3 - 100
+    length = (LIMIT - 64) // count - len(b'{"id":"","label":""},')
+    pool = [_text(rng, length // 2) for _ in range(1_000)]
+    entries = [{"id": pool[i % 1000], "label": pool[(i + 1) % 1000]} for i in range(count)]
+    document = orjson.dumps({"labels": entries})
+    assert len(document) < LIMIT
+    return _gzip_json(document)
+
+
+def label_entries_at_row_limit() -> Body:
+    """A label update just under 64 MiB of 100,000 entries (the row limit), long bad ids."""
+    rng = random.Random(7)
+    count = 100_000
+    length = (LIMIT - 64) // count - len(b'{"id":"","label":1},')
+    pool = [_text(rng, length) for _ in range(1_000)]
+    entries = [{"id": pool[i % 1000], "label": 1} for i in range(count)]
+    document = orjson.dumps({"labels": entries})
+    assert len(document) < LIMIT
+    return _gzip_json(document)
+
+
 def legit_batch() -> Body:
     """A real 100,000-row batch (the row limit), for scale."""
     rng = random.Random(2)
@@ -210,6 +235,12 @@ ATTACKS: dict[str, Callable[[], Body]] = {
 }
 
 
+LABEL_ATTACKS: dict[str, Callable[[], Body]] = {
+    "labels JSON, entries at the separator limit": label_entries,
+    "labels JSON, 100k entries of long ids": label_entries_at_row_limit,
+}
+
+
 def peak_kib(server: LiveServer) -> int:
     for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -217,9 +248,11 @@ def peak_kib(server: LiveServer) -> int:
     raise RuntimeError("no VmHWM")
 
 
-def measure(url: str, token: str, body: Body, copies: int = 1) -> tuple[list[int], float, float]:
+def measure(
+    url: str, token: str, body: Body, copies: int = 1, route: str = "batches"
+) -> tuple[list[int], float, float]:
     """(statuses, peak growth in MiB, seconds) of ``copies`` of one body sent at once to a
-    fresh server."""
+    fresh server, to ``/v1/models/{model}/{route}``."""
     content, headers = body
     auth = {"Authorization": f"Bearer {token}"}
     with running_server(url) as server, httpx.Client(base_url=server.base_url, timeout=600) as http:
@@ -232,7 +265,7 @@ def measure(url: str, token: str, body: Body, copies: int = 1) -> tuple[list[int
         def send(_: int) -> int:
             with httpx.Client(base_url=server.base_url, timeout=600) as own:
                 return own.post(
-                    f"/v1/models/{MODEL}/batches", content=content, headers={**auth, **headers}
+                    f"/v1/models/{MODEL}/{route}", content=content, headers={**auth, **headers}
                 ).status_code
 
         with concurrent.futures.ThreadPoolExecutor(copies) as pool:
@@ -272,12 +305,15 @@ def main() -> None:
         )
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
         worst: tuple[float, str] = (0.0, "")
-        for name, build in ATTACKS.items():
+        targets = [(n, b, "batches") for n, b in ATTACKS.items()]
+        targets += [(n, b, "labels") for n, b in LABEL_ATTACKS.items()]
+        for name, build, route in targets:
             if args.only and args.only not in name:
                 continue
             body = build()
-            statuses, growth, seconds = measure(url, token, body)
-            worst = max(worst, (growth, name))
+            statuses, growth, seconds = measure(url, token, body, route=route)
+            if route == "batches":  # the concurrency table sends batches
+                worst = max(worst, (growth, name))
             print(
                 f"| {name} | {len(body[0]) / MIB:.2f} MiB | {_statuses(statuses)} | "
                 f"{growth:.0f} MiB | {growth * MIB / LIMIT:.2f} | {seconds:.2f} s |",

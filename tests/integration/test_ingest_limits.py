@@ -72,3 +72,21 @@ def test_a_batch_at_the_row_limit_is_stored(
     body = gzip.compress(orjson.dumps({"batch_id": "b", "rows": rows}))
     response = small_client.post(f"/v1/models/{MODEL}/batches", content=body, headers=headers)
     assert response.status_code == 201, response.text
+
+
+def test_a_label_update_has_a_tighter_separator_budget_than_a_batch(
+    small_client: TestClient, headers: dict[str, str]
+) -> None:
+    # 5 separators an entry may use (3, and 2 commas inside the id): 4 commas inside is past it.
+    labels_url = f"/v1/models/{MODEL}/labels"
+    within = [{"id": f"tx,{i},", "label": 1} for i in range(1_000)]
+    answer = small_client.post(
+        labels_url, content=gzip.compress(orjson.dumps(within)), headers=headers
+    )
+    assert answer.status_code == 200, answer.text  # unknown ids are listed, not refused
+    past = [{"id": f"tx,{i},,,", "label": 1} for i in range(1_000)]
+    refused = small_client.post(
+        labels_url, content=gzip.compress(orjson.dumps(past)), headers=headers
+    )
+    assert refused.status_code == 413, refused.text
+    assert "separators" in refused.json()["error"]["message"]

@@ -6,6 +6,7 @@ validated column-wise by app.ingest, which is what makes the columnar path fast.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -19,7 +20,15 @@ from app.api.deps import IngestAccess, SessionDep, SettingsDep
 from app.db.types import utcnow
 from app.errors import PayloadTooLargeError, ServiceUnavailableError
 from app.ingest import service
-from app.ingest.body import CSV_TYPES, BodyDecoder, BodyLimits, Media, media_type, parse_body
+from app.ingest.body import (
+    CSV_TYPES,
+    SEPARATORS_PER_LABEL,
+    BodyDecoder,
+    BodyLimits,
+    Media,
+    media_type,
+    parse_body,
+)
 from app.ingest.labels import parse_labels
 from app.observability.service_metrics import service_metrics
 from app.schemas.ingest import BatchAccepted, LabelsApplied
@@ -50,14 +59,16 @@ async def ingest_slot(request: Request, settings: SettingsDep) -> AsyncIterator[
         slots.release()
 
 
-async def _read_decoded(request: Request, settings: Settings, media: Media) -> bytearray:
+async def _read_decoded(
+    request: Request, settings: Settings, media: Media, limits: BodyLimits
+) -> bytearray:
     """The body decoded as it arrives, refused (413, 415) at the first limit it passes: a
     refused body is not read to its end, and its compressed form is never held whole."""
     limit = settings.max_body_bytes
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
-    decoder = BodyDecoder(request.headers.get("content-encoding"), body_limits(settings), media)
+    decoder = BodyDecoder(request.headers.get("content-encoding"), limits, media)
     pending: list[bytes] = []
     pending_size = received = 0
     async for chunk in request.stream():
@@ -77,7 +88,8 @@ async def _read_decoded(request: Request, settings: Settings, media: Media) -> b
 
 async def read_batch_body(request: Request, settings: SettingsDep) -> bytearray:
     """A batch body in the format its Content-Type names (415 for others, before reading)."""
-    return await _read_decoded(request, settings, media_type(request.headers.get("content-type")))
+    media = media_type(request.headers.get("content-type"))
+    return await _read_decoded(request, settings, media, body_limits(settings))
 
 
 def labels_media(content_type: str | None) -> Media:
@@ -90,7 +102,8 @@ def labels_media(content_type: str | None) -> Media:
 async def read_labels_body(request: Request, settings: SettingsDep) -> bytearray:
     """A label update (JSON, or CSV with id and label columns)."""
     media = labels_media(request.headers.get("content-type"))
-    return await _read_decoded(request, settings, media)
+    limits = dataclasses.replace(body_limits(settings), separators_per_row=SEPARATORS_PER_LABEL)
+    return await _read_decoded(request, settings, media, limits)
 
 
 def _too_large(limit: int) -> PayloadTooLargeError:
