@@ -26,7 +26,7 @@ import orjson
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
-from app.ingest.body import SEPARATORS_PER_ROW
+from app.ingest.body import SEPARATORS_PER_LABEL, SEPARATORS_PER_ROW
 from app.services.tokens import create_token
 from app.settings import Settings
 from tests.support.server import LiveServer, running_server
@@ -179,10 +179,10 @@ def csv_long_fields() -> Body:
 
 
 def label_entries() -> Body:
-    """A label update just under 64 MiB: as many entries as the separator limit lets through
-    (3 separators each), two strings each."""
+    """A label update just under 64 MiB: as many entries as the label separator budget lets
+    through (3 separators each), two strings each."""
     rng = random.Random(6)
-    count = (SEPARATORS_PER_ROW * 100_000) // 3 - 100
+    count = (SEPARATORS_PER_LABEL * 100_000) // 3 - 100
     length = (LIMIT - 64) // count - len(b'{"id":"","label":""},')
     pool = [_text(rng, length // 2) for _ in range(1_000)]
     entries = [{"id": pool[i % 1000], "label": pool[(i + 1) % 1000]} for i in range(count)]
