@@ -73,23 +73,23 @@ def _text(rng: random.Random, length: int) -> str:
     return "".join(rng.choices(string.ascii_letters + string.digits, k=length))
 
 
-def _long_string_rows(prefix: str = "") -> bytes:
-    """Row JSON just under 64 MiB whose ids are long random strings (incompressible enough for
-    the ratio, few separators per byte), each starting with ``prefix``."""
+def _long_string_rows(prefix: str = "", size: int = LIMIT) -> bytes:
+    """Row JSON just under ``size`` bytes whose ids are long random strings (incompressible
+    enough for the ratio, few separators per byte), each starting with ``prefix``."""
     rng = random.Random(0)
     pool = [_text(rng, 4_000) for _ in range(64)]
     rows: list[dict[str, object]] = []
-    size = 0
-    while size < LIMIT - 16_384:
+    written = 0
+    while written < size - 16_384:
         row = {
             "id": prefix + pool[len(rows) % 64] + str(len(rows)),
             "timestamp": 1_793_000_000,
             "score": 0.5,
         }
         rows.append(row)
-        size += len(orjson.dumps(row)) + 1
+        written += len(orjson.dumps(row)) + 1
     document = orjson.dumps({"batch_id": "b", "rows": rows})
-    assert len(document) < LIMIT
+    assert len(document) < size
     return document
 
 
@@ -102,6 +102,17 @@ def wide_strings() -> Body:
     """The same with one emoji starting each id: Python then stores every character of the id
     in 4 bytes (1 for ASCII), so the parsed strings weigh 4 times the body's bytes."""
     return _gzip_json(_long_string_rows("\U0001f600"))
+
+
+def wide_strings_at_their_limit() -> Body:
+    """The same under the quarter of the byte limit such a body may have: the largest one."""
+    return _gzip_json(_long_string_rows("\U0001f600", LIMIT // 4))
+
+
+def bmp_strings_at_their_limit() -> Body:
+    """Ids starting with a character past U+00FF (2 bytes each in Python), under half the
+    limit, the most such a body may have."""
+    return _gzip_json(_long_string_rows("\u0100", LIMIT // 2))
 
 
 def broken_json_with_nan() -> Body:
@@ -232,6 +243,8 @@ ATTACKS: dict[str, Callable[[], Body]] = {
     "CSV, 100k lines of 5 fields": csv_short_fields,
     "broken JSON holding NaN, 64 MiB": broken_json_with_nan,
     "row JSON, long strings with an emoji (4-byte chars)": wide_strings,
+    "row JSON, long strings with an emoji, a quarter of 64 MiB": wide_strings_at_their_limit,
+    "row JSON, long strings with U+0100, half of 64 MiB": bmp_strings_at_their_limit,
 }
 
 
