@@ -100,7 +100,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=1,
-        description="Bytes accepted in one request body, after gzip decompression (413 beyond).",
+        description="Bytes accepted in one request body, after gzip decompression (413 beyond); "
+        "half of it for a body holding characters past U+00FF, a quarter past U+FFFF.",
     )
     max_gzip_members: int = Field(
         default=64,
