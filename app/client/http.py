@@ -29,12 +29,11 @@ import orjson
 from app.client.columns import (
     Chunk,
     EncodedBatch,
-    arrays_to_columns,
+    array_chunks,
     encode_chunk,
-    frame_to_columns,
+    frame_arrays,
     id_column,
     label_column,
-    split,
 )
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
@@ -192,8 +191,14 @@ class CalmonClient:
         The rows go in chunks of ``batch_rows``; each chunk's batch id is derived from
         ``prefix``, its position and its content, so re-sending the same feed writes nothing.
         """
-        columns = arrays_to_columns(ids, timestamps, scores, labels, segments)
-        return self.send_chunks(model, split(columns, self.batch_rows), prefix, on_batch)
+        arrays = {
+            "id": ids,
+            "timestamp": timestamps,
+            "score": scores,
+            "label": labels,
+            "segment": segments,
+        }
+        return self.send_chunks(model, array_chunks(arrays, self.batch_rows), prefix, on_batch)
 
     def send_frame(
         self,
@@ -205,8 +210,8 @@ class CalmonClient:
     ) -> SendResult:
         """Send a pandas DataFrame with columns id, timestamp, score and optionally label,
         segment (pandas itself is not a dependency of calmon: pass a frame you have)."""
-        columns = frame_to_columns(frame)
-        return self.send_chunks(model, split(columns, self.batch_rows), prefix, on_batch)
+        chunks = array_chunks(frame_arrays(frame), self.batch_rows)
+        return self.send_chunks(model, chunks, prefix, on_batch)
 
     def send_chunks(
         self,

@@ -5,25 +5,75 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import numpy as np
+import orjson
 import pandas as pd
+import pytest
 
-from app.client.columns import label_column, segment_column, timestamp_column
+from app.client.columns import (
+    Chunk,
+    array_chunks,
+    column_json,
+    label_column,
+    segment_column,
+    timestamp_column,
+)
+
+
+def _json(values: object) -> object:
+    """What the server receives for a column."""
+    return orjson.loads(column_json(timestamp_column(values)))
 
 
 def test_timestamps_of_every_kind_become_utc_text_or_seconds() -> None:
-    paris = pd.to_datetime(["2026-01-05 23:30", "2026-07-05 23:30"]).tz_localize("Europe/Paris")
-    expected = ["2026-01-05T22:30:00.000000Z", "2026-07-05T21:30:00.000000Z"]
-    assert timestamp_column(paris) == expected  # a DatetimeIndex, microsecond resolution
-    assert timestamp_column(pd.Series(paris)) == expected
-    assert timestamp_column(pd.Series(paris).dt.as_unit("ns")) == expected
+    paris = pd.to_datetime(
+        ["2026-01-05 23:30:00", "2026-07-05 23:30:00.25"], format="ISO8601"
+    ).tz_localize("Europe/Paris")
+    expected = ["2026-01-05T22:30:00Z", "2026-07-05T21:30:00.250000Z"]
+    assert _json(paris) == expected  # a DatetimeIndex, microsecond resolution
+    assert _json(pd.Series(paris)) == expected
+    assert _json(pd.Series(paris).dt.as_unit("ns")) == expected
     naive = np.array(["2026-01-05T22:30"], dtype="datetime64[m]")
-    assert timestamp_column(naive) == ["2026-01-05T22:30:00.000000Z"]  # numpy: read as UTC
+    assert _json(naive) == ["2026-01-05T22:30:00Z"]  # numpy: read as UTC
     aware = [datetime(2026, 1, 5, 22, 30, tzinfo=UTC)]
-    assert timestamp_column(aware) == ["2026-01-05T22:30:00+00:00"]
-    assert timestamp_column(np.array([1_767_652_200])) == [1_767_652_200]
+    assert _json(aware) == ["2026-01-05T22:30:00+00:00"]
+    assert _json(np.array([1_767_652_200])) == [1_767_652_200]
+    with pytest.raises(ValueError, match="NaT"):
+        timestamp_column(np.array(["2026-01-05", "NaT"], dtype="datetime64[us]"))
 
 
 def test_missing_labels_and_segments_are_null() -> None:
     assert label_column([0, 1.0, None, float("nan")]) == [0, 1, None, None]
+    assert label_column(np.array([1.0, np.nan, 0.0])) == [1, None, 0]
     assert label_column(pd.array([1, None], dtype="Int8")) == [1, None]
     assert segment_column(["web", None, np.nan]) == ["web", None, None]
+
+
+def test_a_label_other_than_0_or_1_goes_as_it_is_for_the_server_to_refuse() -> None:
+    # int(0.5) would have been 0: a wrong label sent silently.
+    assert label_column([1, 0.5, None]) == [1, "0.5", None]
+    assert label_column([0, 2]) == [0, "2"]
+    assert label_column([1, "yes"]) == [1, "yes"]
+    assert label_column([float("inf")]) == ["inf"]
+
+
+def test_scores_go_as_numbers_and_non_finite_ones_as_null() -> None:
+    assert orjson.loads(column_json(np.array([0.25, np.nan, np.inf]))) == [0.25, None, None]
+
+
+def test_arrays_are_cut_in_batches_converted_as_taken() -> None:
+    arrays = {
+        "id": pd.Series([f"tx-{i}" for i in range(5)], index=[9, 8, 7, 6, 5]),
+        "timestamp": np.arange(5).astype("datetime64[s]"),
+        "score": [0.1, 0.2, 0.3, 0.4, 0.5],
+        "label": None,
+        "segment": (s for s in "abcde"),  # any iterable
+    }
+    chunks = list(array_chunks(arrays, 2))
+    assert [chunk.first for chunk in chunks] == [0, 2, 4]
+    assert [chunk.rows for chunk in chunks] == [2, 2, 1]
+    assert chunks[1].columns["id"] == ["tx-2", "tx-3"]  # by position, not by the index
+    assert set(chunks[0].columns) == {"id", "timestamp", "score", "segment"}
+    assert isinstance(chunks[2], Chunk)
+    assert orjson.loads(column_json(chunks[2].columns["timestamp"])) == ["1970-01-01T00:00:04Z"]
+    with pytest.raises(ValueError, match="different lengths"):
+        next(array_chunks({"id": [1, 2], "timestamp": [1], "score": [1, 2]}, 2))

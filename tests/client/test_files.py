@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from app.client import files
+from app.client.columns import Chunk, encode_chunk
 from app.client.files import FileFormatError, PredictionFile
 
 CSV = "id,timestamp,score,label,segment\n" + "".join(
@@ -24,9 +26,10 @@ def test_pyarrow_and_the_csv_module_give_the_same_chunks(
     feed = PredictionFile.open(path)
     assert feed.rows == 2_500
     with_pyarrow = list(feed.chunks(1_000))
-    monkeypatch.setattr(files, "_csv_string_blocks", files._csv_module_blocks)
+    monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
     with_csv_module = list(feed.chunks(1_000))
-    assert with_pyarrow == with_csv_module
+    # The same requests, byte for byte: the same batch ids.
+    assert _bodies(with_pyarrow) == _bodies(with_csv_module)
     assert [(c.first, c.rows) for c in with_pyarrow] == [(0, 1_000), (1_000, 1_000), (2_000, 500)]
     first = with_pyarrow[0].columns
     assert first["label"][:3] == [0, 1, None]
@@ -34,10 +37,28 @@ def test_pyarrow_and_the_csv_module_give_the_same_chunks(
     assert first["score"][1] == 0.1
 
 
+@pytest.mark.parametrize("reader", ["pyarrow", "csv module"])
+def test_unix_seconds_and_a_bad_score_reach_the_server_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    if reader == "csv module":
+        monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
+    path = tmp_path / "feed.csv"
+    path.write_text("id,timestamp,score\na,1767607200,0.5\nb,1767607201.5,high\n")
+    [chunk] = PredictionFile.open(path).chunks(10)
+    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"]["timestamp"] == [1767607200, 1767607201.5]
+    assert body["columns"]["score"] == [0.5, "high"]  # refused by the server, naming row 1
+
+
+def _bodies(chunks: list[Chunk]) -> list[bytes]:
+    return [encode_chunk(chunk, "feed.csv", compress=False).body for chunk in chunks]
+
+
 def test_a_short_line_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "short.csv"
     path.write_text("id,timestamp,score\na,2026-01-05T10:00:00Z,0.5\nb,2026-01-05T10:00:00Z\n")
-    monkeypatch.setattr(files, "_csv_string_blocks", files._csv_module_blocks)
+    monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
     with pytest.raises(FileFormatError, match="line 3 has 2 fields, the header 3"):
         list(PredictionFile.open(path).chunks(10))
 

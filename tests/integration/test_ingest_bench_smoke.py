@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from bench.ingest import client_ratio, ratios, run
-from bench.ingest_file import run as file_run
+from bench.ingest_client import PATHS
+from bench.ingest_client import run as client_run
 
 
 @pytest.mark.slow
@@ -28,13 +29,13 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
 
 
 @pytest.mark.slow
-def test_file_bench_runs(backend: str, database_url: str) -> None:
-    """bench/ingest_file.py keeps working: `calmon send` of CSV parts beside columnar JSON.
-
-    A small run is too noisy for a ratio; the full run's is in the README."""
+def test_client_bench_runs(backend: str, database_url: str) -> None:
+    """bench/ingest_client.py keeps working: the client and `calmon send` (CSV, Parquet) beside
+    columnar JSON, interleaved. A small run is too noisy for a ratio; the full runs' are in
+    the README."""
     if backend != "postgresql":
         pytest.skip("the ingestion bench measures PostgreSQL's COPY path")
-    send, columnar, start = file_run(database_url, total_rows=4_000, batch_rows=1_000, parts=2)
-    assert send > 0
-    assert columnar > 0
+    results, start = client_run(database_url, total_rows=4_000, batch_rows=1_000, parts=2, runs=2)
+    assert len(results) == 2
+    assert all(run[path] > 0 for run in results for path in PATHS)
     assert start > 0
