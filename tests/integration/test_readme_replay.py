@@ -1,45 +1,103 @@
-"""The README's first steps, replayed: its shell blocks run in bash against a real server, and
-the answers are what the README shows.
+"""The README replayed: the shell blocks of its quick start, first steps with curl and PostgreSQL
+section run in bash, as written, against the real server they start or talk to, and the answers
+are what the README shows.
 
-`.venv/bin/calmon` in the blocks is this checkout's CLI, run in the directory of the server's
-database (as the README says to); `http://127.0.0.1:8000` is the test server's address.
+`.venv` in the blocks is the virtual environment running these tests, linked into the block's
+working directory: `.ci/run` created it and installed this checkout into it, with the README's
+own commands (checked below) plus the dev extras. Installing again from a test would download
+every dependency for nothing. The only other rewrites are addresses: the server listens on a
+free port (``CALMON_PORT``) instead of 8000, which a developer's own service may hold, and the
+PostgreSQL section works in a database of its own, created and dropped by the test, as the
+test's role: a test never creates or changes roles, so the `createuser` line is checked, not run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
 import shutil
-import stat
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from importlib.metadata import distributions, version
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
-from tests.support.server import REPO_ROOT, clean_environment, running_server
+from tests.support.databases import postgres_base_url
+from tests.support.server import REPO_ROOT, clean_environment, free_port
 
 README = (REPO_ROOT / "README.md").read_text()
 MARK = "@@@ next block @@@"
+README_URL = "http://127.0.0.1:8000"
+QUICK_START = "## Quick start (embedded SQLite, one command)"
+FIRST_STEPS = "## First steps with curl"
+POSTGRESQL = "## PostgreSQL"
+
+needs_curl = pytest.mark.skipif(
+    shutil.which("curl") is None, reason="the README's examples use curl"
+)
+
+
+def section(heading: str) -> str:
+    """The README's text from ``heading`` to the next heading (of any level), code fences
+    included: a ``#`` comment inside a fenced block is not a heading."""
+    lines = README[README.index(f"\n{heading}\n") + 1 :].splitlines()
+    kept = [lines[0]]
+    fenced = False
+    for line in lines[1:]:
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            break
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def blocks(heading: str, language: str) -> list[str]:
     """The fenced ``language`` blocks of the section that starts with ``heading``."""
-    start = README.index(f"\n{heading}\n")
-    end = README.find("\n#", start + len(heading) + 2)
-    section = README[start : end if end != -1 else None]
-    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", section(heading), flags=re.DOTALL)
 
 
-def run_blocks(scripts: list[str], base_url: str, workdir: Path) -> list[str]:
+def readme_json(heading: str, index: int = 0) -> Any:
+    return json.loads(blocks(heading, "json")[index])
+
+
+def replaced(script: str, replacements: Mapping[str, str]) -> str:
+    """``script`` with each key replaced; a key the README no longer has fails the test (the
+    README and this test change together)."""
+    for old, new in replacements.items():
+        assert old in script, f"the README's block no longer contains {old!r}:\n{script}"
+        script = script.replace(old, new)
+    return script
+
+
+def link_venv(workdir: Path) -> None:
+    """``workdir/.venv``: the environment running the tests, which `.ci/run` installed this
+    checkout into with the README's commands (checked by the quick start's test)."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the README's blocks run .venv/bin/calmon: run the tests from a venv")
+    assert (Path(sys.prefix) / "bin" / "calmon").exists(), "calmon is not installed in the venv"
+    (workdir / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+
+
+def run_blocks(
+    scripts: list[str], base_url: str, workdir: Path, env: Mapping[str, str] | None = None
+) -> list[str]:
     """Run the blocks in one bash (variables carry over); each block's stdout."""
-    script = f"\necho '{MARK}'\n".join(scripts).replace("http://127.0.0.1:8000", base_url)
+    script = f"\necho '{MARK}'\n".join(scripts).replace(README_URL, base_url)
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
         cwd=workdir,
-        env=clean_environment({"PYTHONPATH": str(REPO_ROOT)}),
+        env=clean_environment(env or {}),
         capture_output=True,
         text=True,
         timeout=120,
@@ -49,38 +107,211 @@ def run_blocks(scripts: list[str], base_url: str, workdir: Path) -> list[str]:
     return [output.strip() for output in done.stdout.split(MARK)]
 
 
-def readme_json(heading: str, index: int = 0) -> Any:
-    return json.loads(blocks(heading, "json")[index])
-
-
-@pytest.mark.e2e
-@pytest.mark.skipif(shutil.which("curl") is None, reason="the README's examples use curl")
-def test_first_steps_with_curl_answer_what_the_readme_shows(tmp_path: Path) -> None:
-    calmon = tmp_path / ".venv" / "bin" / "calmon"
-    calmon.parent.mkdir(parents=True)
-    calmon.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app.cli "$@"\n')
-    calmon.chmod(calmon.stat().st_mode | stat.S_IEXEC)
-    # The server runs on the embedded default of tmp_path, as `calmon serve` started there.
-    url = f"sqlite:///{tmp_path / 'var' / 'calmon.sqlite3'}"
-    with running_server(url, log_dir=tmp_path) as server:
-        _tokens, model, batch = run_blocks(
-            blocks("## First steps with curl", "bash"), server.base_url, tmp_path
+@contextmanager
+def background_script(
+    script: str, workdir: Path, env: Mapping[str, str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``script`` in bash, in a process group of its own (its `calmon serve` in the foreground,
+    a `calmon worker &` beside it); the whole group gets SIGTERM afterwards, as Ctrl-C would
+    reach it, and nothing else does."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=workdir,
+            env=clean_environment(env),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
-        assert json.loads(model)["timezone"] == "Europe/Paris"
-        assert json.loads(batch) == readme_json("### Responses and errors")
-
-        deadline = time.monotonic() + 60
-        while True:  # until the embedded worker has computed the window
-            [series] = run_blocks(
-                blocks("### A metric over time", "bash"), server.base_url, tmp_path
-            )
-            answer = json.loads(series)
-            if answer["points"] or time.monotonic() > deadline:
+    try:
+        yield process
+    finally:
+        for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
                 break
-            time.sleep(0.5)
+            try:
+                process.wait(wait)
+                # The group's other members (the worker) get the same deadline.
+                deadline = time.monotonic() + wait
+                while _group_alive(process.pid) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                if not _group_alive(process.pid):
+                    break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_ready(base_url: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the block exited {process.returncode}:\n{log.read_text()}"
+        try:
+            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"{base_url} not ready after {timeout:.0f} s:\n{log.read_text()}")
+
+
+def first_steps(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
+    """`## First steps with curl`, then the metric query of `### A metric over time` until the
+    window is computed; every answer as the README shows it."""
+    _tokens, model, batch = run_blocks(blocks(FIRST_STEPS, "bash"), base_url, workdir, env)
+    assert json.loads(model)["timezone"] == "Europe/Paris"
+    assert json.loads(batch) == readme_json("### Responses and errors")
+
+    deadline = time.monotonic() + 90
+    while True:  # until a worker has computed the window
+        [series] = run_blocks(blocks("### A metric over time", "bash"), base_url, workdir, env)
+        answer = json.loads(series)
+        if answer["points"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     shown = readme_json("### A metric over time")
     assert [p["window_start"] for p in answer["points"]] == [
         p["window_start"] for p in shown["points"]
     ]
     assert set(shown) <= set(answer)
     assert set(shown["points"][0]) <= set(answer["points"][0])
+
+
+@pytest.mark.e2e
+@needs_curl
+def test_quick_start_then_first_steps_answer_what_the_readme_shows(tmp_path: Path) -> None:
+    [block] = blocks(QUICK_START, "bash")
+    make_venv, install, serve = (command.strip() for command in block.strip().split(" && "))
+    # The install as .ci/run (which runs this suite) did it: the same venv, this checkout
+    # installed editable, with the dev extras on top of the README's `-e .`.
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert make_venv == "python3 -m venv .venv"
+    assert f"\n{make_venv}\n" in ci
+    assert install == ".venv/bin/pip install -e ."
+    assert "\n.venv/bin/pip install --quiet -e '.[dev]'\n" in ci
+    # (The checkout's own calmon.egg-info is a distribution too, without an install record.)
+    installs = [
+        json.loads(d.read_text("direct_url.json") or "{}") for d in distributions(name="calmon")
+    ]
+    assert {"dir_info": {"editable": True}, "url": REPO_ROOT.as_uri()} in installs, installs
+    link_venv(tmp_path)
+
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    with background_script(serve, tmp_path, {"CALMON_PORT": str(port)}, log) as process:
+        wait_ready(base_url, process, log, timeout=60)
+        # "creates ./var/calmon.sqlite3 (relative to the directory it starts in)"
+        assert (tmp_path / "var" / "calmon.sqlite3").is_file()
+        assert httpx.get(f"{base_url}/healthz").status_code == 200
+        home = httpx.get(f"{base_url}/")
+        assert home.is_redirect
+        assert home.headers["location"].endswith("/ui/")
+        assert httpx.get(f"{base_url}/ui/").status_code == 200
+        docs = httpx.get(f"{base_url}/docs")
+        assert docs.status_code == 200
+        assert "text/html" in docs.headers["content-type"]
+        assert "openapi" in httpx.get(f"{base_url}/openapi.json").json()
+        shown = subprocess.run(
+            [".venv/bin/calmon", "--version"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert version("calmon") in shown.stdout
+        # "They refuse to create a database that does not exist"
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        refused = subprocess.run(
+            [str(tmp_path / ".venv/bin/calmon"), "token", "create", "--name", "x"],
+            cwd=elsewhere,
+            env=clean_environment({}),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert refused.returncode != 0
+        assert not (elsewhere / "var" / "calmon.sqlite3").exists()
+
+        # The first steps, run where `calmon serve` runs (as the README says).
+        first_steps(base_url, tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.postgres
+@needs_curl
+@pytest.mark.skipif(shutil.which("createdb") is None, reason="the section uses createdb")
+def test_postgresql_section_with_its_worker_computes_the_windows(tmp_path: Path) -> None:
+    base = postgres_base_url()  # skips (or fails under CI=true) like every PostgreSQL test
+    link_venv(tmp_path)
+    [block] = blocks(POSTGRESQL, "bash")
+    create_role, script = block.split("\n", 1)
+    # Creating a role changes the cluster for everyone; the test checks the line and runs
+    # the rest as its own role, in a database of its own.
+    assert create_role.split("#")[0].split() == [
+        "createuser", "-h", "127.0.0.1", "-U", "postgres", "-P", "calmon"
+    ]  # fmt: skip
+    database = f"calmon_readme_{os.getpid()}_{secrets.token_hex(3)}"
+    host, pg_port, user = base.host or "127.0.0.1", str(base.port or 5432), base.username or ""
+    login = f"{user}:{base.password}" if base.password else user
+    url = f"postgresql+psycopg://{login}@{host}:{pg_port}/{database}"
+    script = replaced(
+        script,
+        {
+            "createdb -h 127.0.0.1 -U postgres -O calmon calmon": (
+                f"createdb -h {host} -p {pg_port} -U {user} -O {user} {database}"
+            ),
+            "postgresql+psycopg://calmon:PASSWORD@127.0.0.1:5432/calmon": url,
+        },
+    )
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = {"CALMON_PORT": str(port), **({"PGPASSWORD": base.password} if base.password else {})}
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        log = tmp_path / "postgresql-section.log"
+        with background_script(script, tmp_path, env, log) as process:
+            wait_ready(base_url, process, log, timeout=90)
+            # The tokens are minted in the shell where the section exported the URL.
+            first_steps(base_url, tmp_path, {"CALMON_DATABASE_URL": url})
+            status = httpx.get(
+                f"{base_url}/v1/models/card-fraud/status", headers=_read_headers(tmp_path, url)
+            ).json()
+            assert [w["stopped_at"] for w in status["workers"]] == [None], status
+        # "A worker stopped with SIGTERM ... stops counting as alive", and `calmon serve`
+        # without a live worker says at start that windows would wait.
+        lines = script.strip().splitlines()
+        assert lines[-1] == ".venv/bin/calmon serve"
+        serve_alone = "\n".join(
+            line for line in lines if not line.startswith(("createdb", ".venv/bin/calmon worker"))
+        )
+        log = tmp_path / "serve-alone.log"
+        with background_script(serve_alone, tmp_path, env, log) as process:
+            wait_ready(base_url, process, log, timeout=60)
+        assert "no_worker_heartbeat" in log.read_text()
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _read_headers(workdir: Path, url: str) -> dict[str, str]:
+    token = subprocess.run(
+        [".venv/bin/calmon", "token", "create", "--name", "readme-check", "--scopes", "read"],
+        cwd=workdir,
+        env=clean_environment({"CALMON_DATABASE_URL": url}),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {"Authorization": f"Bearer {token}"}
