@@ -60,7 +60,8 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         return _run(args, args.url.rstrip("/"), token, started, None)
     data_dir = Path(args.data_dir or settings.data_dir).resolve()
-    with _local_service(data_dir, args.port) as (url, token, server):
+    # The port `calmon serve` would take: CALMON_PORT (8000 unless set) applies to both.
+    with _local_service(data_dir, args.port or settings.port) as (url, token, server):
         code = _run(args, url, token, started, server)
         if code == 0 and not args.exit:
             _say("serving until Ctrl-C")
@@ -268,7 +269,9 @@ def add_demo(subparsers: Any) -> None:
     )
     parser.add_argument("--url", help="use this running service instead of starting one")
     parser.add_argument("--token", help=f"with --url: an admin,ingest,read token (or ${TOKEN_ENV})")
-    parser.add_argument("--port", type=int, default=8000, help="port of the demo's own service")
+    parser.add_argument(
+        "--port", type=int, help="port of the demo's own service (default: CALMON_PORT, 8000)"
+    )
     parser.add_argument("--data-dir", help="directory of the demo's database (CALMON_DATA_DIR)")
     parser.add_argument("--model", default="demo-card-fraud", help="the demo model's name")
     parser.add_argument("--days", type=int, default=42, help="days of history (at least 35)")

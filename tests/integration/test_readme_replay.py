@@ -39,6 +39,7 @@ README = (REPO_ROOT / "README.md").read_text()
 MARK = "@@@ next block @@@"
 README_URL = "http://127.0.0.1:8000"
 QUICK_START = "## Quick start (embedded SQLite, one command)"
+DEMO = "### See it work: `calmon demo`"
 FIRST_STEPS = "## First steps with curl"
 POSTGRESQL = "## PostgreSQL"
 
@@ -245,6 +246,51 @@ def test_quick_start_then_first_steps_answer_what_the_readme_shows(tmp_path: Pat
 
         # The first steps, run where `calmon serve` runs (as the README says).
         first_steps(base_url, tmp_path)
+
+
+@pytest.mark.e2e
+def test_quick_start_demo_shows_the_shift_and_the_drop_then_serves(tmp_path: Path) -> None:
+    [command] = blocks(DEMO, "bash")
+    assert command.strip() == ".venv/bin/calmon demo"
+    link_venv(tmp_path)
+    port = free_port()
+    log = tmp_path / "demo.log"
+    # Fewer bootstrap replicates than the default 1,000, as in tests/integration/test_demo.py:
+    # no verdict uses them, and the worker gets through the 42 windows sooner.
+    env = {"CALMON_PORT": str(port), "CALMON_BOOTSTRAP_REPLICATES": "200"}
+    with background_script(command, tmp_path, env, log) as process:
+        deadline = time.monotonic() + 300
+        while "serving until Ctrl-C" not in log.read_text():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+        shown = log.read_text()
+        # "on var/calmon-demo.sqlite3 (recreated on each run)"
+        assert (tmp_path / "var" / "calmon-demo.sqlite3").is_file()
+        found = re.search(r"verdicts of demo-card-fraud \(segment all, one a day\): (.*)", shown)
+        assert found is not None, shown
+        verdicts = {
+            name: int(count) for name, count in (item.split() for item in found[1].split(", "))
+        }
+        # The README's run: reference 14, prior_shift 7, stable 7, performance_drop 12, the
+        # 2 newest days waiting for labels (insufficient_data or score_shift).
+        assert sum(verdicts.values()) == 42, verdicts
+        assert verdicts["reference"] == 14, verdicts
+        assert abs(verdicts.get("performance_drop", 0) - 12) <= 2, verdicts
+        assert abs(verdicts.get("prior_shift", 0) + verdicts.get("stable", 0) - 14) <= 2
+        assert verdicts.get("prior_shift", 0) >= 5, verdicts
+        assert "alert state: drop" in shown
+        token = re.search(r"export CALMON_TOKEN=(\S+)", shown)
+        assert token is not None, shown
+        # It serves what it printed, until Ctrl-C.
+        alerts = httpx.get(
+            f"http://127.0.0.1:{port}/v1/models/demo-card-fraud/alerts",
+            headers={"Authorization": f"Bearer {token[1]}"},
+        )
+        assert alerts.status_code == 200
+        assert alerts.json()["state"] == "drop"
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
+        assert process.wait(30) == 0, log.read_text()
 
 
 @pytest.mark.e2e
