@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -250,23 +250,3 @@ def split(columns: dict[str, Column], batch_rows: int, first: int = 0) -> Iterat
     for start in range(0, total, batch_rows):
         stop = min(start + batch_rows, total)
         yield Chunk(first + start, {name: values[start:stop] for name, values in columns.items()})
-
-
-def rows_to_chunks(
-    rows: Iterable[Sequence[Any]], names: Sequence[str], batch_rows: int
-) -> Iterator[Chunk]:
-    """Chunks from an iterable of row tuples whose fields are ``names`` (file import)."""
-    first = 0
-    buffer: list[Sequence[Any]] = []
-    for row in rows:
-        buffer.append(row)
-        if len(buffer) == batch_rows:
-            yield Chunk(first, _transpose(buffer, names))
-            first += len(buffer)
-            buffer = []
-    if buffer:
-        yield Chunk(first, _transpose(buffer, names))
-
-
-def _transpose(rows: list[Sequence[Any]], names: Sequence[str]) -> dict[str, Column]:
-    return {name: list(values) for name, values in zip(names, zip(*rows, strict=True), strict=True)}

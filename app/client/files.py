@@ -21,7 +21,6 @@ from app.client.columns import (
     COLUMNS,
     Chunk,
     Column,
-    rows_to_chunks,
     split,
     timestamp_column,
 )
@@ -240,24 +239,57 @@ _CSV_COLUMNS: dict[str, Callable[[list[str]], list[Any]]] = {
 
 
 def _jsonl_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
+    records: list[dict[str, Any]] = []
+    first = 0
     with path.open("rb") as handle:
+        number = 1  # the line number of the block's first line
+        while lines := list(islice(handle, 50_000)):
+            records.extend(_jsonl_records(path, lines, number))
+            number += len(lines)
+            while len(records) >= batch_rows:
+                yield Chunk(first, _record_columns(records[:batch_rows]))
+                del records[:batch_rows]
+                first += batch_rows
+    if records:
+        yield Chunk(first, _record_columns(records))
 
-        def rows() -> Iterator[list[Any]]:
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    record = orjson.loads(text)
-                except orjson.JSONDecodeError as error:
-                    raise FileFormatError(f"{path}: line {line} is not JSON: {error}") from None
-                if not isinstance(record, dict):
-                    raise FileFormatError(f"{path}: line {line} is not a JSON object")
-                unknown = set(record) - set(COLUMNS)
-                if unknown:
-                    raise FileFormatError(f"{path}: line {line}: unknown fields {sorted(unknown)}")
-                yield [record.get(name) for name in COLUMNS]
 
-        yield from rows_to_chunks(rows(), COLUMNS, batch_rows)
+def _jsonl_records(path: Path, lines: list[bytes], number: int) -> list[dict[str, Any]]:
+    """A block of lines as records, parsed as one JSON array: one orjson call instead of one a
+    line (about a fifth of the CPU). Anything unexpected (not JSON, not one object per line,
+    an unknown field) is found again line by line, to name the line."""
+    kept = [line for line in lines if line.strip()]
+    try:
+        records = orjson.loads(b"[" + b",".join(kept) + b"]")
+    except orjson.JSONDecodeError:
+        records = None
+    if (
+        records is not None
+        and len(records) == len(kept)
+        and all(type(record) is dict for record in records)
+        and set().union(*records) <= set(COLUMNS)
+    ):
+        parsed: list[dict[str, Any]] = records
+        return parsed
+    numbered = enumerate(lines, start=number)
+    return [_jsonl_record(path, text, line) for line, text in numbered if text.strip()]
+
+
+def _jsonl_record(path: Path, text: bytes, line: int) -> dict[str, Any]:
+    try:
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise FileFormatError(f"{path}: line {line} is not JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise FileFormatError(f"{path}: line {line} is not a JSON object")
+    unknown = set(record) - set(COLUMNS)
+    if unknown:
+        raise FileFormatError(f"{path}: line {line}: unknown fields {sorted(unknown)}")
+    return record
+
+
+def _record_columns(records: list[dict[str, Any]]) -> dict[str, Column]:
+    return {name: [record.get(name) for record in records] for name in COLUMNS}
 
 
 def _parquet(path: Path) -> Any:

@@ -68,3 +68,25 @@ def test_unknown_columns_are_refused_before_sending(tmp_path: Path) -> None:
     path.write_text("id,timestamp,score,lable\n")
     with pytest.raises(FileFormatError, match="unknown columns \\['lable'\\]"):
         list(PredictionFile.open(path).chunks(10))
+
+
+def test_json_lines_are_parsed_a_block_at_a_time_and_errors_name_their_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "feed.jsonl"
+    lines = [f'{{"id": "tx-{i}", "timestamp": 1767607200, "score": 0.5}}' for i in range(5)]
+    path.write_text("\n".join([*lines[:2], "", *lines[2:]]) + "\n")  # a blank line is skipped
+    feed = PredictionFile.open(path)
+    chunks = list(feed.chunks(2))
+    assert [(c.first, c.rows) for c in chunks] == [(0, 2), (2, 2), (4, 1)]
+    assert chunks[1].columns["id"] == ["tx-2", "tx-3"]
+    assert chunks[0].columns["label"] == [None, None]  # a field left out is null
+    for bad, message in [
+        ('{"id": "a"}, {"id": "b"}', "line 4 is not JSON"),  # two objects on one line
+        ("[1, 2]", "line 4 is not a JSON object"),
+        ('{"id": "a", "lable": 1}', "line 4: unknown fields \\['lable'\\]"),
+        ('{"id": "a"', "line 4 is not JSON"),
+    ]:
+        path.write_text("\n".join([*lines[:2], "", bad, *lines[2:]]) + "\n")
+        with pytest.raises(FileFormatError, match=message):
+            list(PredictionFile.open(path).chunks(2))

@@ -35,7 +35,10 @@ def test_client_bench_runs(backend: str, database_url: str) -> None:
     the README."""
     if backend != "postgresql":
         pytest.skip("the ingestion bench measures PostgreSQL's COPY path")
-    results, start = client_run(database_url, total_rows=4_000, batch_rows=1_000, parts=2, runs=2)
+    results, shares, start = client_run(
+        database_url, total_rows=4_000, batch_rows=1_000, parts=2, runs=2
+    )
+    assert {len(values) for values in shares.values()} == {4}  # 2 parts x 2 runs
     assert len(results) == 2
     assert all(run[path] > 0 for run in results for path in PATHS)
     assert start > 0
