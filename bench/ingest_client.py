@@ -127,6 +127,21 @@ def send_arrays(client: CalmonClient, batches: list[Batch], prefix: str) -> floa
     return seconds
 
 
+def warm_up(http: httpx.Client, client: CalmonClient, directory: Path, batch_rows: int) -> None:
+    """100 untimed rows through every path first: the server's first request pays for lazy
+    imports and statement caches, the client's first file for importing pyarrow, and either
+    would fall on whichever path happened to go first."""
+    batches = {path: make_batches(100, 100, tag=f"w{n}") for n, path in enumerate(PATHS)}
+    (first,) = batches[COLUMNAR]
+    post_batch(http, MODEL, columnar_body(first), "application/json", "warm-up")
+    send_arrays(client, batches[ARRAYS], "warm-up")
+    writers = {CSV_FILE: write_csv, JSONL_FILE: write_jsonl, PARQUET_FILE: write_parquet}
+    for path, write in writers.items():
+        file = directory / f"warm-up.{SUFFIXES[path]}"
+        write(file, batches[path])
+        send_file(client, file, batch_rows)
+
+
 def process_start(base_url: str, token: str, directory: Path) -> float:
     """Wall seconds of a real `calmon send` process over a one-row file (imports, start)."""
     path = directory / "one.csv"
@@ -175,6 +190,7 @@ def run(
                 write_jsonl(directory / f"part-{number}.jsonl", batches[JSONL_FILE][part])
                 write_parquet(directory / f"part-{number}.parquet", batches[PARQUET_FILE][part])
             bodies = [columnar_body(batch) for batch in batches[COLUMNAR]]
+            warm_up(http, client, directory, batch_rows)
 
             def send_part(path: str, number: int) -> float:
                 part = slice(number * per_part, (number + 1) * per_part)
@@ -192,8 +208,14 @@ def run(
                 reset(engine)
                 seconds = dict.fromkeys(PATHS, 0.0)
                 for number in range(parts):
+                    # Rotated, and reversed every other part: each path goes at every place
+                    # and after two different paths, whatever the one before leaves behind
+                    # (a checkpoint, autovacuum) falls on all of them.
                     turn = (run_number + number) % len(PATHS)
-                    taken = {path: send_part(path, number) for path in PATHS[turn:] + PATHS[:turn]}
+                    order = PATHS[turn:] + PATHS[:turn]
+                    if (run_number * parts + number) % 2:
+                        order = order[::-1]
+                    taken = {path: send_part(path, number) for path in order}
                     for path, part_seconds in taken.items():
                         seconds[path] += part_seconds
                         part_shares[path].append(taken[COLUMNAR] / part_seconds)
