@@ -83,7 +83,8 @@ def column_json(values: Column) -> bytes:
         if array.dtype.kind == "M":
             return orjson.dumps(array, option=_DATETIMES)
         return orjson.dumps(array, option=orjson.OPT_SERIALIZE_NUMPY)
-    return orjson.dumps(values)
+    # A list may still hold a numpy scalar (a caller's own chunk): orjson writes those too.
+    return orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 def timestamp_column(values: Any) -> Column:

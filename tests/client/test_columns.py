@@ -58,6 +58,7 @@ def test_a_label_other_than_0_or_1_goes_as_it_is_for_the_server_to_refuse() -> N
 
 def test_scores_go_as_numbers_and_non_finite_ones_as_null() -> None:
     assert orjson.loads(column_json(np.array([0.25, np.nan, np.inf]))) == [0.25, None, None]
+    assert column_json([np.float64(0.5), np.int8(1), None]) == b"[0.5,1,null]"  # numpy scalars
 
 
 def test_arrays_are_cut_in_batches_converted_as_taken() -> None:
