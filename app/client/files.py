@@ -118,8 +118,9 @@ def _csv_module_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
 
 def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
     """pyarrow's C++ reader, every column read as text (so that a bad value reaches the server,
-    which names its row and field), then converted a column at a time in C++: about a tenth of
-    the CPU of the csv module and Python-level conversion, which competed with the server."""
+    which names its row and field), then converted a column at a time in C++, batches cut as
+    zero-copy slices: 100 ms of CPU per 200,000 rows here, encoding included, against 580 ms
+    with the csv module (CPU the client takes from the server when both share the cores)."""
     import pyarrow as pa  # noqa: PLC0415 - optional extra
     import pyarrow.csv as pcsv  # noqa: PLC0415
 
