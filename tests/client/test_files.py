@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 import pytest
 
 from app.client import files
@@ -90,3 +91,42 @@ def test_json_lines_are_parsed_a_block_at_a_time_and_errors_name_their_line(
         path.write_text("\n".join([*lines[:2], "", bad, *lines[2:]]) + "\n")
         with pytest.raises(FileFormatError, match=message):
             list(PredictionFile.open(path).chunks(2))
+
+
+def _jsonl(rows: int, *, late_number_at: int | None = None) -> str:
+    lines = []
+    for i in range(rows):
+        stamp = "1767607200" if i == late_number_at else '"2026-01-05T10:00:00Z"'
+        label = ["0", "1", "null"][i % 3]
+        segment = ', "segment": "web"' if i % 2 else ""
+        score = f"0.{i + 1}" if i % 5 else "null"
+        lines.append(
+            f'{{"id": "tx-{i}", "timestamp": {stamp}, "score": {score}, "label": {label}{segment}}}'
+        )
+    return "\n".join(lines) + "\n"
+
+
+def test_pyarrow_and_orjson_read_json_lines_into_the_same_requests(tmp_path: Path) -> None:
+    path = tmp_path / "feed.jsonl"
+    path.write_text(_jsonl(25))
+    with_pyarrow = list(files._arrow_jsonl_chunks(path, 10))
+    with_orjson = list(files._orjson_jsonl_chunks(path, 10))
+    assert _bodies(with_pyarrow) == _bodies(with_orjson)
+    assert [(c.first, c.rows) for c in with_pyarrow] == [(0, 10), (10, 10), (20, 5)]
+
+
+def test_json_lines_pyarrow_refuses_midway_and_the_rest_goes_line_by_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 512)  # a few lines per block
+    path = tmp_path / "feed.jsonl"
+    path.write_text(_jsonl(40, late_number_at=33))  # Unix seconds: not in pyarrow's schema
+    read_by_pyarrow: list[Chunk] = []
+    with pytest.raises(pa.ArrowInvalid, match="timestamp"):
+        read_by_pyarrow.extend(files._arrow_jsonl_chunks(path, 10))
+    assert read_by_pyarrow  # the fallback happens midway, not at the start
+    chunks = list(PredictionFile.open(path).chunks(10))
+    assert [(c.first, c.rows) for c in chunks] == [(0, 10), (10, 10), (20, 10), (30, 10)]
+    ids = [i for chunk in chunks for i in chunk.columns["id"]]
+    assert ids == [f"tx-{i}" for i in range(40)]  # every row once, in order
+    assert chunks[3].columns["timestamp"][3] == 1767607200
