@@ -22,7 +22,6 @@ densities (bench/nowcast.py), at a few hundred bytes a window, and bins merge by
 
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import chdtrc
 
 from app.metrics.errors import InvalidInputError
 
@@ -405,41 +405,6 @@ def _pooled(expected: FloatArray) -> IntArray:
 
 
 def chi2_sf(x: float, dof: int) -> float:
-    """P(X >= x) for X ~ chi-square(dof): the regularised upper incomplete gamma Q(dof/2, x/2),
-    by its series below a + 1 and its continued fraction above (Numerical Recipes 6.2), to 1e-12
-    relative; numpy has no special functions and scipy is not a runtime dependency."""
-    if x <= 0:
-        return 1.0
-    if math.isinf(x):  # the series and fraction below would give nan, read as 1
-        return 0.0
-    a, y = dof / 2.0, x / 2.0
-    log_front = a * math.log(y) - y - math.lgamma(a)
-    if y < a + 1.0:  # series for P(a, y)
-        term = total = 1.0 / a
-        k = a
-        for _ in range(1000):
-            k += 1.0
-            term *= y / k
-            total += term
-            if abs(term) < abs(total) * 1e-14:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_front))
-    # Lentz's continued fraction for Q(a, y)
-    tiny = 1e-300
-    b = y + 1.0 - a
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for i in range(1, 1000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-14:
-            break
-    return min(1.0, math.exp(log_front) * h)
+    """P(X >= x) for X ~ chi-square(dof) (scipy's ``chdtrc``); 1 for any ``x <= 0``, where a
+    statistic rounded a hair below 0 would otherwise give NaN."""
+    return 1.0 if x <= 0 else float(chdtrc(dof, x))

@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import spence
 
-from app.metrics._dilog import dilog
 from app.metrics._quadrature import integrate
 from app.metrics._rank_inversion import average_precision_at_skew, rank_inversion_skews, step_sum
 from app.metrics._roc_input import FloatArray, RocCurve, rates, roc_curve
@@ -291,7 +291,8 @@ def min_integrated_auc(pi_lo: float, pi_hi: float) -> float:
 
     def antiderivative(pi: float) -> float:
         tail = (1.0 - pi) * np.log1p(-pi) if pi < 1.0 else 0.0
-        return 2.0 * pi + tail - float(dilog(pi))
+        # scipy's spence(z) is Li2(1 - z), so the dilogarithm Li2(pi) is spence(1 - pi).
+        return 2.0 * pi + tail - float(spence(1.0 - pi))
 
     if lo == hi:
         # d/dpi of the antiderivative: 1 + (1 - pi) ln(1 - pi) / pi (Boyd et al.'s minimum area).

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import numpy.typing as npt
 import pytest
-from scipy import optimize, stats
+from scipy import optimize
 
 from app.metrics import InvalidInputError
 from app.metrics.mixture import (
@@ -169,17 +169,6 @@ def test_fit_prior_ignores_bins_neither_class_reaches() -> None:
 
 
 # --- chi2_sf -----------------------------------------------------------------------------------
-
-
-def test_chi2_sf_matches_scipy() -> None:
-    xs = np.concatenate([[1e-6, 0.01, 0.3], np.linspace(0.5, 200.0, 120)])
-    dofs = np.arange(1, 101)
-    ours = np.array([[chi2_sf(float(x), int(k)) for x in xs] for k in dofs])
-    theirs = stats.chi2.sf(xs[None, :], dofs[:, None])
-    shown = theirs > 1e-300
-    relative = np.abs(ours[shown] - theirs[shown]) / theirs[shown]
-    assert relative.max() < 1e-9
-    assert (ours[~shown] < 1e-290).all()
 
 
 def test_chi2_sf_at_its_ends() -> None:

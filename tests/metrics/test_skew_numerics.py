@@ -1,7 +1,8 @@
 """The numerical building blocks of app.metrics.skew checked against scipy and closed forms.
 
-Lampert & Gancarski (2014) eq. (7) (integrated precision), eq. (20) (the dilogarithm) and eq. (4)
-(temporal precision) are computed here without scipy; these tests cross-check them with it.
+Lampert & Gancarski (2014) eq. (7) (integrated precision, in closed form) and eq. (4) (temporal
+precision, by app.metrics._quadrature) are computed without scipy's quadrature (measured faster for
+many integrands at once); these tests cross-check them with it. Eq. (20) uses scipy's dilogarithm.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.integrate import quad
-from scipy.special import spence
 
-from app.metrics._dilog import dilog
 from app.metrics._quadrature import GAUSS_WEIGHTS, KRONROD_WEIGHTS, NODES, integrate
 from app.metrics.skew import (
     average_precision_at_skew,
@@ -25,23 +24,6 @@ from app.metrics.skew import (
     temporal_precision,
     transform_precision,
 )
-
-
-def test_dilog_matches_scipy_spence_to_1e_12() -> None:
-    """Li2 for Lampert eq. (20): Li2(x) = spence(1 - x) on [-50, 1] to 1e-12 (relative for big)."""
-    x = np.concatenate([np.linspace(-50.0, 1.0, 20_001), [0.0, 0.5, 1.0, 1e-300, -1e-300]])
-    expected = spence(1.0 - x)
-    assert np.allclose(dilog(x), expected, rtol=1e-12, atol=1e-12)
-    assert float(dilog(1.0)) == pytest.approx(np.pi**2 / 6, abs=1e-15)
-    assert float(dilog(0.5)) == pytest.approx(np.pi**2 / 12 - np.log(2) ** 2 / 2, abs=1e-15)
-
-
-def test_dilog_rejects_arguments_above_one() -> None:
-    """The real branch only: x > 1 (complex Li2) and NaN are refused."""
-    with pytest.raises(ValueError, match="x <= 1"):
-        dilog(1.5)
-    with pytest.raises(ValueError, match="x <= 1"):
-        dilog(float("nan"))
 
 
 def test_gauss_kronrod_rule_is_exact_for_polynomials() -> None:
