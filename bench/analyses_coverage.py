@@ -30,9 +30,9 @@ from scipy.stats import norm
 
 from app.metrics import CurveSketch, bootstrap, build_sketch, evaluate_sketch
 from app.metrics.compare import window_difference_interval
+from app.metrics.types import Float64Array
 from app.metrics.whatif import along_trajectory, trajectory_intervals
 
-FloatArray = npt.NDArray[np.float64]
 THRESHOLD = 1.5
 TRAJECTORY = [(0.0, 0.005), (30.0, 0.02)]  # log-linear: the fraud rate quadruples in 30 days
 MIDDLE = 0.01
@@ -45,18 +45,18 @@ class Binormal:
     mu: float
     sigma: float
 
-    def _rates(self) -> tuple[FloatArray, FloatArray]:
+    def _rates(self) -> tuple[Float64Array, Float64Array]:
         s = np.linspace(-12.0, self.mu + 12.0 * self.sigma, 40_001)[::-1]  # descending
         return norm.sf((s - self.mu) / self.sigma), norm.sf(s)
 
-    def precision(self, pi: FloatArray) -> FloatArray:
+    def precision(self, pi: Float64Array) -> Float64Array:
         """Precision at the threshold at each fraud rate."""
         tpr = norm.sf((THRESHOLD - self.mu) / self.sigma)
         fpr = norm.sf(THRESHOLD)
-        result: FloatArray = pi * tpr / (pi * tpr + (1.0 - pi) * fpr)
+        result: Float64Array = pi * tpr / (pi * tpr + (1.0 - pi) * fpr)
         return result
 
-    def average_precision(self, pi: FloatArray) -> FloatArray:
+    def average_precision(self, pi: Float64Array) -> Float64Array:
         """The population's AP at each fraud rate: the integral of precision over recall."""
         tpr, fpr = self._rates()
         p = np.atleast_1d(pi)[:, None]
@@ -65,8 +65,8 @@ class Binormal:
         return np.asarray(np.trapezoid(precision, tpr, axis=1), dtype=np.float64)
 
     def draw(
-        self, rng: np.random.Generator, n: int, pi: float, shared: tuple[FloatArray, ...] = ()
-    ) -> tuple[FloatArray, npt.NDArray[np.int8], tuple[FloatArray, ...]]:
+        self, rng: np.random.Generator, n: int, pi: float, shared: tuple[Float64Array, ...] = ()
+    ) -> tuple[Float64Array, npt.NDArray[np.int8], tuple[Float64Array, ...]]:
         """n rows: scores, labels and the draws (labels' uniforms, negatives, positives' noise)
         another model can score the same rows with (``shared``)."""
         u, base, noise = shared or (rng.random(n), rng.normal(0.0, 1.0, n), rng.normal(0, 1, n))

@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import numpy.typing as npt
 from scipy.stats import chi2
 
 from app.metrics import CurveSketch, evaluate_sketch, pool_sketches
+from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import (
     PRIMARY_METRIC,
     FrozenReference,
@@ -61,9 +61,6 @@ from app.monitoring.maturity import is_mature
 from app.monitoring.pi0 import Pi0Policy, WindowCounts, estimate_pi0, needs_new_version
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
 from bench.simulation import HEALTHY_MU, gaussian_sketch, mu_for, sketch_with
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 RULE = ReferenceRule(windows=14, min_positives=500, min_label_coverage=0.8)
@@ -291,7 +288,7 @@ def run_late_labels(days: Sequence[Day], size: int, seed: int) -> tuple[SegmentL
     rng = np.random.default_rng(seed)
     rows = size / mean_pi(days)
     engine = Engine(["all"], seed=seed)
-    drawn: list[tuple[FloatArray, IntArray, int]] = []
+    drawn: list[tuple[Float64Array, Int64Array, int]] = []
     matured: list[int] = [-1] * len(days)
     for today in range(len(days) + 46):
         if today < len(days):

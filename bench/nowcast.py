@@ -61,7 +61,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.stats import beta
 
@@ -77,6 +76,7 @@ from app.metrics import (
     pooled_fit,
 )
 from app.metrics.mixture import fit_prior, histogram
+from app.metrics.types import BoolArray, Float64Array, Int64Array, Interval
 from app.monitoring.nowcast import (
     MISFIT_P_VALUE,
     RECENT_WINDOWS,
@@ -85,11 +85,6 @@ from app.monitoring.nowcast import (
     shift_reason,
 )
 from bench.simulation import HEALTHY_MU, THRESHOLD
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-Interval = tuple[float, float]
 
 ROWS = 20_000
 REFERENCE_WINDOWS = 14
@@ -123,10 +118,10 @@ def draw(
     *,
     legit_mu: float = LEGIT_MU,
     fraud_mu: float = HEALTHY_MU,
-) -> tuple[FloatArray, BoolArray]:
+) -> tuple[Float64Array, BoolArray]:
     """``rows`` scores, each a fraud with probability ``pi``, and their labels."""
     labels: BoolArray = rng.random(rows) < pi
-    scores: FloatArray = rng.standard_normal(rows) + np.where(labels, fraud_mu, legit_mu)
+    scores: Float64Array = rng.standard_normal(rows) + np.where(labels, fraud_mu, legit_mu)
     return scores, labels
 
 
@@ -136,12 +131,12 @@ def drifting_pi(rng: np.random.Generator) -> float:
     return float(np.exp(rng.uniform(math.log(low), math.log(high))))
 
 
-def posterior(scores: FloatArray) -> FloatArray:
+def posterior(scores: Float64Array) -> Float64Array:
     """P(fraud | score) at the reference's pi: what CBPE is given (calibrated on the
     reference, by construction)."""
     llr = HEALTHY_MU * scores - HEALTHY_MU**2 / 2.0
     prior = math.log(REFERENCE_PI / (1.0 - REFERENCE_PI))
-    p: FloatArray = 1.0 / (1.0 + np.exp(-(llr + prior)))
+    p: Float64Array = 1.0 / (1.0 + np.exp(-(llr + prior)))
     return p
 
 
@@ -150,21 +145,21 @@ class Reference:
     """One stream's reference: bins, class counts and curve sketch from its labelled rows, and
     the same rows on a fixed 100-bin equal-width histogram (for the summary comparison)."""
 
-    edges: FloatArray
+    edges: Float64Array
     classes: ClassCounts
     sketch: CurveSketch
-    wide_edges: FloatArray
+    wide_edges: Float64Array
     wide_classes: ClassCounts
 
 
-def reference_rows(seed: int, stream: int) -> list[tuple[FloatArray, BoolArray]]:
+def reference_rows(seed: int, stream: int) -> list[tuple[Float64Array, BoolArray]]:
     """The 14 labelled windows of a stream's reference."""
     return [
         draw(generator(seed, stream, 0, w), ROWS, REFERENCE_PI) for w in range(REFERENCE_WINDOWS)
     ]
 
 
-def build_reference(windows: Sequence[tuple[FloatArray, BoolArray]]) -> Reference:
+def build_reference(windows: Sequence[tuple[Float64Array, BoolArray]]) -> Reference:
     """Bins from the first window's scores, as the worker cuts them; everything else pooled."""
     edges = bin_edges(windows[0][0], THRESHOLD)
     scores = np.concatenate([s for s, _ in windows])
@@ -208,7 +203,7 @@ class Window:
         return shift_reason(self.nowcast.fit, self.recent) is not None
 
 
-def realised(scores: FloatArray, labels: BoolArray) -> dict[str, float]:
+def realised(scores: Float64Array, labels: BoolArray) -> dict[str, float]:
     """What the window's labels, once in, will show."""
     regular = evaluate_sketch(build_sketch(scores, labels, threshold=THRESHOLD), pi0=0.5).regular
     values = {"pi": float(labels.mean())}
@@ -227,11 +222,11 @@ class Nowcaster:
     reference: Reference
     stream: int
     replicates: int
-    history: list[IntArray] = field(default_factory=list)
+    history: list[Int64Array] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     """``nowcast_window``'s time per window."""
 
-    def window(self, scores: FloatArray, labels: BoolArray, *, seed: int) -> Window:
+    def window(self, scores: Float64Array, labels: BoolArray, *, seed: int) -> Window:
         """The next window's nowcast and what it realised."""
         ref = self.reference
         counts = ScoreCounts.of(ref.edges, np.empty(0), np.empty(0), scores).rows
@@ -286,7 +281,7 @@ DATASKETCHES = _load_datasketches()
 """Apache DataSketches, if installed (a bench-only extra: ``pip install datasketches``)."""
 
 
-def oracle(scores: FloatArray, rows: int) -> Summarised:
+def oracle(scores: Float64Array, rows: int) -> Summarised:
     """Maximum likelihood on the exact scores with the true class densities, and its Wald
     interval from the observed information: the floor no summary of the scores can beat."""
     start = time.perf_counter()
@@ -309,7 +304,7 @@ def oracle(scores: FloatArray, rows: int) -> Summarised:
 
 def binned(
     reference: Reference,
-    scores: FloatArray,
+    scores: Float64Array,
     *,
     kind: str,
     seed: int,
@@ -429,7 +424,7 @@ def coverage(intervals: Sequence[Interval | None], truths: Sequence[float]) -> t
     return sum(lo <= t <= hi for (lo, hi), t in pairs) / len(pairs), len(pairs)
 
 
-def errors(estimates: Sequence[float | None], truths: Sequence[float]) -> FloatArray:
+def errors(estimates: Sequence[float | None], truths: Sequence[float]) -> Float64Array:
     """Signed errors where both the estimate and the truth are defined."""
     pairs = [
         e - t
@@ -439,7 +434,7 @@ def errors(estimates: Sequence[float | None], truths: Sequence[float]) -> FloatA
     return np.array(pairs, dtype=np.float64)
 
 
-def rmse(values: FloatArray) -> float:
+def rmse(values: Float64Array) -> float:
     """Root mean square of the errors."""
     return float(np.sqrt((values**2).mean())) if values.size else math.nan
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
 from app.metrics import CurveSketch
-
-FloatArray = npt.NDArray[np.float64]
+from app.metrics.types import Float64Array
 
 THRESHOLD = 2.0
 HEALTHY_MU = 2.5
@@ -33,7 +31,7 @@ def gaussian_sketch(
     return sketch_with(rng, rng.normal(mu, 1.0, positives), negatives)
 
 
-def sketch_with(rng: np.random.Generator, scores: FloatArray, negatives: int) -> CurveSketch:
+def sketch_with(rng: np.random.Generator, scores: Float64Array, negatives: int) -> CurveSketch:
     """The sketch of a window of these positives' scores and ``negatives`` N(0, 1) scores."""
     entries = np.union1d(scores, [THRESHOLD])[::-1]
     held = np.isin(entries, scores).astype(np.int64)
@@ -62,7 +60,7 @@ def population_average_precision(mu: float, pi0: float) -> float:
 
 
 @cache
-def _ap_curve(pi0: float) -> tuple[FloatArray, FloatArray]:
+def _ap_curve(pi0: float) -> tuple[Float64Array, Float64Array]:
     mus = np.linspace(0.0, 4.0, 401)
     return mus, np.array([population_average_precision(m, pi0) for m in mus])
 

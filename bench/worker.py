@@ -56,7 +56,7 @@ from app.db.repositories.window_rows import (
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
 from app.metrics import ClassCounts, CurveSketch, ScoreCounts, evaluate, nowcast_window
-from app.metrics.mixture import FloatArray, IntArray
+from app.metrics.types import Float64Array, Int64Array
 from app.settings import Settings
 from app.worker.compute import ComputeOptions, compute_claim
 from app.worker.judging import load_references
@@ -273,8 +273,8 @@ class WindowParts:
     """The window's rows as the worker reads them, and what its nowcast pass reads back."""
 
     segments: list[SegmentRows]
-    edges: FloatArray
-    estimates: list[tuple[IntArray, int, ClassCounts, CurveSketch]]
+    edges: Float64Array
+    estimates: list[tuple[Int64Array, int, ClassCounts, CurveSketch]]
 
 
 def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:

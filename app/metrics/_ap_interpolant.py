@@ -15,7 +15,7 @@ import numpy as np
 from numpy.polynomial import Chebyshev
 
 from app.metrics._rank_inversion import matrix_times
-from app.metrics._validation import FloatArray
+from app.metrics.types import Float64Array
 
 _NODES = 32
 _PIECE = 4.0
@@ -26,7 +26,7 @@ _CHUNK = 256
 class ApOfPrior:
     """AP(pi) of the curve ``(tpr, fpr)`` for priors whose logits lie in [x_lo, x_hi]."""
 
-    def __init__(self, tpr: FloatArray, fpr: FloatArray, x_lo: float, x_hi: float) -> None:
+    def __init__(self, tpr: Float64Array, fpr: Float64Array, x_lo: float, x_hi: float) -> None:
         steps = np.diff(tpr, prepend=0.0)
         keep = steps > 0.0
         perfect = fpr[keep] == 0.0  # complete at every prior: a constant
@@ -52,7 +52,7 @@ class ApOfPrior:
         ]
         self._flat = self._exact(np.array([self._lo]))[0]
 
-    def _exact(self, x: FloatArray) -> FloatArray:
+    def _exact(self, x: Float64Array) -> Float64Array:
         """The step sum at logits ``x`` (no interpolation)."""
         out = np.empty(x.shape)
         for start in range(0, x.size, _CHUNK):
@@ -62,7 +62,7 @@ class ApOfPrior:
             out[start : start + _CHUNK] = self.at_zero + matrix_times(sigmoid, self._weights)
         return out
 
-    def __call__(self, pis: FloatArray) -> FloatArray:
+    def __call__(self, pis: Float64Array) -> Float64Array:
         """AP at each prior of ``pis`` (in [0, 1])."""
         out = np.empty(pis.shape)
         zero, one = pis <= 0.0, pis >= 1.0

@@ -14,47 +14,46 @@ metrics by pi0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-# float64 for point values, float32 for bootstrap replicates: the formulas are the same.
-FloatArray = npt.NDArray[np.floating[Any]]
+from app.metrics.types import FloatingArray
 
-Columns = dict[str, FloatArray]
+# FloatingArray: float64 for point values, float32 for bootstrap replicates (one formula).
+Columns = dict[str, FloatingArray]
 
 
 @dataclass(frozen=True)
 class Counts:
     """Per-replicate counts at each sketch entry (shape ``(R, E)``) and class totals ``(R,)``."""
 
-    positives_at: FloatArray
-    negatives_tied: FloatArray
-    negatives_between: FloatArray
-    negatives_below: FloatArray
+    positives_at: FloatingArray
+    negatives_tied: FloatingArray
+    negatives_between: FloatingArray
+    negatives_below: FloatingArray
     threshold_index: int | npt.NDArray[np.intp]  # one for all rows, or one per row
-    scores: FloatArray  # (E,) entry scores, descending, or (R, E): one sketch per row
+    scores: FloatingArray  # (E,) entry scores, descending, or (R, E): one sketch per row
 
 
 @dataclass(frozen=True)
 class _Curve:
     """Cumulative counts ``(R, E)`` and totals ``(R,)`` derived once from :class:`Counts`."""
 
-    tp: FloatArray
-    fp: FloatArray
-    pos: FloatArray
-    tied: FloatArray
-    npos: FloatArray
-    nneg: FloatArray
-    tp_t: FloatArray
-    fp_t: FloatArray
-    scores: FloatArray
+    tp: FloatingArray
+    fp: FloatingArray
+    pos: FloatingArray
+    tied: FloatingArray
+    npos: FloatingArray
+    nneg: FloatingArray
+    tp_t: FloatingArray
+    fp_t: FloatingArray
+    scores: FloatingArray
     rows: npt.NDArray[np.intp]  # arange(R), for picking one entry per row
     sequential: bool  # row sums strictly left to right (see _rowdot)
 
 
-def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatArray]:
+def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatingArray]:
     """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined."""
     prepared = Prepared.of(counts)
     regular = prepared.regular()
@@ -69,7 +68,7 @@ class Prepared:
 
     curve: _Curve
     gains: _GainCurve
-    pi: FloatArray
+    pi: FloatingArray
     invariant: Columns
 
     @classmethod
@@ -107,7 +106,7 @@ class Prepared:
         out.update(self.invariant)
         return out
 
-    def calibrated(self, pi0: FloatArray | float) -> Columns:
+    def calibrated(self, pi0: FloatingArray | float) -> Columns:
         """The prior-dependent metrics calibrated to ``pi0`` (a float, or one value per row).
 
         The prior-invariant metrics are left out: their calibrated value is :attr:`invariant`.
@@ -137,7 +136,7 @@ def _invariant(c: _Curve) -> Columns:
 _TINY = 1e-30
 
 
-def _rowdot(c: _Curve, a: FloatArray, b: FloatArray) -> FloatArray:
+def _rowdot(c: _Curve, a: FloatingArray, b: FloatingArray) -> FloatingArray:
     """Row sums of ``a * b``: strictly left to right unless ``c.sequential`` is False.
 
     A sequential sum gives a row the same floats whether it is evaluated alone, in a batch of
@@ -146,21 +145,21 @@ def _rowdot(c: _Curve, a: FloatArray, b: FloatArray) -> FloatArray:
     Bootstrap replicates need no such guarantee, and einsum is three times faster there.
     """
     if not c.sequential:
-        fast: FloatArray = np.einsum("ij,ij->i", a, b)
+        fast: FloatingArray = np.einsum("ij,ij->i", a, b)
         return fast
-    result: FloatArray = np.cumsum(a * b, axis=1)[:, -1]
+    result: FloatingArray = np.cumsum(a * b, axis=1)[:, -1]
     return result
 
 
 def _pick(
-    scores: FloatArray, rows: npt.NDArray[np.intp], index: npt.NDArray[np.intp]
-) -> FloatArray:
+    scores: FloatingArray, rows: npt.NDArray[np.intp], index: npt.NDArray[np.intp]
+) -> FloatingArray:
     """The entry score at ``index`` of each row (scores shared by all rows, or one row each)."""
-    picked: FloatArray = scores[index] if scores.ndim == 1 else scores[rows, index]
+    picked: FloatingArray = scores[index] if scores.ndim == 1 else scores[rows, index]
     return picked
 
 
-def _prior_dependent(c: _Curve, k: FloatArray | None, pr_gain_auc: FloatArray) -> Columns:
+def _prior_dependent(c: _Curve, k: FloatingArray | None, pr_gain_auc: FloatingArray) -> Columns:
     """Precision-type metrics with false positives weighted by ``k`` (``None``: weight 1)."""
     tp = c.tp
     wfp = c.fp if k is None else c.fp * k[:, None]
@@ -201,10 +200,10 @@ class _GainCurve:
     ``p P (1/TP_l - 1/TP) / (1 - p)``.
     """
 
-    inv_tp: FloatArray
-    suffix: FloatArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
-    pg_r: FloatArray
-    ratio: FloatArray
+    inv_tp: FloatingArray
+    suffix: FloatingArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
+    pg_r: FloatingArray
+    ratio: FloatingArray
 
     @classmethod
     def of(cls, c: _Curve) -> _GainCurve:
@@ -221,7 +220,7 @@ class _GainCurve:
         suffix = np.cumsum(h[:, ::-1], axis=1)[:, ::-1]
         return cls(inv_tp=inv_tp, suffix=suffix, pg_r=pg_r, ratio=ratio[:, 0])
 
-    def area(self, c: _Curve, prior: FloatArray | float) -> FloatArray:
+    def area(self, c: _Curve, prior: FloatingArray | float) -> FloatingArray:
         """Area with recall gain at ``prior`` (a float, or one value per row)."""
         tp_x = prior * c.npos  # recall gain is 0 where TP = p P
         rows = c.rows
@@ -234,5 +233,5 @@ class _GainCurve:
         fp_x = c.fp[rows, m] - tied + (tp_x - (tp_r - pos)) / pos * tied
         pg_x = 1.0 - self.ratio * (fp_x / tp_x)
         rg_r = scale * (1.0 / tp_x - self.inv_tp[rows, m])
-        result: FloatArray = scale * after / 2.0 + rg_r * (self.pg_r[rows, m] + pg_x) / 2.0
+        result: FloatingArray = scale * after / 2.0 + rg_r * (self.pg_r[rows, m] + pg_x) / 2.0
         return result

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from app.metrics.types import Float64Array
 
 # Kronrod abscissae on [-1, 1] (non-negative half, descending) and weights; odd indices are the
 # 7-point Gauss-Legendre nodes, whose weights are _GAUSS_WEIGHTS (QUADPACK's qk15 constants).
@@ -69,12 +68,12 @@ _RESOLUTION_ULPS = 4096.0
 
 
 def integrate(
-    f: Callable[[FloatArray], FloatArray],
+    f: Callable[[Float64Array], Float64Array],
     a: float,
     b: float,
     *,
     tol: float = 1e-13,
-) -> FloatArray:
+) -> Float64Array:
     """Integrate a vector-valued ``f`` over ``[a, b]`` to an absolute error about ``tol * (b - a)``.
 
     Parameters
@@ -95,7 +94,7 @@ def integrate(
     """
     lows = np.array([a], dtype=np.float64)
     highs = np.array([b], dtype=np.float64)
-    parts: list[FloatArray] = []
+    parts: list[Float64Array] = []
     for level in range(_MAX_LEVELS + 1):
         centres = 0.5 * (lows + highs)
         half_widths = 0.5 * (highs - lows)
@@ -117,5 +116,5 @@ def integrate(
         mids = 0.5 * (split_lows + split_highs)
         lows = np.concatenate([split_lows, mids])
         highs = np.concatenate([mids, split_highs])
-    total: FloatArray = np.sum(parts, axis=0)
+    total: Float64Array = np.sum(parts, axis=0)
     return total

@@ -30,7 +30,8 @@ import itertools
 
 import numpy as np
 
-from app.metrics._roc_input import FloatArray, RocCurve, roc_curve
+from app.metrics._roc_input import RocCurve, roc_curve
+from app.metrics.types import Float64Array
 
 # Beyond 40 logit units past the outermost step, every step is within e^-40 of its asymptote.
 _TAIL_MARGIN = 40.0
@@ -41,7 +42,7 @@ FAST_ABOVE = 2_000_000
 """Steps x scan points above which the scan is the convolution (see the module docstring)."""
 
 
-def step_sum(weights: FloatArray, values: FloatArray) -> float:
+def step_sum(weights: Float64Array, values: Float64Array) -> float:
     """``sum weights * values`` without BLAS.
 
     ``np.dot`` and ``@`` hand these to OpenBLAS, which splits a sum of a few thousand terms over
@@ -52,16 +53,16 @@ def step_sum(weights: FloatArray, values: FloatArray) -> float:
     return float(np.einsum("i,i->", weights, values))
 
 
-def matrix_times(matrix: FloatArray, vector: FloatArray) -> FloatArray:
+def matrix_times(matrix: Float64Array, vector: Float64Array) -> Float64Array:
     """``matrix @ vector`` without BLAS (see :func:`step_sum`)."""
-    result: FloatArray = np.einsum("ij,j->i", matrix, vector)
+    result: Float64Array = np.einsum("ij,j->i", matrix, vector)
     return result
 
 
-def _sigmoid(z: FloatArray) -> FloatArray:
+def _sigmoid(z: Float64Array) -> Float64Array:
     """Logistic function with full relative precision in both tails (also at +-inf)."""
     e = np.exp(-np.abs(z))
-    result: FloatArray = np.where(z >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    result: Float64Array = np.where(z >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
     return result
 
 
@@ -82,7 +83,7 @@ class _StepSum:
         self.total = float(tpr[-1])
 
 
-def _difference(a: _StepSum, b: _StepSum, x: FloatArray, pivot: float) -> FloatArray:
+def _difference(a: _StepSum, b: _StepSum, x: Float64Array, pivot: float) -> Float64Array:
     """AP_a(x) - AP_b(x), summed in the form that is exact in the relevant tail.
 
     Left of ``pivot`` the steps are summed directly (tiny values keep their relative precision);
@@ -131,7 +132,7 @@ def rank_inversion_skews(
     scan_step: float = 0.01,
     tolerance: float = 1e-11,
     fast_above: int = FAST_ABOVE,
-) -> FloatArray:
+) -> Float64Array:
     """Every skew pi* in (0, 1) at which the AUC-PR order of two models flips.
 
     Parameters
@@ -171,13 +172,13 @@ def rank_inversion_skews(
         roots.extend(_newton(first, second, (lows, highs), pivot=pivot, tolerance=tolerance))
     elif lows.size:
         roots.extend(_bisect(first, second, (lows, highs), pivot=pivot, tolerance=tolerance))
-    result: FloatArray = np.sort(_sigmoid(np.array(roots, dtype=np.float64)))
+    result: Float64Array = np.sort(_sigmoid(np.array(roots, dtype=np.float64)))
     return result
 
 
 def _brackets(
-    grid: FloatArray, signs: FloatArray, roots: list[float]
-) -> tuple[FloatArray, FloatArray]:
+    grid: Float64Array, signs: Float64Array, roots: list[float]
+) -> tuple[Float64Array, Float64Array]:
     """Adjacent grid points whose signs differ; a run of exact zeros between opposite signs is
     a flip in the middle of the run (appended to ``roots``)."""
     nonzero = np.flatnonzero(signs)
@@ -196,7 +197,7 @@ def _brackets(
 
 def _fast_brackets(
     a: _StepSum, b: _StepSum, low: float, high: float, pivot: float
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Float64Array, Float64Array]:
     """The scan as one convolution on a fine grid; brackets kept where the exact ends differ."""
     h = _FAST_SPACING
     margin = np.ceil(_TAIL_MARGIN / h) * h
@@ -230,7 +231,7 @@ def _fast_brackets(
     return lows[keep], highs[keep]
 
 
-def _slope(a: _StepSum, b: _StepSum, x: FloatArray) -> FloatArray:
+def _slope(a: _StepSum, b: _StepSum, x: Float64Array) -> Float64Array:
     """d/dx of AP_a(x) - AP_b(x): the steps' logistic densities."""
     weights = np.concatenate([a.weights, -b.weights])
     locations = np.concatenate([a.locations, b.locations])
@@ -241,7 +242,7 @@ def _slope(a: _StepSum, b: _StepSum, x: FloatArray) -> FloatArray:
 def _newton(
     a: _StepSum,
     b: _StepSum,
-    brackets: tuple[FloatArray, FloatArray],
+    brackets: tuple[Float64Array, Float64Array],
     *,
     pivot: float,
     tolerance: float,
@@ -274,7 +275,7 @@ def _newton(
 def _bisect(
     a: _StepSum,
     b: _StepSum,
-    brackets: tuple[FloatArray, FloatArray],
+    brackets: tuple[Float64Array, Float64Array],
     *,
     pivot: float,
     tolerance: float,

@@ -17,12 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 from app.metrics._kernel import _TINY, Counts, Prepared, _rowdot
-from app.metrics._resampling import RealArray, merge_blocks, poisson_counts
+from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import FloatingArray, Interval
 
-Interval = tuple[float, float]
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
 _NORMAL_ABOVE = 30.0
 _TRAJECTORY_BINS = 16
@@ -48,7 +48,7 @@ class Resampled:
             merged = merge_blocks(sketch, max_entries)
         self.merged = Prepared.of(merged)
 
-        def draw(lam: RealArray) -> RealArray:
+        def draw(lam: FloatingArray) -> FloatingArray:
             return poisson_counts(np.asarray(lam, dtype=np.float64), replicates, rng, _NORMAL_ABOVE)
 
         self.replicates = Prepared.of(
@@ -69,7 +69,7 @@ class Resampled:
         """The merged counts' calibrated ``metric`` at ``pi``."""
         return float(_calibrated(self.merged, pi)[metric][0])
 
-    def replicate_values(self, metric: str, pi: float) -> RealArray:
+    def replicate_values(self, metric: str, pi: float) -> FloatingArray:
         """Every replicate's calibrated ``metric`` at ``pi`` (NaN where undefined)."""
         return _calibrated(self.replicates, pi)[metric]
 
@@ -104,7 +104,7 @@ class Resampled:
         return out
 
 
-def _calibrated(prepared: Prepared, pi: float) -> Mapping[str, RealArray]:
+def _calibrated(prepared: Prepared, pi: float) -> Mapping[str, FloatingArray]:
     """Calibrated precision and AP at ``pi``: the kernel's formulas and floats
     (:func:`app.metrics._kernel._prior_dependent`), without the metrics the analyses never read
     here (best F1's argmax and PR-Gain's area were two thirds of a compare's bootstrap)."""

@@ -6,17 +6,11 @@ equal positives first, so that a replicate costs O(blocks) draws whatever the wi
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import numpy.typing as npt
 
 from app.metrics._kernel import Counts
-from app.metrics._validation import FloatArray, IntArray
 from app.metrics.sketch import CurveSketch
-
-Array32 = npt.NDArray[np.float32]
-RealArray = npt.NDArray[np.floating[Any]]
+from app.metrics.types import Float32Array, Float64Array, Int64Array
 
 
 def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
@@ -34,7 +28,7 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
     starts = np.concatenate(([0], ends[:-1] + 1))
     negatives = np.add.reduceat(sketch.negatives_tied + sketch.negatives_between, starts)
 
-    def row(a: IntArray) -> FloatArray:
+    def row(a: Int64Array) -> Float64Array:
         return np.asarray(a, dtype=np.float64)[None, :]
 
     return Counts(
@@ -48,14 +42,14 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
 
 
 def poisson_counts(
-    lam: FloatArray, size: int, rng: np.random.Generator, normal_above: float
-) -> Array32:
+    lam: Float64Array, size: int, rng: np.random.Generator, normal_above: float
+) -> Float32Array:
     """``size`` rows of independent Poisson(lam) counts (normal for large lam: see bootstrap)."""
     lam32 = lam.astype(np.float32)
     large = lam >= normal_above
     if large.all():  # merged sketches: skip the column scatter
         z = rng.standard_normal((size, lam.size), dtype=np.float32)
-        drawn: Array32 = np.maximum(z * np.sqrt(lam32) + lam32, np.float32(0.0))
+        drawn: Float32Array = np.maximum(z * np.sqrt(lam32) + lam32, np.float32(0.0))
         return drawn
     out = np.zeros((size, lam.size), dtype=np.float32)
     # Small means are counts of tied rows, so few distinct values: a scalar mean per value is

@@ -12,14 +12,14 @@ from typing import Protocol, TypeAlias, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from app.metrics.types import Float64Array
 
 
 @runtime_checkable
 class HasRocPoints(Protocol):
     """Anything that yields its ROC points, e.g. ``CurveSketch``."""
 
-    def roc_points(self) -> tuple[FloatArray, FloatArray]:
+    def roc_points(self) -> tuple[Float64Array, Float64Array]:
         """Return ``(tpr, fpr)`` at each distinct threshold, in descending score order."""
         ...
 
@@ -37,7 +37,7 @@ class HasSketch(Protocol):
 RocCurve: TypeAlias = tuple[npt.ArrayLike, npt.ArrayLike] | HasRocPoints | HasSketch
 
 
-def rates(tpr: npt.ArrayLike, fpr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+def rates(tpr: npt.ArrayLike, fpr: npt.ArrayLike) -> tuple[Float64Array, Float64Array]:
     """Validate true/false positive rates: finite, within [0, 1], same shape."""
     t = np.asarray(tpr, dtype=np.float64)
     f = np.asarray(fpr, dtype=np.float64)
@@ -51,7 +51,7 @@ def rates(tpr: npt.ArrayLike, fpr: npt.ArrayLike) -> tuple[FloatArray, FloatArra
     return t, f
 
 
-def roc_curve(curve: RocCurve) -> tuple[FloatArray, FloatArray]:
+def roc_curve(curve: RocCurve) -> tuple[Float64Array, Float64Array]:
     """Return the validated ``(tpr, fpr)`` of ``curve``, without points where nothing is positive.
 
     A ``(0, 0)`` point (threshold above every score) has no precision and adds no recall step,

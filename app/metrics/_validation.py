@@ -12,14 +12,12 @@ import numpy as np
 import numpy.typing as npt
 
 from app.metrics.errors import InvalidInputError
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from app.metrics.types import Float64Array
 
 
 def as_scores_and_labels(
     scores: npt.ArrayLike, labels: npt.ArrayLike
-) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
     """Return float64 scores and the positive mask after shape and label-value checks."""
     try:
         s = np.asarray(scores, dtype=np.float64)
@@ -60,7 +58,7 @@ def positive_mask(y: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
     raise InvalidInputError(f"labels[{bad}] = {y[bad].item()!r}: labels must be 0 or 1")
 
 
-def raise_first_non_finite(s: FloatArray) -> None:
+def raise_first_non_finite(s: Float64Array) -> None:
     """Raise naming the first non-finite score (called only once a check has failed)."""
     bad = np.flatnonzero(~np.isfinite(s))
     if bad.size:

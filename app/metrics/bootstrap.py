@@ -31,13 +31,14 @@ from typing import Any
 import numpy as np
 
 from app.metrics._kernel import Columns, Counts, Prepared, compute
-from app.metrics._resampling import RealArray, merge_blocks, poisson_counts
+from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
-from app.metrics.prior_grid import GRID_METRICS, Interval, IntervalGrid, PriorGrid
+from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import FloatingArray, Interval
 
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
 
@@ -152,8 +153,8 @@ def bootstrap(
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
-    reg_cols: dict[str, list[RealArray]] = {spec.name: [] for spec in METRICS}
-    cal_cols: list[dict[str, list[RealArray]]] = [{n: [] for n in GRID_METRICS} for _ in priors]
+    reg_cols: dict[str, list[FloatingArray]] = {spec.name: [] for spec in METRICS}
+    cal_cols: list[dict[str, list[FloatingArray]]] = [{n: [] for n in GRID_METRICS} for _ in priors]
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
@@ -209,7 +210,7 @@ class _Cut:
 
     def intervals(
         self,
-        columns: Sequence[list[RealArray]],
+        columns: Sequence[list[FloatingArray]],
         centres: Sequence[float | None],
         bases: Sequence[float],
     ) -> list[Interval | None]:
@@ -245,7 +246,7 @@ def _grid(
     counts: Counts,
     *,
     priors: list[float],
-    cal_cols: list[dict[str, list[RealArray]]],
+    cal_cols: list[dict[str, list[FloatingArray]]],
     cut: _Cut,
     step: float,
     point: Mapping[str, float | None],
@@ -277,7 +278,7 @@ def _grid(
 def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
     """One-row ``counts`` calibrated to each prior in one vectorised pass (row g: prior g)."""
 
-    def tile(a: RealArray) -> RealArray:
+    def tile(a: FloatingArray) -> FloatingArray:
         return np.repeat(a, len(priors), axis=0)
 
     tiled = Counts(

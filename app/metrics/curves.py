@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from app.metrics._validation import FloatArray, check_pi0
+from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import Float64Array
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,9 +21,9 @@ class PRCurve:
     Empty when the curve is undefined (no positives; or, calibrated, no negatives).
     """
 
-    recall: FloatArray
-    precision: FloatArray
-    thresholds: FloatArray
+    recall: Float64Array
+    precision: Float64Array
+    thresholds: Float64Array
     pi0: float | None
 
     def to_dict(self) -> dict[str, Any]:

@@ -32,9 +32,10 @@ import numpy.typing as npt
 from scipy.special import chdtrc
 
 from app.metrics.errors import InvalidInputError
+from app.metrics.types import Float64Array, Int64Array
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+# Kept until app/worker/compute.py (moved by the layering work) imports Float64Array itself.
+FloatArray = Float64Array
 
 BODY_LEVELS = tuple(float(q) for q in np.linspace(0.02, 0.98, 49))
 """Quantile levels of the bins' body: every 2% of the scores."""
@@ -45,7 +46,7 @@ MIN_ROWS_ABOVE = 3.0
 """The finest tail level still has about this many of the edges' window's scores above it."""
 
 
-def bin_edges(scores: npt.ArrayLike, threshold: float) -> FloatArray:
+def bin_edges(scores: npt.ArrayLike, threshold: float) -> Float64Array:
     """Bin edges for a model, from one window's scores (all of them, labelled or not).
 
     The 2% quantiles, then geometrically finer quantiles up the top tail while about three
@@ -63,12 +64,12 @@ def bin_edges(scores: npt.ArrayLike, threshold: float) -> FloatArray:
     return edges.astype(np.float64)
 
 
-def histogram(scores: npt.ArrayLike, edges: FloatArray) -> IntArray:
+def histogram(scores: npt.ArrayLike, edges: Float64Array) -> Int64Array:
     """Counts of ``scores`` in the ``len(edges) + 1`` bins: bin ``b`` holds the scores in
     ``[edges[b - 1], edges[b])`` (bin 0 everything below the first edge), so a score equal to
     the threshold counts with the scores above it, as the threshold's ``>=`` does."""
     index = np.searchsorted(edges, np.asarray(scores, dtype=np.float64), side="right")
-    counts: IntArray = np.bincount(index, minlength=edges.size + 1).astype(np.int64)
+    counts: Int64Array = np.bincount(index, minlength=edges.size + 1).astype(np.int64)
     return counts
 
 
@@ -84,9 +85,9 @@ class ScoreCounts:
     two (its class-conditional score distributions). Windows merge by addition.
     """
 
-    positives: IntArray
-    negatives: IntArray
-    unlabelled: IntArray
+    positives: Int64Array
+    negatives: Int64Array
+    unlabelled: Int64Array
 
     def __post_init__(self) -> None:
         shapes = {self.positives.shape, self.negatives.shape, self.unlabelled.shape}
@@ -96,7 +97,7 @@ class ScoreCounts:
     @classmethod
     def of(
         cls,
-        edges: FloatArray,
+        edges: Float64Array,
         scores: npt.ArrayLike,
         labels: npt.ArrayLike,
         unlabelled: npt.ArrayLike,
@@ -117,9 +118,9 @@ class ScoreCounts:
         )
 
     @property
-    def rows(self) -> IntArray:
+    def rows(self) -> Int64Array:
         """Every row per bin, labelled or not."""
-        total: IntArray = self.positives + self.negatives + self.unlabelled
+        total: Int64Array = self.positives + self.negatives + self.unlabelled
         return total
 
     @classmethod
@@ -133,7 +134,7 @@ class ScoreCounts:
             np.sum([p.unlabelled for p in parts], axis=0).astype(np.int64),
         )
 
-    def classes(self, edges: FloatArray) -> ClassCounts:
+    def classes(self, edges: Float64Array) -> ClassCounts:
         """The labelled rows as a reference's class counts on ``edges``."""
         return ClassCounts(edges, self.positives, self.negatives)
 
@@ -156,16 +157,16 @@ class ScoreCounts:
         return cls(body[0].copy(), body[1].copy(), body[2].copy())
 
 
-def edges_to_bytes(edges: FloatArray) -> bytes:
+def edges_to_bytes(edges: Float64Array) -> bytes:
     """A model's bin edges as little-endian float64."""
     return np.asarray(edges, dtype="<f8").tobytes()
 
 
-def edges_from_bytes(data: bytes) -> FloatArray:
+def edges_from_bytes(data: bytes) -> Float64Array:
     """Inverse of :func:`edges_to_bytes`."""
     if len(data) % 8:
         raise InvalidInputError("bin edges must be whole float64 values")
-    edges: FloatArray = np.frombuffer(data, dtype="<f8").astype(np.float64)
+    edges: Float64Array = np.frombuffer(data, dtype="<f8").astype(np.float64)
     return edges
 
 
@@ -173,9 +174,9 @@ def edges_from_bytes(data: bytes) -> FloatArray:
 class ClassCounts:
     """A reference's labelled scores per bin (of ``edges``): frauds and legitimate rows."""
 
-    edges: FloatArray
-    positives: IntArray
-    negatives: IntArray
+    edges: Float64Array
+    positives: Int64Array
+    negatives: Int64Array
 
     def __post_init__(self) -> None:
         if self.positives.shape != self.negatives.shape or self.positives.ndim != 1:
@@ -185,13 +186,13 @@ class ClassCounts:
         if self.positives.sum() == 0 or self.negatives.sum() == 0:
             raise InvalidInputError("a reference needs labelled frauds and legitimate rows")
 
-    def densities(self) -> tuple[FloatArray, FloatArray]:
+    def densities(self) -> tuple[Float64Array, Float64Array]:
         """``(f1, f0)``: each class's share of its rows per bin."""
         f1 = self.positives / self.positives.sum()
         f0 = self.negatives / self.negatives.sum()
         return f1.astype(np.float64), f0.astype(np.float64)
 
-    def fraud_positions(self) -> FloatArray:
+    def fraud_positions(self) -> Float64Array:
         """Each bin's middle score, standardised by the frauds' mean and spread: the axis along
         which :func:`goodness_of_fit` tilts the fraud scores (for normal scores, a tilt along
         it is exactly a shift of their mean). The open outer bins take the width of their
@@ -204,11 +205,11 @@ class ClassCounts:
         f1, _ = self.densities()
         mean = float((f1 * middles).sum())
         spread = float(np.sqrt((f1 * (middles - mean) ** 2).sum())) or 1.0
-        positions: FloatArray = (middles - mean) / spread
+        positions: Float64Array = (middles - mean) / spread
         return positions
 
 
-def fit_prior(counts: FloatArray, f1: FloatArray, f0: FloatArray) -> FloatArray:
+def fit_prior(counts: Float64Array, f1: Float64Array, f0: Float64Array) -> Float64Array:
     """Maximum-likelihood mixing weight of each row of ``counts`` (shape ``(R, B)``; ``f1``,
     ``f0`` the same shape or ``(B,)``).
 
@@ -223,7 +224,7 @@ def fit_prior(counts: FloatArray, f1: FloatArray, f0: FloatArray) -> FloatArray:
     n = np.where(p1 + p0 > 0, np.atleast_2d(counts), 0).astype(np.float64)
     d = p1 - p0
 
-    def slope(pi: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def slope(pi: Float64Array) -> tuple[Float64Array, Float64Array]:
         mix = pi[:, None] * d + p0
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(n > 0, d / mix, 0.0)
@@ -258,22 +259,24 @@ def fit_prior(counts: FloatArray, f1: FloatArray, f0: FloatArray) -> FloatArray:
         if done.all():
             break
     pi = np.where(at_zero <= 0, 0.0, pi)
-    fitted: FloatArray = np.where(at_one >= 0, 1.0, pi)
+    fitted: Float64Array = np.where(at_one >= 0, 1.0, pi)
     return fitted
 
 
-def adjusted_count(flagged_share: FloatArray, tpr: FloatArray, fpr: FloatArray) -> FloatArray:
+def adjusted_count(
+    flagged_share: Float64Array, tpr: Float64Array, fpr: Float64Array
+) -> Float64Array:
     """Forman's adjusted classify-and-count: ``(q - FPR) / (TPR - FPR)``, clipped to [0, 1]."""
     with np.errstate(divide="ignore", invalid="ignore"):
         raw = (flagged_share - fpr) / (tpr - fpr)
-    clipped: FloatArray = np.clip(np.where(np.isfinite(raw), raw, np.nan), 0.0, 1.0)
+    clipped: Float64Array = np.clip(np.where(np.isfinite(raw), raw, np.nan), 0.0, 1.0)
     return clipped
 
 
-def _log_likelihood(n: FloatArray, mix: FloatArray) -> FloatArray:
+def _log_likelihood(n: Float64Array, mix: Float64Array) -> Float64Array:
     with np.errstate(divide="ignore"):
         terms = np.where(n > 0, n * np.log(np.where(mix > 0, mix, 1.0)), 0.0)
-    total: FloatArray = terms.sum(axis=-1)
+    total: Float64Array = terms.sum(axis=-1)
     return total
 
 
@@ -313,7 +316,7 @@ _TILTS = np.linspace(-3.0, 3.0, 61)
 
 
 def goodness_of_fit(
-    counts: IntArray, reference: ClassCounts, pi: float, *, reference_rows: int
+    counts: Int64Array, reference: ClassCounts, pi: float, *, reference_rows: int
 ) -> Fit:
     """Test a window's bin counts against the mixture fitted at ``pi``.
 
@@ -371,7 +374,7 @@ def goodness_of_fit(
     )
 
 
-def _tilt_score(f1: FloatArray, f0: FloatArray, z: FloatArray, pi: float) -> FloatArray:
+def _tilt_score(f1: Float64Array, f0: Float64Array, z: Float64Array, pi: float) -> Float64Array:
     """Per bin, the tilt's score (the log-share's slope in the tilt) with the part that a change
     of pi would explain projected out (pi is profiled), in the window's Fisher metric."""
     share = pi * f1 + (1.0 - pi) * f0
@@ -379,17 +382,17 @@ def _tilt_score(f1: FloatArray, f0: FloatArray, z: FloatArray, pi: float) -> Flo
         u = np.where(share > 0, pi * f1 * z / share, 0.0)
         s = np.where(share > 0, (f1 - f0) / share, 0.0)
     norm = float((share * s * s).sum())
-    along: FloatArray = u - (float((share * u * s).sum()) / norm) * s if norm > 0 else u
+    along: Float64Array = u - (float((share * u * s).sum()) / norm) * s if norm > 0 else u
     return along
 
 
-def _excess_along(a: FloatArray, share: FloatArray, variance: FloatArray) -> float:
+def _excess_along(a: Float64Array, share: Float64Array, variance: Float64Array) -> float:
     """The reference's error along the score ``a``, per window row, relative to the window's."""
     own = float((a * a * share).sum())
     return float((a * a * variance).sum()) / own if own > 0 else 0.0
 
 
-def _pooled(expected: FloatArray) -> IntArray:
+def _pooled(expected: Float64Array) -> Int64Array:
     """Each bin's group: adjacent bins pooled until each group expects at least 5 rows (the
     G-test's approximation); a remainder short of 5 joins the last group."""
     groups = np.zeros(expected.size, dtype=np.int64)

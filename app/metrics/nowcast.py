@@ -34,20 +34,12 @@ import numpy as np
 
 from app.metrics._kernel import Prepared
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import (
-    ClassCounts,
-    Fit,
-    FloatArray,
-    IntArray,
-    adjusted_count,
-    fit_prior,
-    goodness_of_fit,
-)
+from app.metrics.mixture import ClassCounts, Fit, adjusted_count, fit_prior, goodness_of_fit
 from app.metrics.null_model import NullModel
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import Float64Array, Int64Array, Interval
 
-Interval = tuple[float, float]
 EXPECTED_METRICS = ("precision", "f1", "average_precision")
 """The metrics a nowcast expects: those a fraud team reads off its alert queue."""
 _AP_GRID = 17  # priors at which AP is evaluated, interpolated between (AP is smooth in pi)
@@ -87,7 +79,7 @@ class Nowcast:
 
 
 def nowcast_window(
-    counts: IntArray,
+    counts: Int64Array,
     flagged: int,
     reference: ClassCounts,
     sketch: CurveSketch,
@@ -184,7 +176,7 @@ def nowcast_window(
     )
 
 
-def pooled_fit(counts: IntArray, reference: ClassCounts, sketch: CurveSketch) -> Fit:
+def pooled_fit(counts: Int64Array, reference: ClassCounts, sketch: CurveSketch) -> Fit:
     """The misfit tests on several windows' counts, added up (see the module docstring)."""
     n = np.asarray(counts, dtype=np.int64)
     if n.shape != reference.positives.shape or n.sum() == 0 or (n < 0).any():
@@ -194,9 +186,9 @@ def pooled_fit(counts: IntArray, reference: ClassCounts, sketch: CurveSketch) ->
     return goodness_of_fit(n, reference, pi, reference_rows=sketch.n)
 
 
-def _shares(counts: FloatArray) -> FloatArray:
+def _shares(counts: Float64Array) -> Float64Array:
     total = counts.sum(axis=1, keepdims=True)
-    shares: FloatArray = counts / np.where(total > 0, total, 1.0)
+    shares: Float64Array = counts / np.where(total > 0, total, 1.0)
     return shares
 
 
@@ -214,7 +206,7 @@ def _f1(pi: float, tpr: float, fpr: float) -> float | None:
 class _Quantile:
     level: float
 
-    def __call__(self, values: FloatArray) -> Interval | None:
+    def __call__(self, values: Float64Array) -> Interval | None:
         """The central interval of the finite values; None if too few are finite."""
         finite = values[np.isfinite(values)]
         tail = (1.0 - self.level) / 2.0
@@ -227,7 +219,7 @@ class _Quantile:
 def _average_precision(
     sketch: CurveSketch,
     pi: float,
-    pis: FloatArray,
+    pis: Float64Array,
     *,
     rows: int,
     seed: int,

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.metrics._resampling import merge_blocks
-from app.metrics._validation import FloatArray, check_pi0
+from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import Float64Array
 
 DEFAULT_BLOCKS = 64
 """Blocks of the reference: 64 keep a 1,000-replicate draw at about 2 ms; 128 and 1,024 gave
@@ -54,8 +55,8 @@ class NullModel:
     value: float
     positives: int
     negatives: int
-    _positive_share: FloatArray
-    _negative_share: FloatArray
+    _positive_share: Float64Array
+    _negative_share: Float64Array
     _shift: float
 
     @classmethod
@@ -92,7 +93,7 @@ class NullModel:
             _shift=float(exact) - float(blocked),
         )
 
-    def draw(self, positives: int, negatives: int, *, replicates: int, seed: int) -> FloatArray:
+    def draw(self, positives: int, negatives: int, *, replicates: int, seed: int) -> Float64Array:
         """Calibrated AP of ``replicates`` windows of ``positives`` and ``negatives`` rows drawn
         from the reference, on the scale of :attr:`value`."""
         if positives < 1 or negatives < 1:
@@ -105,7 +106,7 @@ class NullModel:
         hits = _multinomial(rng, positives, self._positive_share, replicates)
         false = _poisson(rng, negatives * self._negative_share[:-1], replicates)
         values = _calibrated_ap(hits, false, float(negatives), self.pi0)
-        shifted: FloatArray = values + self._shift
+        shifted: Float64Array = values + self._shift
         return shifted
 
     def standard_error(self, *, replicates: int = 200, seed: int = 0) -> float:
@@ -116,8 +117,8 @@ class NullModel:
 
 
 def _multinomial(
-    rng: np.random.Generator, count: int, share: FloatArray, replicates: int
-) -> FloatArray:
+    rng: np.random.Generator, count: int, share: Float64Array, replicates: int
+) -> Float64Array:
     """``replicates`` rows of Multinomial(count, share) block counts."""
     blocks = share.size
     if count <= blocks:  # few draws: one categorical draw each, counted per block
@@ -139,11 +140,11 @@ def _multinomial(
     root = np.sqrt(share)
     z = rng.standard_normal((replicates, blocks)) * root
     z -= np.outer(z.sum(axis=1), share)
-    normal: FloatArray = np.maximum(mean + np.sqrt(count) * z, 0.0)
+    normal: Float64Array = np.maximum(mean + np.sqrt(count) * z, 0.0)
     return normal
 
 
-def _poisson(rng: np.random.Generator, mean: FloatArray, replicates: int) -> FloatArray:
+def _poisson(rng: np.random.Generator, mean: Float64Array, replicates: int) -> Float64Array:
     """``replicates`` rows of independent Poisson(mean) counts, normal for large means."""
     out = np.empty((replicates, mean.size))
     large = mean >= _NORMAL_ABOVE
@@ -157,7 +158,9 @@ def _poisson(rng: np.random.Generator, mean: FloatArray, replicates: int) -> Flo
     return out
 
 
-def _calibrated_ap(hits: FloatArray, false: FloatArray, negatives: float, pi0: float) -> FloatArray:
+def _calibrated_ap(
+    hits: Float64Array, false: Float64Array, negatives: float, pi0: float
+) -> Float64Array:
     """Calibrated AP per row of block counts (each block one tie group, as scikit-learn ties).
 
     True positive rates are taken against each row's own positives (their total varies under
@@ -168,5 +171,5 @@ def _calibrated_ap(hits: FloatArray, false: FloatArray, negatives: float, pi0: f
     fpr = np.cumsum(false, axis=1) / negatives
     flagged = pi0 * tpr + (1.0 - pi0) * fpr
     precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
-    result: FloatArray = (hits * precision).sum(axis=1) / totals[:, 0]
+    result: Float64Array = (hits * precision).sum(axis=1) / totals[:, 0]
     return result

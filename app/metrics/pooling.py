@@ -33,9 +33,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.metrics._validation import FloatArray, IntArray, check_threshold
+from app.metrics._validation import check_threshold
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch import CurveSketch
+from app.metrics.types import Float64Array, Int64Array
 
 DEFAULT_ITERATIONS = 500
 """The EM's iteration cap; on 14 windows it settles (relative change < 1e-9) well before."""
@@ -95,16 +96,16 @@ class _Gaps:
     """Interval-censored negative counts: ``count`` negatives somewhere in cells [start, end)."""
 
     def __init__(self) -> None:
-        self._start: list[IntArray] = []
-        self._end: list[IntArray] = []
-        self._count: list[IntArray] = []
+        self._start: list[Int64Array] = []
+        self._end: list[Int64Array] = []
+        self._count: list[Int64Array] = []
 
-    def add(self, start: IntArray, end: IntArray, count: IntArray) -> None:
+    def add(self, start: Int64Array, end: Int64Array, count: Int64Array) -> None:
         self._start.append(start.astype(np.int64))
         self._end.append(end.astype(np.int64))
         self._count.append(np.asarray(count, dtype=np.int64))
 
-    def allocate(self, cells: int, *, max_iterations: int, tolerance: float) -> IntArray:
+    def allocate(self, cells: int, *, max_iterations: int, tolerance: float) -> Int64Array:
         """Negatives per cell: Turnbull's self-consistent estimate, rounded to whole counts."""
         start, end = np.concatenate(self._start), np.concatenate(self._end)
         count = np.concatenate(self._count).astype(np.float64)
@@ -129,20 +130,20 @@ class _Gaps:
         return np.diff(rounded, prepend=0)
 
 
-def _spread(start: IntArray, end: IntArray, value: FloatArray, cells: int) -> FloatArray:
+def _spread(start: Int64Array, end: Int64Array, value: Float64Array, cells: int) -> Float64Array:
     """Per cell, the sum of ``value`` over the intervals [start, end) that contain it."""
     steps = np.bincount(start, weights=value, minlength=cells + 1) - np.bincount(
         end, weights=value, minlength=cells + 1
     )
-    spread: FloatArray = np.cumsum(steps)[:cells]
+    spread: Float64Array = np.cumsum(steps)[:cells]
     return spread
 
 
 def _folded(
-    scores: FloatArray,
-    positives: IntArray,
-    tied: IntArray,
-    cells: IntArray,
+    scores: Float64Array,
+    positives: Int64Array,
+    tied: Int64Array,
+    cells: Int64Array,
     threshold: float,
     *,
     n: int,

@@ -37,13 +37,10 @@ from types import MappingProxyType
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 
 from app.metrics.errors import InvalidInputError
 from app.metrics.registry import METRICS
-
-Interval = tuple[float, float]
-Float64Array = npt.NDArray[np.float64]
+from app.metrics.types import Float64Array, Interval
 
 GRID_METRICS: Final[tuple[str, ...]] = tuple(s.name for s in METRICS if not s.prior_invariant)
 _LOGIT: Final = frozenset({"precision", "f1", "average_precision", "best_f1"})

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import Columns, Counts, FloatArray, compute
+from app.metrics._kernel import Columns, Counts, compute
 from app.metrics._validation import check_pi0
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.types import FloatingArray
 
 Values = Mapping[str, float | None]
 
@@ -101,7 +102,7 @@ def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[Ev
         return []
     width = max(s.scores.size for s in sketches)
 
-    def padded(field: str, fill: float) -> FloatArray:
+    def padded(field: str, fill: float) -> FloatingArray:
         out = np.full((len(sketches), width), fill)
         for row, sketch in enumerate(sketches):
             values = getattr(sketch, field)
@@ -123,7 +124,7 @@ def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[Ev
 def _result(
     sketch: CurveSketch,
     p0: float,
-    columns: tuple[Columns, Columns, FloatArray],
+    columns: tuple[Columns, Columns, FloatingArray],
     row: int,
 ) -> EvaluationResult:
     """Row ``row`` of :func:`compute`'s columns as the result of ``sketch``."""

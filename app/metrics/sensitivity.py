@@ -31,8 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
+from app.metrics.types import BoolArray, Float64Array
 
 SURFACE_METRICS = (
     "accuracy",
@@ -58,13 +57,13 @@ class MetricSurface:
 
     metric: str
     ratio: float
-    tnr: FloatArray
-    tpr: FloatArray
-    values: FloatArray
+    tnr: Float64Array
+    tpr: Float64Array
+    values: Float64Array
     defined: BoolArray
 
 
-def contingency_grid(grid: int = 100) -> tuple[FloatArray, FloatArray]:
+def contingency_grid(grid: int = 100) -> tuple[Float64Array, Float64Array]:
     """Cell centres of a ``grid x grid`` lattice over the unit square: ``(tnr, tpr)`` meshes."""
     if int(grid) != grid or grid < 1:
         raise ValueError(f"grid must be a positive integer, got {grid!r}")
@@ -82,7 +81,7 @@ def _ratio(value: float) -> float:
     return r
 
 
-def _divide(numerator: FloatArray, denominator: FloatArray) -> tuple[FloatArray, BoolArray]:
+def _divide(numerator: Float64Array, denominator: Float64Array) -> tuple[Float64Array, BoolArray]:
     defined = denominator != 0.0
     safe = np.where(defined, denominator, 1.0)
     return np.where(defined, numerator / safe, np.nan), defined

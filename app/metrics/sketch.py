@@ -19,14 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._validation import (
-    FloatArray,
-    IntArray,
-    as_scores_and_labels,
-    check_threshold,
-    raise_first_non_finite,
-)
+from app.metrics._validation import as_scores_and_labels, check_threshold, raise_first_non_finite
 from app.metrics.errors import InvalidInputError
+from app.metrics.types import Float64Array, Int64Array
 
 _MAGIC = b"CMSK"
 _VERSION = 1
@@ -63,10 +58,10 @@ class CurveSketch:
 
     n: int
     threshold: float
-    scores: FloatArray
-    positives_at: IntArray
-    negatives_tied: IntArray
-    negatives_between: IntArray
+    scores: Float64Array
+    positives_at: Int64Array
+    negatives_tied: Int64Array
+    negatives_between: Int64Array
     negatives_below: int
 
     @cached_property
@@ -84,7 +79,7 @@ class CurveSketch:
         """Index of the entry whose score is the threshold."""
         return int(np.flatnonzero(self.scores == self.threshold)[0])
 
-    def roc_points(self) -> tuple[FloatArray, FloatArray]:
+    def roc_points(self) -> tuple[Float64Array, Float64Array]:
         """Return ``(tpr, fpr)`` at each distinct score holding a positive, descending score.
 
         Rows tied at a score form one threshold (the point includes them all), as in
@@ -203,7 +198,7 @@ class CurveSketch:
 
     @classmethod
     def _checked(
-        cls, n: int, threshold: float, scores: FloatArray, counts: IntArray, below: int
+        cls, n: int, threshold: float, scores: Float64Array, counts: Int64Array, below: int
     ) -> CurveSketch:
         if (
             counts.min(initial=0) < 0

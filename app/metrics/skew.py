@@ -27,7 +27,8 @@ from scipy.special import spence
 
 from app.metrics._quadrature import integrate
 from app.metrics._rank_inversion import average_precision_at_skew, rank_inversion_skews, step_sum
-from app.metrics._roc_input import FloatArray, RocCurve, rates, roc_curve
+from app.metrics._roc_input import RocCurve, rates, roc_curve
+from app.metrics.types import Float64Array
 
 __all__ = [
     "average_precision_at_skew",
@@ -43,7 +44,7 @@ __all__ = [
     "transform_precision",
 ]
 
-SkewFunction = Callable[[FloatArray], npt.ArrayLike]
+SkewFunction = Callable[[Float64Array], npt.ArrayLike]
 
 
 def _skew(value: float, name: str, *, closed: bool) -> float:
@@ -56,7 +57,7 @@ def _skew(value: float, name: str, *, closed: bool) -> float:
     return pi
 
 
-def _defined_rates(tpr: npt.ArrayLike, fpr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+def _defined_rates(tpr: npt.ArrayLike, fpr: npt.ArrayLike) -> tuple[Float64Array, Float64Array]:
     t, f = rates(tpr, fpr)
     empty = (t == 0.0) & (f == 0.0)
     if empty.any():
@@ -91,7 +92,7 @@ def transform_precision(
     source = _skew(pi, "pi", closed=False)
     target = _skew(pi_new, "pi_new", closed=False)
     kept = target * p * (1.0 - source)
-    result: FloatArray = kept / (kept + (1.0 - target) * source * (1.0 - p))
+    result: Float64Array = kept / (kept + (1.0 - target) * source * (1.0 - p))
     return result
 
 
@@ -111,7 +112,7 @@ def precision_at_skew(
     denominator = numerator + (1.0 - skew) * f
     limit = np.broadcast_to(np.where(t > 0.0, 1.0, 0.0), denominator.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        result: FloatArray = np.where(denominator > 0.0, numerator / denominator, limit)
+        result: Float64Array = np.where(denominator > 0.0, numerator / denominator, limit)
     return result
 
 
@@ -144,20 +145,20 @@ def temporal_precision(
         raise ValueError(f"t_end must be a positive finite time, got {t_end!r}")
     flat_t, flat_f = t.ravel(), f.ravel()
 
-    def integrand(times: FloatArray) -> FloatArray:
+    def integrand(times: Float64Array) -> Float64Array:
         skews = np.asarray(pi_of_t(times), dtype=np.float64)
         if skews.shape != times.shape:
             raise ValueError("pi_of_t must map an array of times to an array of the same shape")
         return precision_at_skew(flat_t[None, :], flat_f[None, :], skews[:, None])
 
     total = integrate(integrand, 0.0, horizon)
-    result: FloatArray = (total / horizon).reshape(t.shape)
+    result: Float64Array = (total / horizon).reshape(t.shape)
     return result
 
 
 def _uniform_integrated_precision(
-    t: FloatArray, f: FloatArray, pi_lo: float, pi_hi: float
-) -> FloatArray:
+    t: Float64Array, f: Float64Array, pi_lo: float, pi_hi: float
+) -> Float64Array:
     """Closed form of eq. (7): mean of P_pi over [pi_lo, pi_hi], stable for any rates.
 
     With c = TPR - FPR, w = pi_hi - pi_lo, D = TPR pi_lo + FPR (1 - pi_lo) and u = c w / D,
@@ -191,7 +192,7 @@ def _uniform_integrated_precision(
     value = np.where(small, near, far)
     # FPR = 0 with pi_lo = 0 gives D = 0: precision is 1 on all of (0, pi_hi]. TPR = 0 gives 0.
     value = np.where(denominator > 0.0, value, 1.0)
-    result: FloatArray = np.where(t > 0.0, value, 0.0)
+    result: Float64Array = np.where(t > 0.0, value, 0.0)
     return result
 
 
@@ -235,7 +236,7 @@ def integrated_precision(
         return _uniform_integrated_precision(t, f, lo, hi)
     flat_t, flat_f = t.ravel(), f.ravel()
 
-    def integrand(skews: FloatArray) -> FloatArray:
+    def integrand(skews: Float64Array) -> Float64Array:
         w = np.asarray(weight(skews), dtype=np.float64)
         if w.shape != skews.shape or not np.all(np.isfinite(w)) or np.any(w < 0.0):
             raise ValueError("weight must map skews to finite non-negative values, same shape")
@@ -245,13 +246,13 @@ def integrated_precision(
     totals = integrate(integrand, lo, hi)
     if not totals[-1] > 0.0:
         raise ValueError("the weight integrates to 0 over the skew range")
-    result: FloatArray = (totals[:-1] / totals[-1]).reshape(t.shape)
+    result: Float64Array = (totals[:-1] / totals[-1]).reshape(t.shape)
     return result
 
 
 def integrated_pr_curve(
     curve: RocCurve, pi_lo: float, pi_hi: float, weight: SkewFunction | None = None
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Float64Array, Float64Array]:
     """The integrated P-R curve (Lampert section 4.3.2): ``(recall, integrated precision)``.
 
     ``curve`` is ``(tpr, fpr)`` in descending score order, or an object with ``roc_points()``

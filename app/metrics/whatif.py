@@ -29,8 +29,7 @@ import numpy.typing as npt
 from app.metrics._ap_interpolant import ApOfPrior
 from app.metrics._quadrature import integrate
 from app.metrics._rank_inversion import step_sum
-from app.metrics._replicates import Interval, Resampled, range_nodes, trajectory_nodes
-from app.metrics._validation import FloatArray
+from app.metrics._replicates import Resampled, range_nodes, trajectory_nodes
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import EvaluationResult, evaluate_sketch
 from app.metrics.sketch import CurveSketch
@@ -40,6 +39,7 @@ from app.metrics.skew import (
     normalised_integrated_auc,
     temporal_precision,
 )
+from app.metrics.types import Float64Array, Interval
 
 Interpolation = Literal["linear", "log"]
 
@@ -57,8 +57,8 @@ class Operating:
 
     tpr: float
     fpr: float
-    curve_tpr: FloatArray
-    curve_fpr: FloatArray
+    curve_tpr: Float64Array
+    curve_fpr: Float64Array
 
     @classmethod
     def of(cls, sketch: CurveSketch) -> Operating:
@@ -74,7 +74,7 @@ class Operating:
         """No row at or above the threshold: precision there is 0/0 at every prior."""
         return self.tpr == 0.0 and self.fpr == 0.0
 
-    def area(self, precisions: FloatArray) -> float:
+    def area(self, precisions: Float64Array) -> float:
         """sklearn's step sum of per-point precisions over the curve's recall steps."""
         return step_sum(np.diff(self.curve_tpr, prepend=0.0), precisions)
 
@@ -97,7 +97,7 @@ class RangeAnalysis:
     reason: str | None
 
 
-def _checked(function: Callable[..., FloatArray], *args: object) -> FloatArray:
+def _checked(function: Callable[..., Float64Array], *args: object) -> Float64Array:
     """The skew module's ValueErrors (a weight that is 0 on the whole range) as input errors."""
     try:
         return function(*args)
@@ -109,7 +109,7 @@ def _checked(function: Callable[..., FloatArray], *args: object) -> FloatArray:
 
 def weight_function(
     points: Sequence[tuple[float, float]],
-) -> Callable[[FloatArray], npt.ArrayLike]:
+) -> Callable[[Float64Array], npt.ArrayLike]:
     """A weight w(pi) from ``(pi, w)`` points, linear between them and 0 outside them."""
     pis = np.array([p for p, _ in points], dtype=np.float64)
     weights = np.array([w for _, w in points], dtype=np.float64)
@@ -118,8 +118,8 @@ def weight_function(
     if not (np.all(np.isfinite(weights)) and np.all(weights >= 0.0) and weights.max() > 0.0):
         raise InvalidInputError("weights must be finite, non-negative and not all 0")
 
-    def weight(skews: FloatArray) -> FloatArray:
-        result: FloatArray = np.interp(skews, pis, weights, left=0.0, right=0.0)
+    def weight(skews: Float64Array) -> Float64Array:
+        result: Float64Array = np.interp(skews, pis, weights, left=0.0, right=0.0)
         return result
 
     return weight
@@ -201,7 +201,7 @@ class TrajectoryAnalysis:
 
 def trajectory_function(
     points: Sequence[tuple[float, float]], interpolation: Interpolation
-) -> Callable[[FloatArray], FloatArray]:
+) -> Callable[[Float64Array], Float64Array]:
     """pi(t) from ``(t, pi)`` points with strictly increasing t: linear in pi or in log pi."""
     times = np.array([t for t, _ in points], dtype=np.float64)
     pis = np.array([p for _, p in points], dtype=np.float64)
@@ -214,15 +214,15 @@ def trajectory_function(
             raise InvalidInputError("log interpolation needs every trajectory prior above 0")
         logs = np.log(pis)
 
-        def log_linear(t: FloatArray) -> FloatArray:
+        def log_linear(t: Float64Array) -> Float64Array:
             # exp of a mean of logs can round a hair past 1 between two points at 1.
-            result: FloatArray = np.minimum(np.exp(np.interp(t, times, logs)), 1.0)
+            result: Float64Array = np.minimum(np.exp(np.interp(t, times, logs)), 1.0)
             return result
 
         return log_linear
 
-    def linear(t: FloatArray) -> FloatArray:
-        result: FloatArray = np.interp(t, times, pis)
+    def linear(t: Float64Array) -> Float64Array:
+        result: Float64Array = np.interp(t, times, pis)
         return result
 
     return linear
@@ -237,7 +237,7 @@ def along_trajectory(
     pi_of_t = trajectory_function(points, interpolation)
     t_start, t_end = float(points[0][0]), float(points[-1][0])
 
-    def shifted(t: FloatArray) -> FloatArray:
+    def shifted(t: Float64Array) -> Float64Array:
         return pi_of_t(t + t_start)
 
     rates = Operating.of(sketch)
@@ -256,7 +256,7 @@ def along_trajectory(
 def _temporal_ap(
     rates: Operating,
     points: Sequence[tuple[float, float]],
-    pi_of_t: Callable[[FloatArray], FloatArray],
+    pi_of_t: Callable[[Float64Array], Float64Array],
 ) -> float:
     """(1/T) integral of AP(pi(t)) dt: equal to the step sum of every curve point's temporal
     precision (the integral is linear), but the integrand is one interpolated function of pi
@@ -268,7 +268,7 @@ def _temporal_ap(
     # pi(t) is monotone between points, so the points hold its extremes.
     ap = ApOfPrior(rates.curve_tpr, rates.curve_fpr, float(logits.min()), float(logits.max()))
 
-    def integrand(t: FloatArray) -> FloatArray:
+    def integrand(t: Float64Array) -> Float64Array:
         return ap(pi_of_t(t))[:, None]
 
     times = [float(t) for t, _ in points]

@@ -41,9 +41,8 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from app.metrics.types import Float64Array
 
 THRESHOLD = 10.0
 """Log-likelihood-ratio threshold of one series (the bound on its false-page rate per window is
@@ -117,7 +116,7 @@ class DetectorState:
 
 def weigh(
     observed: float,
-    draws: FloatArray,
+    draws: Float64Array,
     *,
     reference: float,
     reference_se: float,
@@ -141,7 +140,7 @@ def weigh(
     return Evidence(observed, reference, expected, spread, margin, z, z_gain, weight)
 
 
-def _normal_score(x: float, ordered: FloatArray, mean: float, spread: float) -> float:
+def _normal_score(x: float, ordered: Float64Array, mean: float, spread: float) -> float:
     """Phi^-1 of x's mid-p percentile among ``ordered``; beyond the draws, a normal tail.
 
     Inside the draws the percentile keeps their skew and heavy tails; past the last draw it has

@@ -12,9 +12,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
+from app.metrics.types import Interval
 from app.schemas.base import RequestModel, ResponseModel
 
-Interval = tuple[float, float]
 MIN_PRIOR = 1e-300
 """The smallest fraud rate asked about: below the smallest normal double (2.2e-308) the
 calibration's odds underflow and metrics come out NaN (schemathesis sent 5e-324: a 500)."""

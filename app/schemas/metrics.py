@@ -11,10 +11,10 @@ from typing import Annotated, Literal
 from pydantic import Field, WithJsonSchema
 
 from app.metrics import METRIC_NAMES
+from app.metrics.types import Interval
 from app.monitoring.vocabulary import Pi0PolicyName, Signal, Verdict
 from app.schemas.base import ResponseModel
 
-Interval = tuple[float, float]
 MetricName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(METRIC_NAMES)})]
 """A metric of the registry (app.metrics.registry): an enum in the OpenAPI document."""
 CurveName = Literal["regular", "calibrated"]

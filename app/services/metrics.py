@@ -16,12 +16,12 @@ from app.db.types import utcnow
 from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import METRIC_NAMES, CurveSketch
 from app.metrics.curves import pr_curve
+from app.metrics.types import Interval
 from app.monitoring.pi0 import estimate_pi0, usable_windows
 from app.monitoring.vocabulary import Verdict
 from app.schemas.metrics import (
     CurveName,
     EvidenceOut,
-    Interval,
     MetricPoint,
     MetricSeries,
     Pi0HistoryPoint,

@@ -6,14 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.metrics import EXPECTED_METRICS
-from app.schemas.metrics import (
-    FitOut,
-    Interval,
-    NowcastOut,
-    NowcastPoint,
-    NowcastValue,
-    RecentFitOut,
-)
+from app.metrics.types import Interval
+from app.schemas.metrics import FitOut, NowcastOut, NowcastPoint, NowcastValue, RecentFitOut
 
 
 def _interval(pair: Sequence[float] | None) -> Interval | None:

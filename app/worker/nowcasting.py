@@ -25,7 +25,7 @@ from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
 from app.db.tables import MonitoredModel
 from app.metrics import ClassCounts, InvalidInputError, ScoreCounts, nowcast_window, pooled_fit
-from app.metrics.mixture import FloatArray, IntArray
+from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.maturity import immaturity
 from app.monitoring.nowcast import (
@@ -78,7 +78,7 @@ def run_nowcasts(
 class _Recent:
     """A segment's score counts around the windows to estimate, for the recent test."""
 
-    counts: dict[datetime, IntArray]
+    counts: dict[datetime, Int64Array]
 
     @classmethod
     def around(
@@ -103,7 +103,7 @@ class _Recent:
         )
         return cls({start: ScoreCounts.from_bytes(data).rows for start, data in stored})
 
-    def pooled(self, start: datetime, own: IntArray) -> tuple[int, IntArray] | None:
+    def pooled(self, start: datetime, own: Int64Array) -> tuple[int, Int64Array] | None:
         """The window's counts with those of up to RECENT_WINDOWS - 1 windows before it (how
         many windows, and their sum), or None if it has none before it."""
         before = sorted(s for s in self.counts if s < start)[-(RECENT_WINDOWS - 1) :]
@@ -159,7 +159,7 @@ def _reference_classes(
     model_id: int,
     segment: str,
     frozen: FrozenReference,
-    edges: FloatArray,
+    edges: Float64Array,
 ) -> ClassCounts | None:
     """The reference's labelled score counts (pooled and stored on first use), or None while
     some of its windows have none."""

@@ -22,19 +22,20 @@ from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_rows import SegmentRows
 from app.db.types import utcnow
 from app.metrics import ScoreCounts, bin_edges
-from app.metrics.mixture import FloatArray, edges_from_bytes, edges_to_bytes
+from app.metrics.mixture import edges_from_bytes, edges_to_bytes
+from app.metrics.types import Float64Array
 from app.monitoring.nowcast import MIN_BIN_ROWS
 from app.worker.evaluation import Evaluated, SegmentInput
 from app.worker.rows import window_parts
 
 
-def stored_edges(repo: NowcastRepository, model_id: int) -> FloatArray | None:
+def stored_edges(repo: NowcastRepository, model_id: int) -> Float64Array | None:
     """The model's bin edges, if cut."""
     row = repo.score_bins(model_id)
     return edges_from_bytes(row.edges) if row is not None else None
 
 
-def propose_edges(segments: Sequence[SegmentRows], threshold: float) -> FloatArray | None:
+def propose_edges(segments: Sequence[SegmentRows], threshold: float) -> Float64Array | None:
     """Bins from this window's scores (all of them), if it has enough rows."""
     scores = [s.scores for s in segments] + [s.unlabelled for s in segments]
     if sum(part.size for part in scores) < MIN_BIN_ROWS:
@@ -50,7 +51,7 @@ def flagged(part: SegmentRows, threshold: float) -> int:
 
 
 def counted_parts(
-    segments: Sequence[SegmentRows], edges: FloatArray | None
+    segments: Sequence[SegmentRows], edges: Float64Array | None
 ) -> list[ScoreCounts | None]:
     """The score counts of each of ``window_parts(segments)`` (None without edges): every
     segment's rows are counted once and the whole window is their sum, so that a window with
@@ -70,9 +71,9 @@ def settle_bins(
     repo: NowcastRepository,
     model_id: int,
     window_start: datetime,
-    proposed: FloatArray | None,
+    proposed: Float64Array | None,
     rows_used: int,
-) -> FloatArray | None:
+) -> Float64Array | None:
     """The model's bins after this window: the stored ones, or ``proposed`` stored now (and the
     windows counted before re-dirtied)."""
     stored = stored_edges(repo, model_id)
@@ -92,7 +93,7 @@ def settle_bins(
 
 
 def recount(
-    evaluated: Sequence[Evaluated], segments: Sequence[SegmentRows], edges: FloatArray | None
+    evaluated: Sequence[Evaluated], segments: Sequence[SegmentRows], edges: Float64Array | None
 ) -> list[Evaluated]:
     """``evaluated`` (one per window part, in order) with its score counts taken again on
     ``edges``."""

@@ -6,7 +6,6 @@ import math
 import struct
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 from scipy import optimize
 
@@ -16,8 +15,6 @@ from app.metrics.mixture import (
     MIN_ROWS_ABOVE,
     TAIL_STEP,
     ClassCounts,
-    FloatArray,
-    IntArray,
     ScoreCounts,
     adjusted_count,
     bin_edges,
@@ -28,18 +25,20 @@ from app.metrics.mixture import (
     goodness_of_fit,
     histogram,
 )
+from app.metrics.types import BoolArray, Float64Array, Int64Array
 
 THRESHOLD = 2.0
 ROWS = 20_000
 """Rows of a window; a reference is 14 of them."""
 REFERENCE_WINDOWS = 14
-BoolArray = npt.NDArray[np.bool_]
 
 
 # --- fit_prior ---------------------------------------------------------------------------------
 
 
-def _em(counts: FloatArray, f1: FloatArray, f0: FloatArray, steps: int = 20_000) -> FloatArray:
+def _em(
+    counts: Float64Array, f1: Float64Array, f0: Float64Array, steps: int = 20_000
+) -> Float64Array:
     """Saerens, Latinne & Decaestecker (2002), eq. 2.9 with fixed likelihoods: the prior
     re-estimated as the rows' mean posterior, run until it stops moving."""
     n = np.atleast_2d(counts)
@@ -57,23 +56,23 @@ def _em(counts: FloatArray, f1: FloatArray, f0: FloatArray, steps: int = 20_000)
     return pi
 
 
-def _random_densities(rng: np.random.Generator, rows: int, bins: int) -> FloatArray:
+def _random_densities(rng: np.random.Generator, rows: int, bins: int) -> Float64Array:
     """``rows`` random densities over ``bins``, about a fifth of each's bins empty."""
     weights = rng.gamma(1.0, size=(rows, bins)) * (rng.random((rows, bins)) > 0.2)
     weights[:, 0] += 1e-3  # no density is empty everywhere
-    densities: FloatArray = weights / weights.sum(axis=1, keepdims=True)
+    densities: Float64Array = weights / weights.sum(axis=1, keepdims=True)
     return densities
 
 
 def _mixture_counts(
-    rng: np.random.Generator, pis: FloatArray, f1: FloatArray, f0: FloatArray, total: int
-) -> FloatArray:
+    rng: np.random.Generator, pis: Float64Array, f1: Float64Array, f0: Float64Array, total: int
+) -> Float64Array:
     mix = pis[:, None] * f1 + (1.0 - pis[:, None]) * f0
-    counts: FloatArray = np.stack([rng.multinomial(total, m / m.sum()) for m in mix])
+    counts: Float64Array = np.stack([rng.multinomial(total, m / m.sum()) for m in mix])
     return counts.astype(np.float64)
 
 
-def _log_likelihood(pi: float, counts: FloatArray, f1: FloatArray, f0: FloatArray) -> float:
+def _log_likelihood(pi: float, counts: Float64Array, f1: Float64Array, f0: Float64Array) -> float:
     mix = pi * f1 + (1.0 - pi) * f0
     used = counts > 0
     return float((counts[used] * np.log(mix[used])).sum())
@@ -111,7 +110,7 @@ def test_fit_prior_maximises_the_likelihood_as_scipy_does() -> None:
     counts = _mixture_counts(rng, np.array([0.003, 0.03, 0.3, 0.7]), np.tile(f1, (4, 1)), f0, 5_000)
     for row, pi in zip(counts, fit_prior(counts, f1, f0), strict=True):
 
-        def loss(p: float, row: FloatArray = row) -> float:
+        def loss(p: float, row: Float64Array = row) -> float:
             return -_log_likelihood(p, row, f1, f0)
 
         found = optimize.minimize_scalar(
@@ -249,7 +248,7 @@ def test_bin_edges_need_two_finite_scores(scores: list[float]) -> None:
 # --- ScoreCounts, ClassCounts and their bytes ---------------------------------------------------
 
 
-def _score_counts(seed: int) -> tuple[FloatArray, ScoreCounts]:
+def _score_counts(seed: int) -> tuple[Float64Array, ScoreCounts]:
     rng = np.random.default_rng(seed)
     labels = rng.random(3_000) < 0.05
     scores = rng.standard_normal(3_000) + 2.5 * labels
@@ -313,7 +312,7 @@ def test_score_counts_reject_mismatched_shapes() -> None:
     edges = np.array([0.0, 1.0])
     with pytest.raises(InvalidInputError, match="one length"):
         ScoreCounts.of(edges, [0.5, 1.5], [1], [])
-    three: IntArray = np.zeros(3, dtype=np.int64)
+    three: Int64Array = np.zeros(3, dtype=np.int64)
     with pytest.raises(InvalidInputError, match="1-d"):
         ScoreCounts(three, np.zeros(4, dtype=np.int64), three)
     with pytest.raises(InvalidInputError, match="1-d"):
@@ -337,7 +336,7 @@ def test_class_counts_from_score_counts() -> None:
 
 def test_class_counts_need_both_classes_and_one_bin_per_gap() -> None:
     edges = np.array([0.0, 1.0])
-    ones: IntArray = np.ones(3, dtype=np.int64)
+    ones: Int64Array = np.ones(3, dtype=np.int64)
     with pytest.raises(InvalidInputError, match="frauds and legitimate"):
         ClassCounts(edges, ones * 0, ones)
     with pytest.raises(InvalidInputError, match="frauds and legitimate"):
@@ -370,8 +369,8 @@ def test_adjusted_count_is_formans_formula_clipped() -> None:
 
 
 def _draw(
-    rng: np.random.Generator, pis: FloatArray, *, legit_shift: float = 0.0
-) -> tuple[FloatArray, BoolArray]:
+    rng: np.random.Generator, pis: Float64Array, *, legit_shift: float = 0.0
+) -> tuple[Float64Array, BoolArray]:
     """Windows of ``ROWS`` rows: legitimate scores N(legit_shift, 1), fraud scores N(2.5, 1)."""
     labels = rng.random((pis.size, ROWS)) < pis[:, None]
     scores = rng.standard_normal((pis.size, ROWS)) + np.where(labels, 2.5, legit_shift)
@@ -385,16 +384,16 @@ def _reference(rng: np.random.Generator, pi: float) -> ClassCounts:
     return ScoreCounts.of(edges, scores.ravel(), labels.ravel(), []).classes(edges)
 
 
-def _binned(scores: FloatArray, edges: FloatArray) -> IntArray:
+def _binned(scores: Float64Array, edges: Float64Array) -> Int64Array:
     """Each row of ``scores`` as bin counts, in one pass."""
     windows, bins = scores.shape[0], edges.size + 1
     index = np.searchsorted(edges, scores, side="right") + bins * np.arange(windows)[:, None]
-    counts: IntArray = np.bincount(index.ravel(), minlength=windows * bins)
+    counts: Int64Array = np.bincount(index.ravel(), minlength=windows * bins)
     return counts.reshape(windows, bins)
 
 
 def _fits(
-    reference: ClassCounts, pis: FloatArray, rng: np.random.Generator, *, legit_shift: float = 0.0
+    reference: ClassCounts, pis: Float64Array, rng: np.random.Generator, *, legit_shift: float = 0.0
 ) -> list[tuple[float, float, float]]:
     """(p-value, tilt p-value, G / (inflation dof)) of windows drawn at ``pis``."""
     scores, _ = _draw(rng, pis, legit_shift=legit_shift)

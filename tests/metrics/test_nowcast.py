@@ -21,7 +21,8 @@ from app.metrics import (
     evaluate_sketch,
     nowcast_window,
 )
-from app.metrics.mixture import FloatArray, IntArray, fit_prior, goodness_of_fit
+from app.metrics.mixture import fit_prior, goodness_of_fit
+from app.metrics.types import Float64Array, Int64Array
 
 THRESHOLD = 2.0
 ROWS = 20_000
@@ -30,7 +31,9 @@ REFERENCE_WINDOWS = 14
 REFERENCE_PI = 0.005
 
 
-def _draw(rng: np.random.Generator, pis: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+def _draw(
+    rng: np.random.Generator, pis: Float64Array
+) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
     """Windows of ``ROWS`` rows: legitimate scores N(0, 1), fraud scores N(2.5, 1)."""
     labels = rng.random((pis.size, ROWS)) < pis[:, None]
     return rng.standard_normal((pis.size, ROWS)) + 2.5 * labels, labels
@@ -60,13 +63,13 @@ def _reference(rng: np.random.Generator) -> Reference:
 
 @dataclass(frozen=True)
 class Window:
-    counts: IntArray
+    counts: Int64Array
     flagged: int
     pi: float
     precision: float
 
 
-def _windows(rng: np.random.Generator, reference: Reference, pis: FloatArray) -> list[Window]:
+def _windows(rng: np.random.Generator, reference: Reference, pis: Float64Array) -> list[Window]:
     scores, labels = _draw(rng, pis)
     out = []
     for s, y in zip(scores, labels, strict=True):
@@ -156,8 +159,8 @@ def test_a_fraud_rate_biased_by_a_fifth_fails_the_accuracy_bounds(
 ) -> None:
     """The bounds above are tight enough to matter: the same windows with pi 20% too high."""
 
-    def biased(counts: FloatArray, f1: FloatArray, f0: FloatArray) -> FloatArray:
-        high: FloatArray = np.minimum(1.2 * fit_prior(counts, f1, f0), 1.0)
+    def biased(counts: Float64Array, f1: Float64Array, f0: Float64Array) -> Float64Array:
+        high: Float64Array = np.minimum(1.2 * fit_prior(counts, f1, f0), 1.0)
         return high
 
     monkeypatch.setattr(nowcast_module, "fit_prior", biased)

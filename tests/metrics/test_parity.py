@@ -14,14 +14,13 @@ from sklearn.metrics import (
 )
 
 from app.metrics import METRIC_NAMES, build_sketch, evaluate
+from app.metrics.types import Float64Array
 
-FloatArray = npt.NDArray[np.float64]
 
-
-def _windows(seed: int, count: int) -> list[tuple[FloatArray, npt.NDArray[np.int64], float]]:
+def _windows(seed: int, count: int) -> list[tuple[Float64Array, npt.NDArray[np.int64], float]]:
     """Random windows with both classes: tiny ones, heavy ties, continuous scores."""
     rng = np.random.default_rng(seed)
-    out: list[tuple[FloatArray, npt.NDArray[np.int64], float]] = []
+    out: list[tuple[Float64Array, npt.NDArray[np.int64], float]] = []
     while len(out) < count:
         n = int(rng.choice([2, 3, 5, 8, 20, 100, 1000]))
         kind = len(out) % 3
@@ -43,7 +42,7 @@ def test_matches_sklearn_to_1e12() -> None:
 
 
 def _check_matches_sklearn_to_1e12(
-    scores: FloatArray, labels: npt.NDArray[np.int64], threshold: float
+    scores: Float64Array, labels: npt.NDArray[np.int64], threshold: float
 ) -> None:
     result = evaluate(scores, labels, threshold=threshold, pi0=0.1)
     predicted = (scores >= threshold).astype(np.int64)
@@ -77,7 +76,7 @@ def test_best_f1_is_the_maximum_over_every_threshold() -> None:
 
 
 def _check_best_f1_is_the_maximum_over_every_threshold(
-    scores: FloatArray, labels: npt.NDArray[np.int64], threshold: float
+    scores: Float64Array, labels: npt.NDArray[np.int64], threshold: float
 ) -> None:
     pi0 = 0.3
     result = evaluate(scores, labels, threshold=threshold, pi0=pi0)
@@ -97,7 +96,7 @@ def _check_best_f1_is_the_maximum_over_every_threshold(
 
 
 def _reference_pr_gain_area(
-    scores: FloatArray, labels: npt.NDArray[np.int64], prior: float
+    scores: Float64Array, labels: npt.NDArray[np.int64], prior: float
 ) -> float:
     """The reference algorithm of meeliskull/prg (calc_auprg), written out point by point.
 
@@ -141,7 +140,7 @@ def test_pr_gain_area_follows_the_reference_algorithm() -> None:
 
 
 def _check_pr_gain_area_follows_the_reference_algorithm(
-    scores: FloatArray, labels: npt.NDArray[np.int64], threshold: float
+    scores: Float64Array, labels: npt.NDArray[np.int64], threshold: float
 ) -> None:
     pi0 = 0.2
     result = evaluate(scores, labels, threshold=threshold, pi0=pi0)
@@ -167,7 +166,7 @@ def test_roc_points_give_the_calibrated_average_precision() -> None:
 
 
 def _check_roc_points_give_the_calibrated_average_precision(
-    scores: FloatArray, labels: npt.NDArray[np.int64], threshold: float
+    scores: Float64Array, labels: npt.NDArray[np.int64], threshold: float
 ) -> None:
     """The skew module's rank-inversion code integrates AP from roc_points(); it must agree."""
     sketch = build_sketch(scores, labels, threshold=threshold)

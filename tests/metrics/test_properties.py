@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,9 +17,7 @@ from app.metrics import (
     evaluate,
     evaluate_sketch,
 )
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from app.metrics.types import Float64Array, Int64Array
 
 # Few distinct score values make ties the rule, not the exception.
 _score = st.one_of(
@@ -31,7 +28,7 @@ _rows = st.lists(st.tuples(_score, st.integers(0, 1)), min_size=1, max_size=60)
 _pi0 = st.floats(0.001, 0.999)
 
 
-def _arrays(rows: list[tuple[float, int]]) -> tuple[FloatArray, IntArray]:
+def _arrays(rows: list[tuple[float, int]]) -> tuple[Float64Array, Int64Array]:
     scores = np.array([s for s, _ in rows], dtype=np.float64)
     labels = np.array([y for _, y in rows], dtype=np.int64)
     return scores, labels

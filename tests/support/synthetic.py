@@ -12,16 +12,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 from scipy import integrate, stats
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
+from app.metrics.types import BoolArray, Float64Array
 
 
 def siblini_window(
     n: int, pi: float, mu1: float, mu0: float, rng: np.random.Generator
-) -> tuple[FloatArray, BoolArray]:
+) -> tuple[Float64Array, BoolArray]:
     """Draw one window of ``n`` rows: ``(scores, labels)`` with labels ~ Bernoulli(pi)."""
     labels = rng.random(n) < pi
     scores = rng.standard_normal(n)
