@@ -8,7 +8,7 @@ written together, so a batch is either entirely stored and queued for the worker
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
@@ -25,7 +25,7 @@ from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BatchConflictError, SegmentLimitError
 from app.ingest.parse import RawBatch
-from app.ingest.timestamps import micros_to_datetime
+from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.monitoring.vocabulary import Granularity
@@ -57,8 +57,8 @@ def limits_from(settings: Settings, now: datetime) -> Limits:
     """The batch bounds that hold at ``now``."""
     return Limits(
         max_rows=settings.max_rows_per_request,
-        min_timestamp_micros=_micros(settings.min_timestamp),
-        max_timestamp_micros=_micros(now + settings.max_future),
+        min_timestamp_micros=datetime_to_micros(settings.min_timestamp),
+        max_timestamp_micros=datetime_to_micros(now + settings.max_future),
         max_segments=settings.max_segments_per_model,
     )
 
@@ -159,7 +159,7 @@ def _check_retention(model: MonitoredModel, windows: npt.NDArray[np.int64]) -> N
     are never recomputed from rows, so a row stored there would silently count for nothing."""
     if model.raw_kept_from is None or windows.size == 0:
         return
-    kept_from = _micros(model.raw_kept_from)
+    kept_from = datetime_to_micros(model.raw_kept_from)
     expired = np.flatnonzero(windows < kept_from)
     if expired.size == 0:
         return
@@ -216,10 +216,6 @@ def _reason(error: IntegrityError) -> str:
     diagnostic = getattr(original, "diag", None)
     primary = getattr(diagnostic, "message_primary", None)
     return str(primary or original).splitlines()[0]
-
-
-def _micros(instant: datetime) -> int:
-    return (instant - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
 
 
 def _iso(micros: int) -> str:

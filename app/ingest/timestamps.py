@@ -93,7 +93,7 @@ def _parse_one(value: object) -> tuple[int, str | None]:
         return 0, f"{value[:40]!r} is not an ISO-8601 timestamp"
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         return 0, f"{value[:40]!r} has no UTC offset; append 'Z' or '+HH:MM'"
-    return (parsed - _EPOCH) // _ONE_MICRO, None
+    return datetime_to_micros(parsed), None
 
 
 def _out_of_range(value: float) -> str:
@@ -115,6 +115,12 @@ def _out_of_range(value: float) -> str:
 def iso_utc(instant: datetime) -> str:
     """An instant as ISO-8601 in UTC with a ``Z``."""
     return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def datetime_to_micros(instant: datetime) -> int:
+    """UTC epoch microseconds of an aware datetime (exact: integer division of a timedelta; an
+    aware difference goes through UTC offsets, so ``fold`` picks the right repeated hour)."""
+    return (instant - _EPOCH) // _ONE_MICRO
 
 
 def micros_to_datetime(micros: int) -> datetime:

@@ -9,18 +9,17 @@ one ``searchsorted``.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import numpy.typing as npt
 
-from app.ingest.timestamps import MICROS_PER_SECOND
+from app.ingest.timestamps import MICROS_PER_SECOND, datetime_to_micros
 from app.monitoring.vocabulary import GRANULARITIES, Granularity
 
 _MICROS_PER_DAY: Final = 86_400 * MICROS_PER_SECOND
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def floor_to_windows(
@@ -81,14 +80,11 @@ def _window_starts(
     # window really starts.
     folds = (0, 1) if granularity == "hour" else (0,)
     instants = {
-        _micros(wall.replace(tzinfo=zone, fold=fold)) for wall in local_starts for fold in folds
+        datetime_to_micros(wall.replace(tzinfo=zone, fold=fold))
+        for wall in local_starts
+        for fold in folds
     }
     return np.array(sorted(instants), dtype=np.int64)
-
-
-def _micros(instant: datetime) -> int:
-    """Epoch microseconds of an aware datetime, exactly."""
-    return (instant.astimezone(UTC) - _EPOCH) // timedelta(microseconds=1)
 
 
 _LENGTH_MICROS: Final = {"hour": 3_600_000_000, "day": 86_400_000_000, "week": 604_800_000_000}
