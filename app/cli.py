@@ -1,7 +1,8 @@
-"""The `calmon` command: serve, worker, migrate, token, whatif, compare.
+"""The `calmon` command: serve, worker, migrate, token, whatif, compare, send, demo.
 
-Each subcommand is one ``_add_<name>`` function that registers its parser and handler, so a
-new command (``calmon worker``) is one more function in ``COMMANDS``.
+Each subcommand is one ``add`` function in ``COMMANDS`` that registers its parser and handler
+(``_add_<name>`` here; ``send`` and ``demo`` live beside their code in app.client and app.demo),
+so a new command is one more function in that list.
 """
 
 from __future__ import annotations
