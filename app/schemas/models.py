@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args, get_type_hints
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -13,6 +13,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -164,7 +165,30 @@ class ModelCreate(ModelSettings):
     _known_timezone = field_validator("timezone")(_check_timezone)
 
 
-class ModelPatch(RequestModel):
+def _optional_fields(settings: type[ModelSettings]) -> dict[str, Any]:
+    """Every setting as a PATCH field: its type and constraints, ``None`` when not sent (the
+    descriptions come from the glossary, as for any request body)."""
+    hints = get_type_hints(settings, include_extras=True)
+    fields: dict[str, Any] = {}
+    for name, info in settings.model_fields.items():
+        # The constraints of a Field() (ge, le...) are in its metadata; an Annotated alias
+        # (Threshold) carries its own, which the metadata repeats.
+        hint = hints[name]
+        constraints = [m for m in info.metadata if m not in get_args(hint)[1:]]
+        fields[name] = ((Annotated[hint, *constraints] if constraints else hint) | None, None)
+    return fields
+
+
+# Generated from ModelSettings, so that a new setting is declared once; mypy sees the base.
+if TYPE_CHECKING:
+    _PatchFields = RequestModel
+else:
+    _PatchFields = create_model(
+        "ModelPatchFields", __base__=RequestModel, **_optional_fields(ModelSettings)
+    )
+
+
+class ModelPatch(_PatchFields):
     """Body of ``PATCH /v1/models/{name}``: only the fields sent change; ``null`` is refused
     except for ``alert_floor``, where it removes the floor."""
 
@@ -173,15 +197,8 @@ class ModelPatch(RequestModel):
         **dict.fromkeys(IMMUTABLE_FIELDS, "Cannot be changed after registration: refused."),
     }
 
-    threshold: Threshold | None = None
-    pi0: Pi0Policy | None = None
-    min_label_coverage: float | None = Field(default=None, ge=0, le=1)
-    pi0_tolerance: float | None = Field(default=None, ge=0)
-    alert_floor: float | None = Field(default=None, ge=0, le=1)
-    reference_windows: int | None = Field(default=None, ge=1, le=10_000)
-    reference_min_positives: int | None = Field(default=None, ge=1, le=100_000_000)
-    detection_drop: float | None = Field(default=None, gt=0, lt=1)
-    retention_windows: int | None = Field(default=None, ge=1, le=1_000_000)
+    if TYPE_CHECKING:  # the one generated field the services read by name
+        pi0: Pi0Policy | None
 
     # Declared only to refuse them by name: stored rows are already keyed by windows floored
     # with this granularity and time zone, so changing either would silently split history.
