@@ -65,10 +65,10 @@ from scipy.optimize import brentq
 from scipy.stats import beta
 
 from app.metrics import (
-    ClassCounts,
+    ClassHistogram,
     CurveSketch,
     Nowcast,
-    ScoreCounts,
+    ScoreHistogram,
     bin_edges,
     build_sketch,
     evaluate_sketch,
@@ -146,10 +146,10 @@ class Reference:
     the same rows on a fixed 100-bin equal-width histogram (for the summary comparison)."""
 
     edges: Float64Array
-    classes: ClassCounts
+    classes: ClassHistogram
     sketch: CurveSketch
     wide_edges: Float64Array
-    wide_classes: ClassCounts
+    wide_classes: ClassHistogram
 
 
 def reference_rows(seed: int, stream: int) -> list[tuple[Float64Array, BoolArray]]:
@@ -170,10 +170,10 @@ def build_reference(windows: Sequence[tuple[Float64Array, BoolArray]]) -> Refere
     wide = np.linspace(first.min(), first.max(), 99)
     return Reference(
         edges=edges,
-        classes=ScoreCounts.of(edges, scores, labels, none).classes(edges),
+        classes=ScoreHistogram.of(edges, scores, labels, none).classes(edges),
         sketch=build_sketch(scores, labels, threshold=THRESHOLD),
         wide_edges=wide,
-        wide_classes=ScoreCounts.of(wide, scores, labels, none).classes(wide),
+        wide_classes=ScoreHistogram.of(wide, scores, labels, none).classes(wide),
     )
 
 
@@ -229,7 +229,7 @@ class Nowcaster:
     def window(self, scores: Float64Array, labels: BoolArray, *, seed: int) -> Window:
         """The next window's nowcast and what it realised."""
         ref = self.reference
-        counts = ScoreCounts.of(ref.edges, np.empty(0), np.empty(0), scores).rows
+        counts = ScoreHistogram.of(ref.edges, np.empty(0), np.empty(0), scores).rows
         flagged = int((scores >= THRESHOLD).sum())
         start = time.perf_counter()
         estimate = nowcast_window(
@@ -313,13 +313,13 @@ def binned(
     """A summary read as counts on bins, fitted with the reference's densities on the same
     bins; the interval from ``nowcast_window`` on those counts (the same bootstrap as calmon's).
 
-    ``bins``: calmon's (``ScoreCounts``); ``wide``: 100 equal-width bins; ``kll``/``req``: the
+    ``bins``: calmon's (``ScoreHistogram``); ``wide``: 100 equal-width bins; ``kll``/``req``: the
     DataSketches sketch of the scores, its CDF read at calmon's edges.
     """
     edges, classes = reference.edges, reference.classes
     start = time.perf_counter()
     if kind == "bins":
-        summary = ScoreCounts.of(edges, np.empty(0), np.empty(0), scores)
+        summary = ScoreHistogram.of(edges, np.empty(0), np.empty(0), scores)
         size = len(summary.to_bytes())
         counts = summary.rows
     elif kind == "wide":
@@ -351,7 +351,7 @@ def binned(
 
 
 SUMMARIES = {
-    "bins": "calmon's bins (ScoreCounts on bin_edges)",
+    "bins": "calmon's bins (ScoreHistogram on bin_edges)",
     "oracle": "oracle: exact scores, true densities",
     "kll": "DataSketches KLL (k=200), read on calmon's edges",
     "req": "DataSketches REQ (k=12, high-rank accuracy), read on calmon's edges",
@@ -682,7 +682,7 @@ def summary_table(run: DriftRun, config: Config) -> Iterator[str]:
             "`pip install datasketches` to measure them.)"
         )
     bins = run.summaries.get("bins")
-    # A window's ScoreCounts holds three int64 arrays after a 10-byte header; unlabelled rows
+    # A window's ScoreHistogram holds three int64 arrays after a 10-byte header; unlabelled rows
     # fill one of them.
     single = (
         f"; one array alone is {(int(np.median([r.size for r in bins])) - 10) // 3:,} bytes"
@@ -690,7 +690,7 @@ def summary_table(run: DriftRun, config: Config) -> Iterator[str]:
         else ""
     )
     yield (
-        "\nBytes: calmon's `ScoreCounts.to_bytes()`, three int64 arrays (frauds / legitimate / "
+        "\nBytes: calmon's `ScoreHistogram.to_bytes()`, three int64 arrays (frauds / legitimate / "
         f"unlabelled rows per bin) and a header{single}; the sketches' `serialize()`; the exact "
         "scores as float64, the fixed histogram as one int64 array. The oracle's interval is the "
         "Wald interval from the observed information; the others are `nowcast_window`'s bootstrap "
@@ -813,9 +813,9 @@ def _best_of(fn: Callable[[], object], repeats: int) -> float:
 def cost_table(config: Config) -> Iterator[str]:
     """Table 5: counting a window into bins vs building its curve sketch; the nowcast; bytes."""
     yield (
-        "| rows a window | bins | np.sort ms (floor) | ScoreCounts.of ms | build_sketch ms "
-        "| ScoreCounts.of / build_sketch | ScoreCounts.of / np.sort "
-        f"| nowcast_window ms ({config.replicates} replicates) | ScoreCounts bytes "
+        "| rows a window | bins | np.sort ms (floor) | ScoreHistogram.of ms | build_sketch ms "
+        "| ScoreHistogram.of / build_sketch | ScoreHistogram.of / np.sort "
+        f"| nowcast_window ms ({config.replicates} replicates) | ScoreHistogram bytes "
         "| CurveSketch bytes |"
     )
     yield "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -834,11 +834,11 @@ def _cost_row(config: Config, rows: int) -> str:
     # The bins as the worker cuts them for a model of this volume: from one such window.
     edges = bin_edges(scores, THRESHOLD)
     none = np.empty(0)
-    reference = ScoreCounts.of(edges, scores, labels, none)
+    reference = ScoreHistogram.of(edges, scores, labels, none)
     sketch = build_sketch(scores, labels, threshold=THRESHOLD)
     repeats = 7 if rows <= 100_000 else 3
     sorting = _best_of(lambda: np.sort(scores), repeats)
-    counting = _best_of(lambda: ScoreCounts.of(edges, scores, labels, none), repeats)
+    counting = _best_of(lambda: ScoreHistogram.of(edges, scores, labels, none), repeats)
     sketching = _best_of(lambda: build_sketch(scores, labels, threshold=THRESHOLD), repeats)
     window, _ = draw(generator(config.seed, 0, 10, rows), rows, 0.01)
     counts = histogram(window, edges)

@@ -55,7 +55,7 @@ from app.db.repositories.window_rows import (
 )
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
-from app.metrics import ClassCounts, CurveSketch, ScoreCounts, evaluate, nowcast_window
+from app.metrics import ClassHistogram, CurveSketch, ScoreHistogram, evaluate, nowcast_window
 from app.metrics.types import Float64Array, Int64Array
 from app.settings import Settings
 from app.worker.compute import ComputeOptions, compute_claim
@@ -274,7 +274,7 @@ class WindowParts:
 
     segments: list[SegmentRows]
     edges: Float64Array
-    estimates: list[tuple[Int64Array, int, ClassCounts, CurveSketch]]
+    estimates: list[tuple[Int64Array, int, ClassHistogram, CurveSketch]]
 
 
 def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:
@@ -289,7 +289,7 @@ def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:
             assert stored.score_counts is not None
             assert stored.flagged is not None
             assert row.sketch is not None
-            counts = ScoreCounts.from_bytes(stored.score_counts)
+            counts = ScoreHistogram.from_bytes(stored.score_counts)
             estimates.append(
                 (
                     counts.rows,

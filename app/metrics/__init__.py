@@ -7,7 +7,7 @@ from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.curves import PRCurve, pr_curve
 from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import ClassCounts, Fit, ScoreCounts, bin_edges
+from app.metrics.mixture import ClassHistogram, Fit, ScoreHistogram, bin_edges
 from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window, pooled_fit
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
@@ -20,7 +20,7 @@ __all__ = [
     "METRICS",
     "METRICS_BY_NAME",
     "METRIC_NAMES",
-    "ClassCounts",
+    "ClassHistogram",
     "CurveSketch",
     "Decomposition",
     "Effects",
@@ -32,7 +32,7 @@ __all__ = [
     "Nowcast",
     "NullModel",
     "PRCurve",
-    "ScoreCounts",
+    "ScoreHistogram",
     "bin_edges",
     "bootstrap",
     "build_sketch",

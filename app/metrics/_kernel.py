@@ -25,7 +25,7 @@ Columns = dict[str, FloatingArray]
 
 
 @dataclass(frozen=True)
-class Counts:
+class ReplicateCounts:
     """Per-replicate counts at each sketch entry (shape ``(R, E)``) and class totals ``(R,)``."""
 
     positives_at: FloatingArray
@@ -38,7 +38,7 @@ class Counts:
 
 @dataclass(frozen=True)
 class _Curve:
-    """Cumulative counts ``(R, E)`` and totals ``(R,)`` derived once from :class:`Counts`."""
+    """Cumulative counts ``(R, E)`` and totals ``(R,)``, derived once from ReplicateCounts."""
 
     tp: FloatingArray
     fp: FloatingArray
@@ -53,7 +53,7 @@ class _Curve:
     sequential: bool  # row sums strictly left to right (see _rowdot)
 
 
-def compute(counts: Counts, pi0: float) -> tuple[Columns, Columns, FloatingArray]:
+def compute(counts: ReplicateCounts, pi0: float) -> tuple[Columns, Columns, FloatingArray]:
     """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined."""
     prepared = Prepared.of(counts)
     regular = prepared.regular()
@@ -72,7 +72,7 @@ class Prepared:
     invariant: Columns
 
     @classmethod
-    def of(cls, counts: Counts, *, sequential: bool = True) -> Prepared:
+    def of(cls, counts: ReplicateCounts, *, sequential: bool = True) -> Prepared:
         """Cumulate the counts once.
 
         ``sequential=False`` lets row sums run in numpy's faster pairwise order: for bootstrap

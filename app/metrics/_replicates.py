@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import _TINY, Counts, Prepared, _rowdot
+from app.metrics._kernel import _TINY, Prepared, ReplicateCounts, _rowdot
 from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of
@@ -52,7 +52,7 @@ class Resampled:
             return poisson_counts(np.asarray(lam, dtype=np.float64), replicates, rng, _NORMAL_ABOVE)
 
         self.replicates = Prepared.of(
-            Counts(
+            ReplicateCounts(
                 positives_at=draw(merged.positives_at[0]),
                 negatives_tied=draw(merged.negatives_tied[0]),
                 negatives_between=draw(merged.negatives_between[0]),

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.metrics._kernel import Counts
+from app.metrics._kernel import ReplicateCounts
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float32Array, Float64Array, Int64Array
 
 
-def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
+def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
     """Blocks of consecutive entries with about equal positives; the threshold ends a block.
 
     A block becomes one tie group: its positives at its lowest score, tied with all of its
@@ -31,7 +31,7 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> Counts:
     def row(a: Int64Array) -> Float64Array:
         return np.asarray(a, dtype=np.float64)[None, :]
 
-    return Counts(
+    return ReplicateCounts(
         positives_at=row(np.add.reduceat(sketch.positives_at, starts)),
         negatives_tied=row(negatives),
         negatives_between=np.zeros((1, ends.size)),

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from app.metrics._kernel import Columns, Counts, Prepared, compute
+from app.metrics._kernel import Columns, Prepared, ReplicateCounts, compute
 from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
@@ -243,7 +243,7 @@ class _Cut:
 
 def _grid(
     sketch: CurveSketch,
-    counts: Counts,
+    counts: ReplicateCounts,
     *,
     priors: list[float],
     cal_cols: list[dict[str, list[FloatingArray]]],
@@ -275,13 +275,13 @@ def _grid(
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
 
 
-def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
+def _calibrated_rows(counts: ReplicateCounts, priors: list[float]) -> Columns:
     """One-row ``counts`` calibrated to each prior in one vectorised pass (row g: prior g)."""
 
     def tile(a: FloatingArray) -> FloatingArray:
         return np.repeat(a, len(priors), axis=0)
 
-    tiled = Counts(
+    tiled = ReplicateCounts(
         positives_at=tile(counts.positives_at),
         negatives_tied=tile(counts.negatives_tied),
         negatives_between=tile(counts.negatives_between),
@@ -292,10 +292,12 @@ def _calibrated_rows(counts: Counts, priors: list[float]) -> Columns:
     return Prepared.of(tiled).calibrated(np.asarray(priors, dtype=np.float64))
 
 
-def _resample(counts: Counts, size: int, rng: np.random.Generator, normal_above: float) -> Counts:
+def _resample(
+    counts: ReplicateCounts, size: int, rng: np.random.Generator, normal_above: float
+) -> ReplicateCounts:
     """One replicate per row. Replicates are float32: half the memory traffic of the metric
     formulas, and rounding far below any interval's width."""
-    return Counts(
+    return ReplicateCounts(
         positives_at=poisson_counts(counts.positives_at[0], size, rng, normal_above),
         negatives_tied=poisson_counts(counts.negatives_tied[0], size, rng, normal_above),
         negatives_between=poisson_counts(counts.negatives_between[0], size, rng, normal_above),

@@ -78,7 +78,7 @@ _COUNTS_VERSION = 1
 
 
 @dataclass(frozen=True)
-class ScoreCounts:
+class ScoreHistogram:
     """A window's rows per bin by label: frauds, legitimate rows, rows not labelled yet.
 
     The nowcast reads all three together (every row counts); the reference reads the labelled
@@ -101,7 +101,7 @@ class ScoreCounts:
         scores: npt.ArrayLike,
         labels: npt.ArrayLike,
         unlabelled: npt.ArrayLike,
-    ) -> ScoreCounts:
+    ) -> ScoreHistogram:
         """Count labelled ``scores`` (by ``labels``, 1 = fraud) and ``unlabelled`` scores."""
         s = np.asarray(scores, dtype=np.float64)
         y = np.asarray(labels) != 0
@@ -124,7 +124,7 @@ class ScoreCounts:
         return total
 
     @classmethod
-    def pooled(cls, parts: Sequence[ScoreCounts]) -> ScoreCounts:
+    def pooled(cls, parts: Sequence[ScoreHistogram]) -> ScoreHistogram:
         """The counts of several windows together (on one model's bins)."""
         if not parts:
             raise InvalidInputError("nothing to pool")
@@ -134,9 +134,9 @@ class ScoreCounts:
             np.sum([p.unlabelled for p in parts], axis=0).astype(np.int64),
         )
 
-    def classes(self, edges: Float64Array) -> ClassCounts:
+    def classes(self, edges: Float64Array) -> ClassHistogram:
         """The labelled rows as a reference's class counts on ``edges``."""
-        return ClassCounts(edges, self.positives, self.negatives)
+        return ClassHistogram(edges, self.positives, self.negatives)
 
     def to_bytes(self) -> bytes:
         """A versioned header (magic, version, bins) and the three arrays as little-endian int64:
@@ -146,7 +146,7 @@ class ScoreCounts:
         return header + body.astype("<i8").tobytes()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> ScoreCounts:
+    def from_bytes(cls, data: bytes) -> ScoreHistogram:
         """Inverse of :meth:`to_bytes`; rejects unknown versions and truncated data."""
         if len(data) < 10 or data[:4] != _COUNTS_MAGIC:
             raise InvalidInputError("not calmon score counts")
@@ -171,7 +171,7 @@ def edges_from_bytes(data: bytes) -> Float64Array:
 
 
 @dataclass(frozen=True)
-class ClassCounts:
+class ClassHistogram:
     """A reference's labelled scores per bin (of ``edges``): frauds and legitimate rows."""
 
     edges: Float64Array
@@ -316,14 +316,14 @@ _TILTS = np.linspace(-3.0, 3.0, 61)
 
 
 def goodness_of_fit(
-    counts: Int64Array, reference: ClassCounts, pi: float, *, reference_rows: int
+    counts: Int64Array, reference: ClassHistogram, pi: float, *, reference_rows: int
 ) -> Fit:
     """Test a window's bin counts against the mixture fitted at ``pi``.
 
     The G-test sees any change of shape (a shift of the legitimate scores, which are most of
     the rows, shows at once). A shift of the fraud scores alone mostly looks like a different
     fraud rate, so the second test profiles the likelihood over an exponential tilt of the fraud
-    density, ``f1 exp(t z) / norm`` (``z``: :meth:`ClassCounts.fraud_positions`, ``t`` from -3
+    density, ``f1 exp(t z) / norm`` (``z``: :meth:`ClassHistogram.fraud_positions`, ``t`` from -3
     to 3 fraud standard deviations), and compares the best tilt with none.
 
     Both statistics are deflated by the reference's share of the error: a bin's expected share

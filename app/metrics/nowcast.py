@@ -34,7 +34,7 @@ import numpy as np
 
 from app.metrics._kernel import Prepared
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import ClassCounts, Fit, adjusted_count, fit_prior, goodness_of_fit
+from app.metrics.mixture import ClassHistogram, Fit, adjusted_count, fit_prior, goodness_of_fit
 from app.metrics.null_model import NullModel
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
@@ -81,7 +81,7 @@ class Nowcast:
 def nowcast_window(
     counts: Int64Array,
     flagged: int,
-    reference: ClassCounts,
+    reference: ClassHistogram,
     sketch: CurveSketch,
     *,
     seed: int,
@@ -176,7 +176,7 @@ def nowcast_window(
     )
 
 
-def pooled_fit(counts: Int64Array, reference: ClassCounts, sketch: CurveSketch) -> Fit:
+def pooled_fit(counts: Int64Array, reference: ClassHistogram, sketch: CurveSketch) -> Fit:
     """The misfit tests on several windows' counts, added up (see the module docstring)."""
     n = np.asarray(counts, dtype=np.int64)
     if n.shape != reference.positives.shape or n.sum() == 0 or (n < 0).any():

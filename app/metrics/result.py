@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import Columns, Counts, compute
+from app.metrics._kernel import Columns, ReplicateCounts, compute
 from app.metrics._validation import check_pi0
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
@@ -44,8 +44,8 @@ class EvaluationResult:
     sketch: CurveSketch
 
     @property
-    def counts(self) -> dict[str, int]:
-        """Confusion counts at the threshold."""
+    def confusion(self) -> dict[str, int]:
+        """Confusion counts at the threshold (stored and served under the key "counts")."""
         return {"tp": self.tp, "fp": self.fp, "tn": self.tn, "fn": self.fn}
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,7 +57,7 @@ class EvaluationResult:
             "pi": self.pi,
             "pi0": self.pi0,
             "threshold": self.threshold,
-            "counts": self.counts,
+            "counts": self.confusion,
             "regular": dict(self.regular),
             "calibrated": dict(self.calibrated),
             "undefined": dict(self.undefined),
@@ -109,7 +109,7 @@ def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[Ev
             out[row, : values.size] = values
         return out
 
-    counts = Counts(
+    counts = ReplicateCounts(
         positives_at=padded("positives_at", 0.0),
         negatives_tied=padded("negatives_tied", 0.0),
         negatives_between=padded("negatives_between", 0.0),
@@ -159,9 +159,9 @@ def _result(
     )
 
 
-def counts_of(sketch: CurveSketch) -> Counts:
-    """The sketch's exact counts as a one-replicate :class:`Counts`."""
-    return Counts(
+def counts_of(sketch: CurveSketch) -> ReplicateCounts:
+    """The sketch's exact counts as a one-replicate :class:`ReplicateCounts`."""
+    return ReplicateCounts(
         positives_at=sketch.positives_at.astype(np.float64)[None, :],
         negatives_tied=sketch.negatives_tied.astype(np.float64)[None, :],
         negatives_between=sketch.negatives_between.astype(np.float64)[None, :],

@@ -23,7 +23,7 @@ from app.metrics import (
     CurveSketch,
     Decomposition,
     EvaluationResult,
-    ScoreCounts,
+    ScoreHistogram,
     evaluate_sketch,
 )
 from app.metrics.bootstrap import Intervals, bootstrap
@@ -42,7 +42,7 @@ class SegmentInput:
     labelled: int
     positives: int
     sketch: CurveSketch | None
-    score_counts: ScoreCounts | None = None
+    score_counts: ScoreHistogram | None = None
     """Every row on the model's score bins (None before the model's bins are cut)."""
     flagged: int | None = None
     """Rows at or above the threshold, labelled or not."""

@@ -24,7 +24,13 @@ import numpy as np
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
 from app.db.tables import MonitoredModel
-from app.metrics import ClassCounts, InvalidInputError, ScoreCounts, nowcast_window, pooled_fit
+from app.metrics import (
+    ClassHistogram,
+    InvalidInputError,
+    ScoreHistogram,
+    nowcast_window,
+    pooled_fit,
+)
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.maturity import immaturity
@@ -101,7 +107,7 @@ class _Recent:
             since=min(starts) - reach - timedelta(days=1),
             until=max(starts),
         )
-        return cls({start: ScoreCounts.from_bytes(data).rows for start, data in stored})
+        return cls({start: ScoreHistogram.from_bytes(data).rows for start, data in stored})
 
     def pooled(self, start: datetime, own: Int64Array) -> tuple[int, Int64Array] | None:
         """The window's counts with those of up to RECENT_WINDOWS - 1 windows before it (how
@@ -118,7 +124,7 @@ def _estimated(
     segment: str,
     window: WindowToNowcast,
     *,
-    classes: ClassCounts,
+    classes: ClassHistogram,
     frozen: FrozenReference,
     recent: _Recent,
 ) -> dict[str, object]:
@@ -129,7 +135,7 @@ def _estimated(
         "segment": segment,
         "nowcast_reference_version": frozen.version,
     }
-    counts = ScoreCounts.from_bytes(window.score_counts)
+    counts = ScoreHistogram.from_bytes(window.score_counts)
     try:
         estimate = nowcast_window(
             counts.rows,
@@ -160,7 +166,7 @@ def _reference_classes(
     segment: str,
     frozen: FrozenReference,
     edges: Float64Array,
-) -> ClassCounts | None:
+) -> ClassHistogram | None:
     """The reference's labelled score counts (pooled and stored on first use), or None while
     some of its windows have none."""
     stored = repo.reference_counts(model_id, segment, frozen.version)
@@ -168,10 +174,12 @@ def _reference_classes(
         parts = repo.reference_window_counts(model_id, segment, frozen.version)
         if len(parts) != frozen.windows or any(p is None for p in parts):
             return None
-        pooled = ScoreCounts.pooled([ScoreCounts.from_bytes(p) for p in parts if p is not None])
+        pooled = ScoreHistogram.pooled(
+            [ScoreHistogram.from_bytes(p) for p in parts if p is not None]
+        )
         stored = pooled.to_bytes()
         repo.set_reference_counts(model_id, segment, frozen.version, stored)
-    counts = ScoreCounts.from_bytes(stored)
+    counts = ScoreHistogram.from_bytes(stored)
     if counts.positives.size != edges.size + 1:
         return None
     try:

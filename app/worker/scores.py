@@ -21,7 +21,7 @@ from app.db.metrics_tables import ScoreBins
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_rows import SegmentRows
 from app.db.types import utcnow
-from app.metrics import ScoreCounts, bin_edges
+from app.metrics import ScoreHistogram, bin_edges
 from app.metrics.mixture import edges_from_bytes, edges_to_bytes
 from app.metrics.types import Float64Array
 from app.monitoring.nowcast import MIN_BIN_ROWS
@@ -52,18 +52,18 @@ def flagged(part: SegmentRows, threshold: float) -> int:
 
 def counted_parts(
     segments: Sequence[SegmentRows], edges: Float64Array | None
-) -> list[ScoreCounts | None]:
+) -> list[ScoreHistogram | None]:
     """The score counts of each of ``window_parts(segments)`` (None without edges): every
     segment's rows are counted once and the whole window is their sum, so that a window with
     segments costs one search per row, not two."""
     parts = window_parts(segments)
     if edges is None:
         return [None] * len(parts)
-    each = {s.segment: ScoreCounts.of(edges, s.scores, s.labels, s.unlabelled) for s in segments}
+    each = {s.segment: ScoreHistogram.of(edges, s.scores, s.labels, s.unlabelled) for s in segments}
     if not each:
         empty = np.empty(0)
-        return [ScoreCounts.of(edges, empty, empty, empty)]
-    whole = ScoreCounts.pooled(list(each.values()))
+        return [ScoreHistogram.of(edges, empty, empty, empty)]
+    whole = ScoreHistogram.pooled(list(each.values()))
     return [whole, *(each[part.segment] for part in parts[1:])]
 
 

@@ -14,8 +14,8 @@ from app.metrics.mixture import (
     BODY_LEVELS,
     MIN_ROWS_ABOVE,
     TAIL_STEP,
-    ClassCounts,
-    ScoreCounts,
+    ClassHistogram,
+    ScoreHistogram,
     adjusted_count,
     bin_edges,
     chi2_sf,
@@ -245,15 +245,15 @@ def test_bin_edges_need_two_finite_scores(scores: list[float]) -> None:
         bin_edges(scores, THRESHOLD)
 
 
-# --- ScoreCounts, ClassCounts and their bytes ---------------------------------------------------
+# --- ScoreHistogram, ClassHistogram and their bytes -----------------------------------------------
 
 
-def _score_counts(seed: int) -> tuple[Float64Array, ScoreCounts]:
+def _score_counts(seed: int) -> tuple[Float64Array, ScoreHistogram]:
     rng = np.random.default_rng(seed)
     labels = rng.random(3_000) < 0.05
     scores = rng.standard_normal(3_000) + 2.5 * labels
     edges = bin_edges(scores, THRESHOLD)
-    return edges, ScoreCounts.of(edges, scores, labels, rng.standard_normal(700))
+    return edges, ScoreHistogram.of(edges, scores, labels, rng.standard_normal(700))
 
 
 def test_score_counts_by_label() -> None:
@@ -262,7 +262,7 @@ def test_score_counts_by_label() -> None:
     scores = rng.standard_normal(2_000) + 2.5 * labels
     unlabelled = rng.standard_normal(500)
     edges = bin_edges(scores, THRESHOLD)
-    counts = ScoreCounts.of(edges, scores, labels.astype(int), unlabelled)
+    counts = ScoreHistogram.of(edges, scores, labels.astype(int), unlabelled)
     np.testing.assert_array_equal(counts.positives, histogram(scores[labels], edges))
     np.testing.assert_array_equal(counts.negatives, histogram(scores[~labels], edges))
     np.testing.assert_array_equal(counts.unlabelled, histogram(unlabelled, edges))
@@ -276,7 +276,7 @@ def test_score_counts_round_trip_through_bytes() -> None:
     edges, counts = _score_counts(9)
     data = counts.to_bytes()
     assert len(data) == 10 + 3 * 8 * (edges.size + 1)
-    back = ScoreCounts.from_bytes(data)
+    back = ScoreHistogram.from_bytes(data)
     for name in ("positives", "negatives", "unlabelled"):
         np.testing.assert_array_equal(getattr(back, name), getattr(counts, name))
         assert getattr(back, name).dtype == np.int64
@@ -290,33 +290,33 @@ def test_score_counts_refuse_foreign_or_damaged_bytes() -> None:
     version_2 = data[:4] + struct.pack("<H", 2) + data[6:]
     for bad in (data[:-1], data + b"\0", data[:9], b"", b"CMSK" + data[4:], version_2):
         with pytest.raises(InvalidInputError):
-            ScoreCounts.from_bytes(bad)
+            ScoreHistogram.from_bytes(bad)
     with pytest.raises(InvalidInputError, match="whole float64"):
         edges_from_bytes(b"\0" * 7)
 
 
 def test_pooled_score_counts_add() -> None:
     _, a = _score_counts(11)
-    b = ScoreCounts(a.positives * 2, a.negatives + 1, a.unlabelled * 0)
-    pooled = ScoreCounts.pooled([a, b, a])
+    b = ScoreHistogram(a.positives * 2, a.negatives + 1, a.unlabelled * 0)
+    pooled = ScoreHistogram.pooled([a, b, a])
     np.testing.assert_array_equal(pooled.positives, 4 * a.positives)
     np.testing.assert_array_equal(pooled.negatives, 3 * a.negatives + 1)
     np.testing.assert_array_equal(pooled.unlabelled, 2 * a.unlabelled)
     np.testing.assert_array_equal(pooled.rows, 2 * a.rows + b.rows)
     assert pooled.positives.dtype == np.int64
     with pytest.raises(InvalidInputError, match="nothing to pool"):
-        ScoreCounts.pooled([])
+        ScoreHistogram.pooled([])
 
 
 def test_score_counts_reject_mismatched_shapes() -> None:
     edges = np.array([0.0, 1.0])
     with pytest.raises(InvalidInputError, match="one length"):
-        ScoreCounts.of(edges, [0.5, 1.5], [1], [])
+        ScoreHistogram.of(edges, [0.5, 1.5], [1], [])
     three: Int64Array = np.zeros(3, dtype=np.int64)
     with pytest.raises(InvalidInputError, match="1-d"):
-        ScoreCounts(three, np.zeros(4, dtype=np.int64), three)
+        ScoreHistogram(three, np.zeros(4, dtype=np.int64), three)
     with pytest.raises(InvalidInputError, match="1-d"):
-        ScoreCounts(three[None, :], three[None, :], three[None, :])
+        ScoreHistogram(three[None, :], three[None, :], three[None, :])
 
 
 def test_class_counts_from_score_counts() -> None:
@@ -338,13 +338,13 @@ def test_class_counts_need_both_classes_and_one_bin_per_gap() -> None:
     edges = np.array([0.0, 1.0])
     ones: Int64Array = np.ones(3, dtype=np.int64)
     with pytest.raises(InvalidInputError, match="frauds and legitimate"):
-        ClassCounts(edges, ones * 0, ones)
+        ClassHistogram(edges, ones * 0, ones)
     with pytest.raises(InvalidInputError, match="frauds and legitimate"):
-        ClassCounts(edges, ones, ones * 0)
+        ClassHistogram(edges, ones, ones * 0)
     with pytest.raises(InvalidInputError, match="one bin more"):
-        ClassCounts(edges, ones[:2], ones[:2])
+        ClassHistogram(edges, ones[:2], ones[:2])
     with pytest.raises(InvalidInputError, match="1-d"):
-        ClassCounts(edges, ones, ones[:2])
+        ClassHistogram(edges, ones, ones[:2])
 
 
 # --- adjusted_count ----------------------------------------------------------------------------
@@ -377,11 +377,11 @@ def _draw(
     return scores, labels
 
 
-def _reference(rng: np.random.Generator, pi: float) -> ClassCounts:
+def _reference(rng: np.random.Generator, pi: float) -> ClassHistogram:
     """Fourteen windows' labelled scores, on bins cut from the first of them."""
     scores, labels = _draw(rng, np.full(REFERENCE_WINDOWS, pi))
     edges = bin_edges(scores[0], THRESHOLD)
-    return ScoreCounts.of(edges, scores.ravel(), labels.ravel(), []).classes(edges)
+    return ScoreHistogram.of(edges, scores.ravel(), labels.ravel(), []).classes(edges)
 
 
 def _binned(scores: Float64Array, edges: Float64Array) -> Int64Array:
@@ -393,7 +393,11 @@ def _binned(scores: Float64Array, edges: Float64Array) -> Int64Array:
 
 
 def _fits(
-    reference: ClassCounts, pis: Float64Array, rng: np.random.Generator, *, legit_shift: float = 0.0
+    reference: ClassHistogram,
+    pis: Float64Array,
+    rng: np.random.Generator,
+    *,
+    legit_shift: float = 0.0,
 ) -> list[tuple[float, float, float]]:
     """(p-value, tilt p-value, G / (inflation dof)) of windows drawn at ``pis``."""
     scores, _ = _draw(rng, pis, legit_shift=legit_shift)

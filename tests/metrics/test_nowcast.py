@@ -11,11 +11,11 @@ import pytest
 
 import app.metrics.nowcast as nowcast_module
 from app.metrics import (
-    ClassCounts,
+    ClassHistogram,
     CurveSketch,
     InvalidInputError,
     Nowcast,
-    ScoreCounts,
+    ScoreHistogram,
     bin_edges,
     build_sketch,
     evaluate_sketch,
@@ -41,7 +41,7 @@ def _draw(
 
 @dataclass(frozen=True)
 class Reference:
-    classes: ClassCounts
+    classes: ClassHistogram
     sketch: CurveSketch
     tpr: float
     fpr: float
@@ -54,7 +54,7 @@ def _reference(rng: np.random.Generator) -> Reference:
     edges = bin_edges(scores[0], THRESHOLD)
     s, y = scores.ravel(), labels.ravel()
     return Reference(
-        classes=ScoreCounts.of(edges, s, y, []).classes(edges),
+        classes=ScoreHistogram.of(edges, s, y, []).classes(edges),
         sketch=build_sketch(s, y, threshold=THRESHOLD),
         tpr=float((s[y] >= THRESHOLD).mean()),
         fpr=float((s[~y] >= THRESHOLD).mean()),
@@ -74,7 +74,7 @@ def _windows(rng: np.random.Generator, reference: Reference, pis: Float64Array) 
     out = []
     for s, y in zip(scores, labels, strict=True):
         flagged = s >= THRESHOLD
-        counts = ScoreCounts.of(reference.classes.edges, [], [], s).rows
+        counts = ScoreHistogram.of(reference.classes.edges, [], [], s).rows
         out.append(Window(counts, int(flagged.sum()), float(y.mean()), float(y[flagged].mean())))
     return out
 
@@ -250,7 +250,7 @@ def test_the_json_form_is_complete_and_finite(reference: Reference, typical: lis
 def test_scores_far_below_every_legitimate_score(reference: Reference) -> None:
     """No fraud fits: pi is 0, AP at pi = 0 is undefined and says so, and nothing is NaN."""
     scores = -10.0 - np.random.default_rng(4).random(ROWS)
-    counts = ScoreCounts.of(reference.classes.edges, [], [], scores).rows
+    counts = ScoreHistogram.of(reference.classes.edges, [], [], scores).rows
     assert counts[0] == ROWS
     estimate = nowcast_window(counts, 0, reference.classes, reference.sketch, seed=1)
     assert estimate.pi == 0.0
@@ -269,7 +269,7 @@ def test_scores_far_above_every_score(reference: Reference) -> None:
     """Every row in the top bin, where frauds outnumber legitimate rows: pi is 1."""
     f1, f0 = reference.classes.densities()
     assert f1[-1] > f0[-1]
-    counts = ScoreCounts.of(reference.classes.edges, [], [], np.full(500, 10.0)).rows
+    counts = ScoreHistogram.of(reference.classes.edges, [], [], np.full(500, 10.0)).rows
     estimate = nowcast_window(counts, 500, reference.classes, reference.sketch, seed=1)
     assert estimate.pi == 1.0
     assert estimate.expected["precision"] == 1.0

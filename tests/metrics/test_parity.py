@@ -62,7 +62,7 @@ def _check_matches_sklearn_to_1e12(
         assert reg["precision"] is None
         assert "regular.precision" in result.undefined
     tp = int(np.sum(predicted & labels))
-    assert result.counts == {
+    assert result.confusion == {
         "tp": tp,
         "fp": int(predicted.sum()) - tp,
         "tn": int(np.sum((1 - predicted) & (1 - labels))),

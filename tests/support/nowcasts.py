@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from app.metrics import ScoreCounts, bin_edges, build_sketch, nowcast_window
+from app.metrics import ScoreHistogram, bin_edges, build_sketch, nowcast_window
 from app.monitoring.nowcast import stored_nowcast
 from tests.support.streams import gaussian_window
 
@@ -21,11 +21,11 @@ def stored_example(
     rng = np.random.default_rng(11)
     scores, labels = gaussian_window(rng, 60_000, 0.05, 2.0)
     edges = bin_edges(scores[:20_000], THRESHOLD)
-    reference = ScoreCounts.of(edges, scores, labels, np.empty(0)).classes(edges)
+    reference = ScoreHistogram.of(edges, scores, labels, np.empty(0)).classes(edges)
     sketch = build_sketch(scores, labels, threshold=THRESHOLD)
     window, truth = gaussian_window(rng, 20_000, pi, 2.0)
     window = np.where(truth == 0, window + legit_shift, window)
-    counts = ScoreCounts.of(edges, np.empty(0), np.empty(0, dtype=np.int8), window)
+    counts = ScoreHistogram.of(edges, np.empty(0), np.empty(0, dtype=np.int8), window)
     estimate = nowcast_window(
         counts.rows, int((window >= THRESHOLD).sum()), reference, sketch, seed=1, replicates=100
     )
