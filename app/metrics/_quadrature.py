@@ -6,10 +6,10 @@ the same skew or time axis. The integrand is therefore evaluated for all points 
 bisected together, so a kink (a skew capped at 1) costs a few levels of refinement, not a grid.
 
 scipy has no adaptive rule that evaluates many intervals per call: ``quad_vec`` calls the
-integrand once per node and ``cubature`` refines one interval at a time. Measured on the what-if
-callers (issue 15, bench.analyses and the kernel calls), the 30-point trajectory took 15-25x longer
-with ``cubature`` and over 100x with ``quad_vec`` (POST /whatif with a trajectory: 45 -> 311 ms),
-so this one stays.
+integrand once per node, ``cubature`` refines one interval at a time and ``quad`` takes scalar
+integrands only. On the what-if callers (``python -m bench.quadrature``) they took 1.1-11x as
+long for a weighted range and 14-160x for a 30-point trajectory (POST /whatif with a trajectory,
+bench.analyses: 45 -> 311 ms with cubature), so this rule stays.
 """
 
 from __future__ import annotations
