@@ -34,9 +34,6 @@ from scipy.special import chdtrc
 from app.metrics.errors import InvalidInputError
 from app.metrics.types import Float64Array, Int64Array
 
-# Kept until app/worker/compute.py (moved by the layering work) imports Float64Array itself.
-FloatArray = Float64Array
-
 BODY_LEVELS = tuple(float(q) for q in np.linspace(0.02, 0.98, 49))
 """Quantile levels of the bins' body: every 2% of the scores."""
 TAIL_STEP = 2.0**-0.5

@@ -36,7 +36,7 @@ from app.db.repositories.window_rows import SegmentRows, WindowRowsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import build_sketch
-from app.metrics.mixture import FloatArray
+from app.metrics.types import Float64Array
 from app.monitoring.maturity import immaturity
 from app.monitoring.pi0 import WindowCounts, estimate_pi0, needs_new_version
 from app.monitoring.verdicts import provisional
@@ -80,7 +80,7 @@ class ComputeOutcome:
 
 
 def _inputs(
-    segments: Sequence[SegmentRows], start: datetime, threshold: float, edges: FloatArray | None
+    segments: Sequence[SegmentRows], start: datetime, threshold: float, edges: Float64Array | None
 ) -> list[SegmentInput]:
     out = []
     parts = window_parts(segments)
@@ -191,7 +191,7 @@ def compute_claim(
     )
 
 
-def _same_edges(a: FloatArray | None, b: FloatArray | None) -> bool:
+def _same_edges(a: Float64Array | None, b: Float64Array | None) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 

@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 
 from app.db.driver import psycopg_connection
 from app.db.tables import Prediction
+from app.metrics.types import Float64Array
 
-FloatArray = npt.NDArray[np.float64]
 LabelArray = npt.NDArray[np.int8]
 
 
@@ -35,9 +35,9 @@ class SegmentRows:
 
     segment: str
     rows_total: int
-    scores: FloatArray
+    scores: Float64Array
     labels: LabelArray
-    unlabelled: FloatArray
+    unlabelled: Float64Array
 
 
 class RawBinaryLoader(Loader):
