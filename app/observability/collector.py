@@ -58,7 +58,7 @@ class Snapshot:
     alerts: Sequence[repository.AlertRow]
     nowcasts: Sequence[repository.LatestNowcast]
     awaiting: Sequence[repository.AwaitingLabels]
-    queue: repository.QueueState
+    backlog: repository.Backlog
     workers: repository.WorkerTotals
 
 
@@ -73,7 +73,7 @@ def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> S
         alerts=repository.alert_rows(session),
         nowcasts=repository.latest_nowcasts(session),
         awaiting=repository.awaiting_labels(session),
-        queue=repository.queue_state(session),
+        backlog=repository.backlog(session),
         workers=repository.worker_totals(session, alive_since=alive_since),
     )
 
@@ -327,12 +327,12 @@ def _alert_families(
 
 
 def _service_families(snapshot: Snapshot) -> Iterator[Metric]:
-    queue, workers = snapshot.queue, snapshot.workers
+    backlog, workers = snapshot.backlog, snapshot.workers
     lag = 0.0
-    if queue.dirty_windows and queue.oldest_dirty_updated_at is not None:
-        lag = max(0.0, (snapshot.taken_at - queue.oldest_dirty_updated_at).total_seconds())
+    if backlog.dirty_windows and backlog.oldest_dirty_updated_at is not None:
+        lag = max(0.0, (snapshot.taken_at - backlog.oldest_dirty_updated_at).total_seconds())
     yield GaugeMetricFamily(
-        "calmon_dirty_windows", "Windows waiting for the worker.", value=queue.dirty_windows
+        "calmon_dirty_windows", "Windows waiting for the worker.", value=backlog.dirty_windows
     )
     yield GaugeMetricFamily(
         "calmon_worker_lag_seconds",

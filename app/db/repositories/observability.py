@@ -102,8 +102,9 @@ class ModelState:
 
 
 @dataclass(frozen=True, slots=True)
-class QueueState:
-    """The worker's backlog: dirty windows and when the oldest of them was last touched."""
+class Backlog:
+    """The worker's backlog over every model: dirty windows, and when the oldest of them was
+    last touched (a model's own queue is window_queue.ModelQueue)."""
 
     dirty_windows: int
     oldest_dirty_updated_at: datetime | None
@@ -301,14 +302,14 @@ def model_states(session: Session) -> list[ModelState]:
     return [ModelState(*row) for row in rows]
 
 
-def queue_state(session: Session) -> QueueState:
+def backlog(session: Session) -> Backlog:
     """How many windows wait for the worker, and the oldest one's last update."""
     count, oldest = session.execute(
         select(func.count(), func.min(Window.updated_at)).where(
             Window.dirty_version > Window.computed_version
         )
     ).one()
-    return QueueState(int(count), oldest)
+    return Backlog(int(count), oldest)
 
 
 def worker_totals(session: Session, *, alive_since: datetime) -> WorkerTotals:

@@ -38,8 +38,9 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class QueueState:
-    """How much work waits: dirty windows and the oldest unprocessed change among them."""
+class ModelQueue:
+    """How much of one model's work waits: its windows, the dirty and failing ones, the oldest
+    unprocessed change and the newest complete window (GET .../status)."""
 
     windows: int
     dirty_windows: int
@@ -143,7 +144,7 @@ class WindowQueue:
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
-    def state(self, model_id: int) -> QueueState:
+    def state(self, model_id: int) -> ModelQueue:
         """A model's queue: windows, dirty ones, failing ones, oldest change, newest done."""
         dirty = Window.dirty_version > Window.computed_version
         complete = Window.computed_version == Window.dirty_version
@@ -156,4 +157,4 @@ class WindowQueue:
                 func.max(Window.window_start).filter(complete, Window.computed_version > 0),
             ).where(Window.model_id == model_id)
         ).one()
-        return QueueState(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
+        return ModelQueue(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
