@@ -10,18 +10,16 @@ recomputed from rows (app/worker/compute.py keeps its stored values) and refuses
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.clock import database_now
 from app.db.repositories.purges import PurgeRepository
-from app.ingest.timestamps import micros_to_datetime
+from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.windows import windows_back
 from app.monitoring.vocabulary import Granularity
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def expire_predictions(session_factory: sessionmaker[Session], chunk_rows: int) -> int:
@@ -35,7 +33,7 @@ def expire_predictions(session_factory: sessionmaker[Session], chunk_rows: int) 
             assert model.retention_windows is not None
             cutoff = micros_to_datetime(
                 windows_back(
-                    (now - _EPOCH) // timedelta(microseconds=1),
+                    datetime_to_micros(now),
                     model.retention_windows,
                     cast(Granularity, model.granularity),
                     model.timezone,

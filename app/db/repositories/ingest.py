@@ -32,7 +32,7 @@ from app.db.repositories.staged_rows import (
     sqlite_datetimes,
 )
 from app.db.tables import Window
-from app.ingest.timestamps import micros_to_datetime
+from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 
 _STAGE: Final = "ingest_stage"
 _LABEL_STAGE: Final = "ingest_label_stage"
@@ -259,7 +259,7 @@ class IngestRepository:
         assert isinstance(value, datetime)
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
-        return (value - _EPOCH) // _MICRO
+        return datetime_to_micros(value)
 
     # -- labels ----------------------------------------------------------------------------
 
@@ -355,7 +355,6 @@ class IngestRepository:
         )
 
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _NEW: Final = 0
 _CHANGED: Final = 1
 _SAME: Final = 2
@@ -376,6 +375,3 @@ def _differs(new: str, stored: str) -> str:
         )
         + ")"
     )
-
-
-_MICRO: Final = np.timedelta64(1, "us").item()
