@@ -58,7 +58,7 @@ from app.monitoring.alerts import (
 )
 from app.monitoring.detector import threshold_for
 from app.monitoring.maturity import is_mature
-from app.monitoring.pi0 import Pi0Policy, WindowCounts, estimate_pi0, needs_new_version
+from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
 from bench.simulation import HEALTHY_MU, gaussian_sketch, mu_for, sketch_with
 
@@ -95,7 +95,7 @@ class Engine:
         self.segments = list(segments)
         self.seed = seed
         self.sketches: dict[tuple[int, str], CurveSketch | None] = {}
-        self.counts: dict[tuple[int, str], WindowCounts] = {}
+        self.counts: dict[tuple[int, str], WindowLabels] = {}
         self.pi0: float | None = None
         self.references: dict[str, FrozenReference] = {}
         self._at_pi0: dict[tuple[str, float], ReferenceAtPi0] = {}
@@ -108,7 +108,7 @@ class Engine:
         self.sketches[(window, segment)] = labelled
         n, positives = (labelled.n, labelled.positives) if labelled is not None else (0, 0)
         start = DAY0 + timedelta(window)
-        self.counts[(window, segment)] = WindowCounts(start, n, positives, n / rows)
+        self.counts[(window, segment)] = WindowLabels(start, n, positives, n / rows)
 
     def step(self, day: int) -> None:
         """What the worker does after storing windows: pi0, references, judgements."""
@@ -184,7 +184,7 @@ class Engine:
             self.alerts[segment], outcome = judge_window(
                 self.alerts[segment],
                 WindowToJudge(
-                    counts=counts,
+                    labels=counts,
                     regular=result.regular,
                     calibrated=result.calibrated,
                     calibrated_ci_high=None,

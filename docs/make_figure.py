@@ -31,7 +31,7 @@ from app.monitoring.alerts import (
     judge_window,
 )
 from app.monitoring.detector import THRESHOLD
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from bench.simulation import HEALTHY_MU, gaussian_sketch, mu_for
 
 DAYS, ROWS, CHANGE_DAY, SLIDE, REFERENCE = 100, 10_000, 60, 20, 14
@@ -72,7 +72,7 @@ def main() -> None:
         if day < REFERENCE:
             evidence.append(0.0)
             continue
-        counts = WindowCounts(DAY0 + timedelta(day), ROWS, sketch.positives, 1.0)
+        counts = WindowLabels(DAY0 + timedelta(day), ROWS, sketch.positives, 1.0)
         alert, outcome = judge_window(
             alert,
             WindowToJudge(counts, result.regular, result.calibrated, None, seed=day),

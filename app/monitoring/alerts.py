@@ -15,7 +15,7 @@ from typing import Any
 from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose, evaluate_sketch
 from app.metrics.drift import Decomposition
 from app.monitoring.detector import DetectorState, Evidence, advance, weigh
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from app.monitoring.verdicts import Judgement, PriorCheck, judge
 from app.monitoring.vocabulary import AlertState, Signal
 
@@ -77,7 +77,7 @@ class ReferenceAtPi0:
 class WindowToJudge:
     """What judging one mature window needs from its stored evaluation."""
 
-    counts: WindowCounts
+    labels: WindowLabels
     regular: Mapping[str, float | None]
     calibrated: Mapping[str, float | None]
     calibrated_ci_high: float | None
@@ -140,10 +140,10 @@ def judge_window(
     observed = window.calibrated.get(PRIMARY_METRIC)
     evidence: Evidence | None = None
     detector = alert.detector
-    if observed is not None and window.counts.positives > 0 and window.counts.negatives > 0:
+    if observed is not None and window.labels.positives > 0 and window.labels.negatives > 0:
         draws = reference.null_model.draw(
-            window.counts.positives,
-            window.counts.negatives,
+            window.labels.positives,
+            window.labels.negatives,
             replicates=NULL_REPLICATES,
             seed=window.seed,
         )
@@ -158,8 +158,8 @@ def judge_window(
     effects = reference.effects(window.regular, window.calibrated)
     primary = effects.metrics.get(PRIMARY_METRIC)
     prior = PriorCheck(
-        positives=window.counts.positives,
-        labelled=window.counts.labelled,
+        positives=window.labels.positives,
+        labelled=window.labels.labelled,
         reference_positives=reference.reference.positives,
         reference_labelled=reference.reference.labelled,
         prior_effect=primary.prior_effect if primary is not None else None,
@@ -174,7 +174,7 @@ def judge_window(
         ci_high=window.calibrated_ci_high,
     )
     state: AlertState = "drop" if judgement.signals else "ok"
-    started = window.counts.window_start
+    started = window.labels.window_start
     episode = (alert.episode_start or started) if state == "drop" else None
     updated = replace(
         alert,

@@ -9,10 +9,10 @@ newest mature window instead.
 
 from __future__ import annotations
 
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 
 
-def immaturity(window: WindowCounts, min_label_coverage: float) -> str | None:
+def immaturity(window: WindowLabels, min_label_coverage: float) -> str | None:
     """Why ``window`` is not mature yet, or None if it is."""
     coverage = window.label_coverage
     if coverage is None or coverage < min_label_coverage:
@@ -25,6 +25,6 @@ def immaturity(window: WindowCounts, min_label_coverage: float) -> str | None:
     return None
 
 
-def is_mature(window: WindowCounts, min_label_coverage: float) -> bool:
+def is_mature(window: WindowLabels, min_label_coverage: float) -> bool:
     """Whether ``window`` may be judged (see :func:`immaturity`)."""
     return immaturity(window, min_label_coverage) is None

@@ -15,7 +15,7 @@ from app.monitoring.vocabulary import Pi0PolicyName
 
 
 @dataclass(frozen=True)
-class WindowCounts:
+class WindowLabels:
     """Label counts of one window segment: what pi0, maturity and the reference are chosen on."""
 
     window_start: datetime
@@ -53,7 +53,7 @@ class Pi0Estimate:
     reason: str | None = None
 
 
-def usable_windows(policy: Pi0Policy, history: Sequence[WindowCounts]) -> list[WindowCounts]:
+def usable_windows(policy: Pi0Policy, history: Sequence[WindowLabels]) -> list[WindowLabels]:
     """Windows that may inform pi0: enough label coverage, and inside the policy's range.
 
     Windows under the minimum label coverage are left out because their labelled rows are the
@@ -79,7 +79,7 @@ def usable_windows(policy: Pi0Policy, history: Sequence[WindowCounts]) -> list[W
     return covered
 
 
-def estimate_pi0(policy: Pi0Policy, history: Sequence[WindowCounts]) -> Pi0Estimate:
+def estimate_pi0(policy: Pi0Policy, history: Sequence[WindowLabels]) -> Pi0Estimate:
     """Estimate pi0 under ``policy`` from the windows' label counts.
 
     ``historical`` and ``reference`` use the count-weighted mean (sum of positives over sum of

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.monitoring.maturity import is_mature
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from app.monitoring.vocabulary import ReferenceKind
 
 
@@ -48,7 +48,7 @@ class ReferenceRule:
 class ReferenceChoice:
     """The windows a segment's reference is made of, or why it is not ready yet."""
 
-    windows: tuple[WindowCounts, ...]
+    windows: tuple[WindowLabels, ...]
     ready: bool
     reason: str
 
@@ -58,13 +58,13 @@ class ReferenceChoice:
         return sum(w.positives for w in self.windows)
 
 
-def usable(window: WindowCounts, rule: ReferenceRule) -> bool:
+def usable(window: WindowLabels, rule: ReferenceRule) -> bool:
     """A window that can be part of a reference: mature, with positives to measure AP on."""
     return window.positives > 0 and is_mature(window, rule.min_label_coverage)
 
 
 def choose_reference(
-    spec: ReferenceSpec, rule: ReferenceRule, history: Sequence[WindowCounts]
+    spec: ReferenceSpec, rule: ReferenceRule, history: Sequence[WindowLabels]
 ) -> ReferenceChoice:
     """The segment's reference windows under ``spec``, given its stored windows' counts.
 
@@ -105,8 +105,8 @@ def choose_reference(
     return ReferenceChoice(chosen, True, _summary(chosen))
 
 
-def _first_enough(ordered: Sequence[WindowCounts], rule: ReferenceRule) -> ReferenceChoice:
-    chosen: list[WindowCounts] = []
+def _first_enough(ordered: Sequence[WindowLabels], rule: ReferenceRule) -> ReferenceChoice:
+    chosen: list[WindowLabels] = []
     positives = 0
     for window in ordered:
         chosen.append(window)
@@ -121,6 +121,6 @@ def _first_enough(ordered: Sequence[WindowCounts], rule: ReferenceRule) -> Refer
     )
 
 
-def _summary(chosen: Sequence[WindowCounts]) -> str:
+def _summary(chosen: Sequence[WindowLabels]) -> str:
     positives = sum(w.positives for w in chosen)
     return f"{len(chosen)} windows, {positives} positives"

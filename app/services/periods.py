@@ -22,7 +22,7 @@ from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import CurveSketch, pool_sketches
 from app.metrics.skew import skew_range_from_history
 from app.monitoring.maturity import is_mature
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 
 _CACHE_SIZE = 32
 POOL_ITERATIONS = 50
@@ -123,7 +123,7 @@ class Period:
 
 
 def _usable(window: PeriodWindow, min_label_coverage: float) -> bool:
-    counts = WindowCounts(
+    counts = WindowLabels(
         window.window_start, window.labelled, window.positives, window.label_coverage
     )
     return window.has_sketch and window.positives > 0 and is_mature(counts, min_label_coverage)

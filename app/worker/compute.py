@@ -38,7 +38,7 @@ from app.db.types import utcnow
 from app.metrics import build_sketch
 from app.metrics.types import Float64Array
 from app.monitoring.maturity import immaturity
-from app.monitoring.pi0 import WindowCounts, estimate_pi0, needs_new_version
+from app.monitoring.pi0 import WindowLabels, estimate_pi0, needs_new_version
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL
 from app.services.model_settings import model_policy
@@ -143,7 +143,7 @@ def compute_claim(
         if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
             evaluated = recount(evaluated, segments, settled)
             inputs = [e.source for e in evaluated]
-        version, cut = refresh_pi0(repo, model, inputs[0].counts)
+        version, cut = refresh_pi0(repo, model, inputs[0].labels)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
         references = load_references(monitoring, model, pi0)
@@ -205,7 +205,7 @@ def _lock_model(session: Session, model_id: int) -> MonitoredModel:
 
 
 def refresh_pi0(
-    repo: WindowMetricsRepository, model: MonitoredModel, window: WindowCounts
+    repo: WindowMetricsRepository, model: MonitoredModel, window: WindowLabels
 ) -> tuple[Pi0Version | None, bool]:
     """The model's pi0 version after counting ``window`` in; True if a new version was cut.
 
@@ -264,7 +264,7 @@ def store_window(
         segment = current.source.segment
         result = current.result.to_dict() if current.result is not None else None
         verdict = issued.get(segment) or provisional(
-            immaturity(current.source.counts, model.min_label_coverage)
+            immaturity(current.source.labels, model.min_label_coverage)
         )
         row, metric_rows = rows_for(
             model.id,

@@ -28,7 +28,7 @@ from app.metrics import (
 )
 from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from app.monitoring.verdicts import StoredVerdict
 
 
@@ -48,10 +48,10 @@ class SegmentInput:
     """Rows at or above the threshold, labelled or not."""
 
     @property
-    def counts(self) -> WindowCounts:
+    def labels(self) -> WindowLabels:
         """The segment's label counts (what pi0, maturity and the reference are chosen on)."""
         coverage = self.labelled / self.rows_total if self.rows_total else None
-        return WindowCounts(self.window_start, self.labelled, self.positives, coverage)
+        return WindowLabels(self.window_start, self.labelled, self.positives, coverage)
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def rows_for(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment."""
     source = current.source
-    counts = source.counts
+    counts = source.labels
     result = current.result.to_dict() if current.result is not None else None
     intervals = current.intervals.to_dict() if current.intervals is not None else None
     if result is not None and current.pi0 is None:

@@ -228,10 +228,10 @@ def _judge_segment(
     """Judge the segment's mature windows after its reference, oldest first; mark the windows
     of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
     frozen = reference.reference
-    mature = [w for w in unjudged if immaturity(w.counts, settings.min_label_coverage) is None]
+    mature = [w for w in unjudged if immaturity(w.labels, settings.min_label_coverage) is None]
     now = utcnow()
     for window in mature:
-        start = window.counts.window_start
+        start = window.labels.window_start
         if start > frozen.last_window:
             continue
         part = start in chosen
@@ -246,20 +246,20 @@ def _judge_segment(
             reference_version=frozen.version,
         )
         judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
-    after = [w for w in mature if w.counts.window_start > frozen.last_window]
+    after = [w for w in mature if w.labels.window_start > frozen.last_window]
     after = after[: budget.take(len(after))]  # the oldest first: the detector runs in order
     stored = monitoring.for_judging(
-        model.id, [(w.counts.window_start, alert.segment) for w in after]
+        model.id, [(w.labels.window_start, alert.segment) for w in after]
     )
     for window in after:
-        start = window.counts.window_start
+        start = window.labels.window_start
         row = stored.get((start, alert.segment))
         if row is None or row.result is None:
             continue
         alert, outcome = judge_window(
             alert,
             WindowToJudge(
-                counts=window.counts,
+                labels=window.labels,
                 regular=row.result["regular"],
                 calibrated=row.result["calibrated"],
                 calibrated_ci_high=_ci_high(row.intervals),

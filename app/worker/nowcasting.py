@@ -97,7 +97,7 @@ class _Recent:
     ) -> _Recent:
         if not backlog:
             return cls({})
-        starts = [w.counts.window_start for w in backlog]
+        starts = [w.labels.window_start for w in backlog]
         # RECENT_WINDOWS window lengths back, and a day for time-zone shifts: wide enough.
         reach = WINDOW_LENGTH[cast(Granularity, model.granularity)] * RECENT_WINDOWS
         stored = repo.counts_between(
@@ -129,7 +129,7 @@ def _estimated(
     recent: _Recent,
 ) -> dict[str, object]:
     """The columns one window's nowcast sets (the verdict too, if not judged yet)."""
-    start = window.counts.window_start
+    start = window.labels.window_start
     row: dict[str, object] = {
         "window_start": start,
         "segment": segment,
@@ -155,7 +155,7 @@ def _estimated(
     )
     row["nowcast"] = stored_nowcast(estimate, frozen.version, recent_fit)
     if not window.judged:
-        counts_reason = immaturity(window.counts, model.min_label_coverage)
+        counts_reason = immaturity(window.labels, model.min_label_coverage)
         row.update(provisional(counts_reason, shift_reason(estimate.fit, recent_fit)).columns())
     return row
 

@@ -125,7 +125,7 @@ def _recompute_segment(
             assert fresh is not None  # only the fresh window has no stored row
             source_version, duration = fresh.source_version, fresh.duration_seconds
             verdict = issued.get(source.segment) or provisional(
-                immaturity(source.counts, model.min_label_coverage)
+                immaturity(source.labels, model.min_label_coverage)
             )
         else:
             source_version, duration = stored_row.source_version, stored_row.duration_seconds

@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.monitoring.pi0 import Pi0Policy, WindowCounts, estimate_pi0, needs_new_version
+from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _w(day: int, labelled: int, positives: int, coverage: float = 1.0) -> WindowCounts:
-    return WindowCounts(DAY0 + timedelta(days=day), labelled, positives, coverage)
+def _w(day: int, labelled: int, positives: int, coverage: float = 1.0) -> WindowLabels:
+    return WindowLabels(DAY0 + timedelta(days=day), labelled, positives, coverage)
 
 
 def test_historical_pi0_is_count_weighted_not_a_mean_of_ratios() -> None:

@@ -7,18 +7,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.monitoring.maturity import immaturity, is_mature
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 RULE = ReferenceRule(windows=3, min_positives=100, min_label_coverage=0.8)
 
 
-def _w(day: int, positives: int = 50, labelled: int = 5_000, coverage: float = 1.0) -> WindowCounts:
-    return WindowCounts(DAY0 + timedelta(days=day), labelled, positives, coverage)
+def _w(day: int, positives: int = 50, labelled: int = 5_000, coverage: float = 1.0) -> WindowLabels:
+    return WindowLabels(DAY0 + timedelta(days=day), labelled, positives, coverage)
 
 
-def _days(choice_windows: tuple[WindowCounts, ...]) -> list[int]:
+def _days(choice_windows: tuple[WindowLabels, ...]) -> list[int]:
     return [(w.window_start - DAY0).days for w in choice_windows]
 
 
@@ -28,13 +28,13 @@ def _days(choice_windows: tuple[WindowCounts, ...]) -> list[int]:
         (_w(0, coverage=0.3), "coverage 0.300 below min_label_coverage 0.800"),
         # Chargebacks came first, nothing confirmed legitimate yet.
         (_w(0, positives=40, labelled=40, coverage=0.9), "no labelled negatives"),
-        (WindowCounts(DAY0, 0, 0, None), "coverage 0.000"),
+        (WindowLabels(DAY0, 0, 0, None), "coverage 0.000"),
         (_w(0), None),
         # A mature window without positives is mature (it just carries no AP evidence).
         (_w(0, positives=0), None),
     ],
 )
-def test_maturity(window: WindowCounts, reason: str | None) -> None:
+def test_maturity(window: WindowLabels, reason: str | None) -> None:
     found = immaturity(window, 0.8)
     if reason is None:
         assert found is None

@@ -21,7 +21,7 @@ from app.db.metrics_tables import (
 )
 from app.db.tables import Window
 from app.db.types import utcnow
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class UnjudgedWindow:
     """A stored window segment without a verdict yet."""
 
     segment: str
-    counts: WindowCounts
+    labels: WindowLabels
     rows_total: int
 
 
@@ -154,7 +154,7 @@ class MonitoringRepository:
         )
         return [
             UnjudgedWindow(
-                segment, WindowCounts(start, int(labelled), int(positives), coverage), int(total)
+                segment, WindowLabels(start, int(labelled), int(positives), coverage), int(total)
             )
             for segment, start, labelled, positives, coverage, total in rows
         ]

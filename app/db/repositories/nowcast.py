@@ -12,14 +12,14 @@ from sqlalchemy.orm import Session
 from app.db.metrics_tables import ScoreBins, SegmentReference, WindowMetrics
 from app.db.tables import Window
 from app.db.types import utcnow
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 
 
 @dataclass(frozen=True, slots=True)
 class WindowToNowcast:
     """A stored window segment whose nowcast is missing or against an older reference."""
 
-    counts: WindowCounts
+    labels: WindowLabels
     score_counts: bytes
     flagged: int
     judged: bool
@@ -88,7 +88,7 @@ class NowcastRepository:
         )
         return [
             WindowToNowcast(
-                WindowCounts(start, int(labelled), int(positives), coverage),
+                WindowLabels(start, int(labelled), int(positives), coverage),
                 counts,
                 int(flagged),
                 judged is not None,

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, load_only
 
 from app.db.bulk import insert_many, update_each
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
-from app.monitoring.pi0 import WindowCounts
+from app.monitoring.pi0 import WindowLabels
 from app.monitoring.verdicts import StoredVerdict
 from app.monitoring.vocabulary import Verdict
 
@@ -103,7 +103,7 @@ class WindowMetricsRepository:
         self.session = session
 
     # --- window metrics -------------------------------------------------------------------
-    def history(self, model_id: int, segment: str) -> list[WindowCounts]:
+    def history(self, model_id: int, segment: str) -> list[WindowLabels]:
         """Label counts of every stored window of one segment, oldest first."""
         rows = self.session.execute(
             select(
@@ -115,7 +115,7 @@ class WindowMetricsRepository:
             .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
             .order_by(WindowMetrics.window_start)
         ).all()
-        return [WindowCounts(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+        return [WindowLabels(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
 
     def verdicts(self, model_id: int, window_start: datetime) -> dict[str, StoredVerdict]:
         """The verdicts already issued for a window, by segment (provisional ones left out)."""
