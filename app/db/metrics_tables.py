@@ -79,7 +79,7 @@ class WindowMetrics(Base):
     # interpolates them instead of rerunning the bootstrap.
     interval_grid: Mapped[bytes | None] = mapped_column(LargeBinary)
     # Every row of the segment, labelled or not, counted on the model's score bins
-    # (app.metrics.ScoreCounts), and the rows at or above the threshold: what the nowcast reads.
+    # (app.metrics.ScoreHistogram), and the rows at or above the threshold: what the nowcast reads.
     score_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
     flagged: Mapped[int | None] = mapped_column(BigInteger)
     # The label-free estimates (app/monitoring/nowcast.py) against the segment's reference of
