@@ -822,7 +822,7 @@ def cost_table(config: Config) -> Iterator[str]:
     for rows in config.cost_rows:
         yield _cost_row(config, rows)
     yield (
-        "\nScoreCounts.of counts labelled rows by class (the reference's use); the nowcast is "
+        "\nScoreHistogram.of counts labelled rows by class (the reference's use); the nowcast is "
         "fitted on a window at pi = 0.01 against a reference made of the one window the bins "
         "were cut from. CurveSketch bytes: the labelled window's curve sketch, for scale."
     )
