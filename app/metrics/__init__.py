@@ -1,4 +1,4 @@
-"""The calibrated metrics kernel: pure numpy, imports nothing else from ``app``.
+"""The calibrated metrics kernel: pure numpy (and scipy.special), imports nothing else from ``app``.
 
 See docs/interfaces.md section 1 for the contract the rest of calmon builds against.
 """
