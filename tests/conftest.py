@@ -36,6 +36,7 @@ from app.db.migrate import upgrade
 from app.schemas.tokens import Scope
 from app.services.tokens import create_token
 from app.settings import Settings
+from tests.support.api import AuthHeaders
 from tests.support.databases import (
     Backend,
     empty_tables,
@@ -49,9 +50,6 @@ BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
 ]
-
-AuthHeaders = Callable[..., dict[str, str]]
-
 
 @dataclass
 class MigratedDatabase:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 
 def test_a_subnormal_fraud_rate_is_a_422(client: TestClient, auth_headers: AuthHeaders) -> None:

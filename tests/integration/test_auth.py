@@ -19,7 +19,7 @@ from app import cli
 from app.api.app import create_app
 from app.db.tables import ApiToken
 from app.services.tokens import hash_token
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, clean_environment
 

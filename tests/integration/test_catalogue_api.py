@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.metrics import METRIC_NAMES
 from app.metrics.sensitivity import imbalance_sensitivity
-from tests.conftest import AuthHeaders
 from tests.support.analyses import add_windows, compute, register
+from tests.support.api import AuthHeaders
 from tests.support.streams import gaussian_window
 
 

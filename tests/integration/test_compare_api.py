@@ -21,8 +21,8 @@ from app import cli
 from app.metrics import CurveSketch
 from app.metrics.skew import average_precision_at_skew
 from app.settings import Settings
-from tests.conftest import AuthHeaders
 from tests.support.analyses import Window, add_windows, compute, grouped, pooled, register
+from tests.support.api import AuthHeaders
 
 # Built to cross 3 times (100 positives, 6,000 negatives): (score, positives, negatives).
 THREE_A = [(0.9, 48, 2), (0.7, 37, 81), (0.1, 15, 5917)]

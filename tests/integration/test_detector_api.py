@@ -21,7 +21,7 @@ from app.db.repositories.monitoring import MonitoringRepository
 from app.worker import judging
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.streams import day_start, gaussian_window
 from tests.support.worker_data import insert_rows
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 MODEL = "fraud-v1"
 ROW = {"id": "tx-1", "timestamp": "2026-11-02T10:00:00Z", "score": 0.5, "label": 1}

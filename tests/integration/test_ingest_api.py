@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.app import create_app
 from app.db.tables import Batch, Prediction, Window
 from app.settings import Settings
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for
 
 MODEL = "fraud-v1"

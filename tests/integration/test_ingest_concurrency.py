@@ -19,7 +19,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import Batch, Prediction, Window
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
 
 MODEL = "fraud-v1"

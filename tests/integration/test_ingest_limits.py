@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.app import create_app
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for
 
 MODEL = "fraud-v1"

@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import Prediction
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
 
 MODEL = "fraud-v1"

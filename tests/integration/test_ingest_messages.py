@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 MODEL = "fraud-msg"
 NOW_ISH = 1_793_000_000  # 2026-10-26, inside the default accepted range

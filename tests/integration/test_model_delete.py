@@ -19,7 +19,7 @@ from app.db.tables import Batch, ModelPurge, ModelSegment, MonitoredModel, Predi
 from app.services.models import purge_predictions
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 DAY = datetime(2026, 11, 2, 10, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import MonitoredModel, Window
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 FRAUD: dict[str, Any] = {
     "name": "fraud-v1",

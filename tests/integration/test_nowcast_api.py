@@ -20,7 +20,7 @@ from app.db.metrics_tables import ScoreBins, WindowMetrics
 from app.db.repositories.models import ModelRepository
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.streams import day_start, gaussian_window
 from tests.support.worker_data import insert_rows, set_labels
 

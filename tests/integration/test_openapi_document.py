@@ -37,7 +37,7 @@ from app.monitoring.vocabulary import (
 from app.observability import prometheus
 from app.schemas.tokens import SCOPES
 from app.settings import Settings
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
 
 

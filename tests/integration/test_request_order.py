@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import Prediction
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
 
 MODEL = {"name": "fraud-v1", "threshold": 0.5}

@@ -16,7 +16,7 @@ from app.db.metrics_tables import Pi0Version, WindowMetrics
 from app.db.tables import Prediction
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 MODEL = "kept-short"
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)

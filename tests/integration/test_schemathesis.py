@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
 
 SCHEMATHESIS = Path(sys.executable).with_name("st")

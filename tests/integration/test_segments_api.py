@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.tables import ModelSegment
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 
 MODEL = "fraud-seg"
 DAY = 1_793_000_000  # 2026-10-26T07:33:20Z

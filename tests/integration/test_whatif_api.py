@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.metrics.skew import skew_range_from_history
-from tests.conftest import AuthHeaders
 from tests.support.analyses import add_windows, compute, grouped, register
+from tests.support.api import AuthHeaders
 from tests.support.streams import day_start, gaussian_window
 
 # Lampert Table 2: (tp, fp, fn, tn) of one algorithm at four skews, and the printed precision.

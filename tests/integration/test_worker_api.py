@@ -12,7 +12,7 @@ from app.db.repositories.models import ModelRepository
 from app.metrics import METRIC_NAMES
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
 from tests.support.worker_data import insert_day, insert_rows
 

@@ -15,7 +15,7 @@ from app.metrics import CurveSketch, pool_sketches
 from app.services.periods import POOL_ITERATIONS
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.streams import day_start
 from tests.support.worker_data import insert_rows
 
