@@ -36,9 +36,9 @@ import numpy as np
 import pytest
 
 from bench.simulation import HEALTHY_MU, mu_for
-from tests.static.test_grafana_dashboard import dashboard_promql
 from tests.support.prometheus import PrometheusServer, run_prometheus
 from tests.support.server import LiveServer, clean_environment, running_server, stop_process
+from tests.support.shipped_config import dashboard_promql
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

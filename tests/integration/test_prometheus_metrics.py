@@ -25,12 +25,11 @@ from app.db.metrics_tables import (
 from app.db.tables import MonitoredModel, Window
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
 from app.observability.collector import CalmonCollector
-from tests.static.test_grafana_dashboard import dashboard_promql
-from tests.static.test_prometheus_rules import rule_expressions
 from tests.support.api import AuthHeaders
 from tests.support.nowcasts import stored_example
 from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
 from tests.support.server import LiveServer
+from tests.support.shipped_config import dashboard_promql, rule_expressions
 from tests.support.tools import require_tool, run_tool
 
 

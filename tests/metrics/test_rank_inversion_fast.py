@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from app.metrics.skew import rank_inversion_skews
-from tests.metrics.test_skew_rank_inversion import (
+from tests.support.rank_curves import (
     ONE_CROSSING,
     TWO_CROSSINGS,
-    _empirical_curve,
-    _exact_flips,
+    empirical_curve,
+    exact_flips,
 )
 
 EXACT = 10**15  # fast_above past any size: always the exact scan
@@ -28,7 +28,7 @@ def test_fast_scan_finds_every_known_crossing(
 ) -> None:
     """Constructed curves crossing 1, 2 and 3 times: the polynomial's roots to 1e-8 either way
     (the degree-7 polynomial's own roots are that accurate), and both scans agree to 1e-11."""
-    exact = _exact_flips(a, b)
+    exact = exact_flips(a, b)
     fast = rank_inversion_skews(a, b, fast_above=FAST)
     assert fast == pytest.approx(exact, rel=1e-8)
     assert rank_inversion_skews(a, b, fast_above=EXACT) == pytest.approx(fast, rel=1e-11)
@@ -38,8 +38,8 @@ def test_fast_scan_finds_every_known_crossing(
 def test_fast_scan_matches_the_exact_scan_on_random_curves(seed: int) -> None:
     """400-positive empirical curves (binormal, different variances): the same flips."""
     rng = np.random.default_rng(seed)
-    a = _empirical_curve(rng, 400, 1.5, 2.0)
-    b = _empirical_curve(rng, 400, 1.5, 0.7)
+    a = empirical_curve(rng, 400, 1.5, 2.0)
+    b = empirical_curve(rng, 400, 1.5, 0.7)
     fast = rank_inversion_skews(a, b, fast_above=FAST)
     exact = rank_inversion_skews(a, b, fast_above=EXACT)
     assert fast.size == exact.size

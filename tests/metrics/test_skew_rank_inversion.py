@@ -10,44 +10,23 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from numpy.polynomial import Polynomial
 from scipy.optimize import brentq
 
 from app.metrics import build_sketch, evaluate, evaluate_sketch
 from app.metrics.skew import average_precision_at_skew, rank_inversion_skews
-
-Curve = tuple[list[float], list[float]]
-
-
-def _exact_flips(a: Curve, b: Curve) -> npt.NDArray[np.float64]:
-    """Positive real roots of the numerator of AP_a(y) - AP_b(y), as skews pi = y / (1 + y)."""
-    terms: list[tuple[float, float, float]] = []  # (signed weight, tpr, fpr)
-    for sign, (tpr, fpr) in ((1.0, a), (-1.0, b)):
-        previous = 0.0
-        for t, f in zip(tpr, fpr, strict=True):
-            terms.append((sign * (t - previous), t, f))
-            previous = t
-    # sum_i w_i * y t_i / (y t_i + f_i) = 0  <=>  sum_i w_i t_i y prod_{j != i} (t_j y + f_j) = 0
-    numerator = Polynomial([0.0])
-    for i, (w, t, _) in enumerate(terms):
-        product = Polynomial([0.0, w * t])
-        for j, (_, tj, fj) in enumerate(terms):
-            if j != i:
-                product = product * Polynomial([fj, tj])
-        numerator = numerator + product
-    roots = numerator.roots()
-    real = roots[(np.abs(roots.imag) < 1e-9) & (roots.real > 1e-12)].real
-    return np.sort(real / (1.0 + real))
-
-
-ONE_CROSSING = (([1.0], [0.1]), ([0.5, 1.0], [0.01, 0.5]))
-TWO_CROSSINGS = (([0.5, 1.0], [0.01, 0.5]), ([0.2, 1.0], [0.001, 0.3]))
+from tests.support.rank_curves import (
+    ONE_CROSSING,
+    TWO_CROSSINGS,
+    Curve,
+    empirical_curve,
+    exact_flips,
+)
 
 
 @pytest.mark.parametrize(("a", "b", "count"), [(*ONE_CROSSING, 1), (*TWO_CROSSINGS, 2)])
 def test_algorithm_1_finds_every_known_crossing(a: Curve, b: Curve, count: int) -> None:
     """Lampert Algorithm 1 after a scan: all flips of constructed curves (one, and two) to 1e-9."""
-    exact = _exact_flips(a, b)
+    exact = exact_flips(a, b)
     assert exact.size == count
     found = rank_inversion_skews(a, b)
     assert found == pytest.approx(exact, rel=1e-9)
@@ -76,17 +55,6 @@ def test_curves_that_do_not_cross_in_pr_space_never_flip() -> None:
     assert rank_inversion_skews((tpr, fpr), (tpr, worse)).size == 0
 
 
-def _empirical_curve(
-    rng: np.random.Generator, positives: int, shift: float, spread: float
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    pos = rng.normal(shift, spread, positives)
-    neg = rng.normal(0.0, 1.0, 25 * positives)
-    thresholds = np.unique(pos)[::-1]
-    tpr = (pos[None, :] >= thresholds[:, None]).mean(axis=1)
-    fpr = (neg[None, :] >= thresholds[:, None]).mean(axis=1)
-    return tpr, fpr
-
-
 def _ap_on_grid(
     curve: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]], pis: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
@@ -103,8 +71,8 @@ def test_random_curves_match_a_brute_force_scan(seed: int) -> None:
     """Every flip a dense brute-force scan of AP_a(pi) - AP_b(pi) sees (pi in [1e-4, 1 - 1e-4],
     refined by scipy's brentq) is found, and nothing else inside that range."""
     rng = np.random.default_rng(seed)
-    a = _empirical_curve(rng, 25, 1.5, 2.0)
-    b = _empirical_curve(rng, 25, 1.5, 0.7)
+    a = empirical_curve(rng, 25, 1.5, 2.0)
+    b = empirical_curve(rng, 25, 1.5, 0.7)
 
     def difference(pi: float) -> float:
         return average_precision_at_skew(a, pi) - average_precision_at_skew(b, pi)
@@ -123,7 +91,7 @@ def test_fraud_like_crossing_at_a_tiny_skew() -> None:
     """A flip near pi = 1e-4 (fraud rates) keeps full relative accuracy (logit-axis bisection)."""
     a: Curve = ([0.5, 1.0], [1e-5, 0.5])
     b: Curve = ([0.2, 1.0], [1e-6, 0.3])
-    exact = _exact_flips(a, b)
+    exact = exact_flips(a, b)
     assert exact.size > 0
     assert exact.min() < 1e-3
     assert rank_inversion_skews(a, b) == pytest.approx(exact, rel=1e-9)

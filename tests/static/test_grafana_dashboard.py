@@ -7,10 +7,8 @@ columns of the SQLAlchemy metadata; on PostgreSQL the queries also run against t
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,34 +19,24 @@ from sqlalchemy import create_engine, text
 from app.db.schema import metadata
 from app.monitoring.vocabulary import ALERT_STATES, VERDICTS
 from tests.support.promql import documented_metric_names, exportable_names, metric_names
+from tests.support.shipped_config import (
+    POSTGRES_TYPE,
+    PROMETHEUS_TYPE,
+    dashboard_promql,
+    dashboard_queries,
+    dashboard_sql,
+    load_dashboard,
+)
 from tests.support.tools import REPO_ROOT
 
-DASHBOARD_PATH = REPO_ROOT / "config" / "grafana" / "dashboards" / "calmon.json"
 PROVISIONING = REPO_ROOT / "config" / "grafana" / "provisioning"
 HISTOGRAMS = {"calmon_http_request_duration_seconds"}
-PROMETHEUS_TYPE = "prometheus"
-POSTGRES_TYPE = "grafana-postgresql-datasource"
 
 SQL_KEYWORDS = frozenset(
     {"select", "distinct", "as", "from", "join", "inner", "left", "on", "where", "and", "or"}
     | {"not", "in", "is", "null", "order", "by", "asc", "desc", "group", "limit", "between"}
     | {"float8"}  # the type of a cast (``(wm.nowcast->>'pi')::float8``), not an identifier
 )
-
-
-def _dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD_PATH.read_text())  # type: ignore[no-any-return]
-
-
-def _queries(dashboard: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(where, datasource, query) for every panel target and every template variable."""
-    for panel in dashboard["panels"]:
-        for target in panel.get("targets", []):
-            datasource = target.get("datasource", panel.get("datasource"))
-            yield panel["title"], datasource, target
-    for variable in dashboard["templating"]["list"]:
-        if variable["type"] == "query":
-            yield f"${variable['name']}", variable["datasource"], {"rawSql": variable["query"]}
 
 
 def _provisioned() -> dict[str, str]:
@@ -58,23 +46,6 @@ def _provisioned() -> dict[str, str]:
         for source in yaml.safe_load(path.read_text())["datasources"]:
             sources[source["uid"]] = source["type"]
     return sources
-
-
-def _sql_queries() -> list[tuple[str, str]]:
-    return [
-        (where, query["rawSql"])
-        for where, datasource, query in _queries(_dashboard())
-        if datasource["type"] == POSTGRES_TYPE
-    ]
-
-
-def dashboard_promql() -> list[tuple[str, str]]:
-    """(panel title, PromQL) of every Prometheus query in the dashboard."""
-    return [
-        (where, query["expr"])
-        for where, datasource, query in _queries(_dashboard())
-        if datasource["type"] == PROMETHEUS_TYPE
-    ]
 
 
 def sql_references(sql: str) -> tuple[set[tuple[str, str]], set[str]]:
@@ -106,7 +77,7 @@ def sql_references(sql: str) -> tuple[set[tuple[str, str]], set[str]]:
 
 
 def test_dashboard_is_well_formed() -> None:
-    dashboard = _dashboard()
+    dashboard = load_dashboard()
     assert dashboard["uid"] == "calmon-overview"
     ids = [panel["id"] for panel in dashboard["panels"]]
     assert len(ids) == len(set(ids))
@@ -129,7 +100,7 @@ def _cells(panel: dict[str, Any]) -> set[tuple[int, int]]:
 def test_panels_do_not_overlap_and_follow_the_layout() -> None:
     """No two panels share a grid cell, and the panel list runs top to bottom (Grafana puts a
     panel under the row above it in the list, so the order is the rows' membership)."""
-    panels = _dashboard()["panels"]
+    panels = load_dashboard()["panels"]
     taken: dict[tuple[int, int], str] = {}
     for panel in panels:
         for cell in _cells(panel):
@@ -141,7 +112,7 @@ def test_panels_do_not_overlap_and_follow_the_layout() -> None:
 
 def test_issue_panels_are_present() -> None:
     """The panels issue 5 asks for, by what their titles promise."""
-    titles = " | ".join(panel["title"] for panel in _dashboard()["panels"]).lower()
+    titles = " | ".join(panel["title"] for panel in load_dashboard()["panels"]).lower()
     for wanted in (
         "average precision: regular vs calibrated",
         "f1: regular vs calibrated",
@@ -156,7 +127,7 @@ def test_issue_panels_are_present() -> None:
 
 
 def _panel(title: str) -> dict[str, Any]:
-    panels: list[dict[str, Any]] = _dashboard()["panels"]
+    panels: list[dict[str, Any]] = load_dashboard()["panels"]
     (panel,) = (panel for panel in panels if panel["title"] == title)
     return panel
 
@@ -193,7 +164,7 @@ NOWCAST_GAUGES = frozenset(
 
 def _row_panels(title_prefix: str) -> list[dict[str, Any]]:
     """The panels under the row whose title starts with ``title_prefix`` (up to the next row)."""
-    panels: list[dict[str, Any]] = _dashboard()["panels"]
+    panels: list[dict[str, Any]] = load_dashboard()["panels"]
     (start,) = (
         i
         for i, panel in enumerate(panels)
@@ -264,7 +235,7 @@ def _series_names(panel: dict[str, Any]) -> set[str]:
 def test_bands_and_overrides_name_existing_series() -> None:
     """An interval band (fillBelowTo) and a by-name override only work if the series they name
     exists in the panel: a renamed legend must not silently drop a band."""
-    for panel in _dashboard()["panels"]:
+    for panel in load_dashboard()["panels"]:
         if panel["type"] != "timeseries":
             continue
         series = _series_names(panel)
@@ -283,7 +254,7 @@ def test_bands_and_overrides_name_existing_series() -> None:
 def test_every_datasource_is_provisioned() -> None:
     provisioned = _provisioned()
     assert set(provisioned.values()) == {PROMETHEUS_TYPE, POSTGRES_TYPE}
-    for where, datasource, _ in _queries(_dashboard()):
+    for where, datasource, _ in dashboard_queries(load_dashboard()):
         assert provisioned.get(datasource["uid"]) == datasource["type"], where
 
 
@@ -310,7 +281,7 @@ def test_promql_selects_only_exported_metrics() -> None:
 
 def test_sql_references_exist_in_the_schema() -> None:
     schema = {table.name: set(table.columns.keys()) for table in metadata.sorted_tables}
-    queries = _sql_queries()
+    queries = dashboard_sql()
     assert queries
     for where, sql in queries:
         pairs, bare = sql_references(sql)
@@ -346,7 +317,7 @@ def test_sql_runs_on_postgresql() -> None:
             connection.execute(text(f"SET LOCAL search_path TO {schema}"))
             metadata.create_all(connection)
             _seed(connection)
-            for where, sql in _sql_queries():
+            for where, sql in dashboard_sql():
                 rows = connection.execute(text(_grafana_to_sql(sql))).all()
                 assert rows, f"{where}: no row for the seeded window"
             connection.rollback()

@@ -14,10 +14,9 @@ import yaml
 
 from tests.support.prometheus import render_loopback_config
 from tests.support.promql import documented_metric_names, exportable_names, metric_names
-from tests.support.tools import REPO_ROOT, require_tool, run_tool
+from tests.support.shipped_config import PROMETHEUS_DIR, RULE_FILES, rule_expressions
+from tests.support.tools import require_tool, run_tool
 
-PROMETHEUS_DIR = REPO_ROOT / "config" / "prometheus"
-RULE_FILES = sorted((PROMETHEUS_DIR / "rules").glob("*.yml"))
 RULE_TESTS = sorted((PROMETHEUS_DIR / "tests").glob("*.yml"))
 
 
@@ -64,16 +63,6 @@ def test_every_alert_is_unit_tested_both_ways() -> None:
                 (fired if check.get("exp_alerts") else silent).add(check["alertname"])
     assert alerts - fired == set()
     assert alerts - silent == set()
-
-
-def rule_expressions() -> list[tuple[str, str]]:
-    """(rule name, PromQL) of every alerting and recording rule."""
-    return [
-        (rule.get("alert") or rule["record"], rule["expr"])
-        for path in RULE_FILES
-        for group in yaml.safe_load(path.read_text())["groups"]
-        for rule in group["rules"]
-    ]
 
 
 def test_rules_select_only_documented_metrics() -> None:
