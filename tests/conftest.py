@@ -51,6 +51,7 @@ BACKENDS = [
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
 ]
 
+
 @dataclass
 class MigratedDatabase:
     """A database at the head revision, shared by the tests of one session and backend."""
