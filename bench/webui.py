@@ -43,7 +43,8 @@ from tests.support.browser import chromium, watched_page
 from tests.support.databases import fresh_database, settings_for
 from tests.support.server import running_server
 from tests.support.streams import StreamSpec, batch_body, stream
-from tests.support.worker_process import running_workers, wait_for
+from tests.support.waiting import wait_for
+from tests.support.worker_process import running_workers
 
 ENV = {
     "CALMON_WORKER_POLL_SECONDS": "0.2",
@@ -91,7 +92,7 @@ def _seed(client: httpx.Client, args: argparse.Namespace) -> None:
         status = client.get("/v1/models/big/status").json()
         return bool(status["windows"] == args.days and not status["dirty_windows"])
 
-    wait_for(settled, 3_600, "every window computed", poll=2.0)
+    wait_for(settled, "every window computed", timeout=3_600, poll=2.0)
 
 
 def _ready(page: Page, route: str) -> None:

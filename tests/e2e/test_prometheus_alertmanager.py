@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ import pytest
 
 from tests.support.server import free_port, stop_process
 from tests.support.tools import REPO_ROOT, require_tool
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -43,16 +43,16 @@ def alertmanager(tmp_path: Path) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
+
+        def ready() -> bool:
             assert process.poll() is None, (tmp_path / "alertmanager.log").read_text()
             try:
                 with urllib.request.urlopen(f"{base}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        break
+                    return bool(response.status == 200)
             except OSError:
-                assert time.monotonic() < deadline, "alertmanager not ready"
-                time.sleep(0.2)
+                return False
+
+        wait_for(ready, "alertmanager ready", timeout=20)
         yield base
     finally:
         stop_process(process)
@@ -101,12 +101,11 @@ def test_a_drop_inhibits_the_prior_shift_and_score_shift_of_the_same_series(
             alert("CalmonScoreShift", "warning", "other"),
         ],
     )
-    deadline = time.monotonic() + 10
-    while True:
-        states = alert_states(alertmanager)
-        if len(states) == 5 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    states = wait_for(
+        lambda: found if len(found := alert_states(alertmanager)) == 5 else None,
+        "the five alerts",
+        timeout=10,
+    )
     assert states == {
         ("CalmonCalibratedMetricDrop", "fraud"): "active",
         ("CalmonPriorShift", "fraud"): "suppressed",

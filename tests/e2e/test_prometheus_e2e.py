@@ -23,8 +23,6 @@ separate processes).
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -37,8 +35,10 @@ import pytest
 
 from bench.simulation import HEALTHY_MU, mu_for
 from tests.support.prometheus import PrometheusServer, run_prometheus
-from tests.support.server import LiveServer, clean_environment, running_server, stop_process
+from tests.support.server import LiveServer, running_server
 from tests.support.shipped_config import dashboard_promql
+from tests.support.waiting import wait_for
+from tests.support.worker_process import WorkerProcess, running_workers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -118,38 +118,15 @@ def post_stream(client: httpx.Client, model: str, *, degrade: bool, seed: int) -
 
 
 @pytest.fixture
-def worker(database_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+def worker(database_url: str, tmp_path: Path) -> Iterator[WorkerProcess]:
     """A real `calmon worker` process on the test database."""
-    env = clean_environment(
-        {
-            "CALMON_DATABASE_URL": database_url,
-            "CALMON_WORKER_POLL_SECONDS": "0.2",
-            "CALMON_WORKER_HEARTBEAT_SECONDS": "1",
-            "CALMON_BOOTSTRAP_REPLICATES": "100",
-        }
-    )
-    log = (tmp_path / "worker.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+    env = {
+        "CALMON_WORKER_POLL_SECONDS": "0.2",
+        "CALMON_WORKER_HEARTBEAT_SECONDS": "1",
+        "CALMON_BOOTSTRAP_REPLICATES": "100",
+    }
+    with running_workers(database_url, tmp_path, 1, env) as (process,):
         yield process
-    finally:
-        stop_process(process)
-        log.close()
-
-
-def wait_for(
-    condition: Callable[[], bool], what: str, deadline: float, diagnostics: Callable[[], str]
-) -> None:
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.5)
-    pytest.fail(f"timed out waiting for {what}\n{diagnostics()}")
 
 
 def drop_alerts(prometheus: PrometheusServer, model: str) -> list[dict[str, Any]]:
@@ -183,7 +160,7 @@ def value(prometheus: PrometheusServer, expr: str) -> float:
 def test_a_gradual_drop_pages_under_late_labels_and_prior_drift_does_not(
     database_url: str,
     make_token: Callable[..., str],
-    worker: subprocess.Popen[bytes],
+    worker: WorkerProcess,
     tmp_path: Path,
 ) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
@@ -202,12 +179,11 @@ def test_a_gradual_drop_pages_under_late_labels_and_prior_drift_does_not(
                 client,
                 server,
                 worker=worker,
-                worker_log=tmp_path / "worker.log",
                 deadline=deadline,
             )
             check_one_more_day_matures(prom, client, tomorrow, deadline)
             check_dashboard_queries(prom)
-        assert worker.poll() is None, "the worker died"
+        assert worker.process.poll() is None, "the worker died"
 
 
 def check_alerts(
@@ -215,8 +191,7 @@ def check_alerts(
     client: httpx.Client,
     server: LiveServer,
     *,
-    worker: subprocess.Popen[bytes],
-    worker_log: Path,
+    worker: WorkerProcess,
     deadline: float,
 ) -> None:
     def diagnostics() -> str:
@@ -226,7 +201,7 @@ def check_alerts(
             f"evidence: {prom.query('calmon_alert_drop_evidence')}\n"
             f"api: {client.get('/v1/models/degrading/alerts').text[:3000]}\n"
             f"server log tail:\n{server.logs()[-3000:]}\nprometheus log:\n{prom.log()[-2000:]}"
-            f"\nworker log tail:\n{worker_log.read_text(errors='replace')[-3000:]}"
+            f"\nworker log tail:\n{worker.logs()[-3000:]}"
         )
 
     newest_mature = start_of(MATURE - 1).timestamp()
@@ -241,7 +216,13 @@ def check_alerts(
             and float(dirty[0]["value"][1]) == 0
         )
 
-    wait_for(judged_up_to_the_newest_mature_window, "both models judged", deadline, diagnostics)
+    wait_for(
+        judged_up_to_the_newest_mature_window,
+        "both models judged",
+        timeout=deadline - time.monotonic(),
+        poll=0.5,
+        diagnostics=diagnostics,
+    )
     for trigger in ("cusum", "floor"):
 
         def paging(trigger: str = trigger) -> bool:
@@ -250,14 +231,16 @@ def check_alerts(
         wait_for(
             paging,
             f"CalmonCalibratedMetricDrop{{trigger={trigger}}} firing for the degrading model",
-            deadline,
-            diagnostics,
+            timeout=deadline - time.monotonic(),
+            poll=0.5,
+            diagnostics=diagnostics,
         )
     wait_for(
         lambda: firing(prom, "drifting", "CalmonPriorShift"),
         "CalmonPriorShift firing for the drifting model",
-        deadline,
-        diagnostics,
+        timeout=deadline - time.monotonic(),
+        poll=0.5,
+        diagnostics=diagnostics,
     )
     # The newest window is immature for both (a few chargebacks, no confirmations): the alert
     # state rests on the newest mature window, and 44 windows still wait for their labels.
@@ -278,7 +261,7 @@ def check_alerts(
     shifts = [a for a in prom.alerts() if a["labels"]["alertname"] == "CalmonPriorShift"]
     assert {a["labels"]["severity"] for a in shifts} == {"info"}
     check_nowcast(prom, client)
-    assert worker.poll() is None, "the worker died"
+    assert worker.process.poll() is None, "the worker died"
 
     alerts = client.get("/v1/models/degrading/alerts").json()
     whole = alerts["segments"][0]
@@ -341,7 +324,13 @@ def check_one_more_day_matures(
         found = prom.query('calmon_alert_window_start_timestamp_seconds{model="degrading"}')
         return bool(found) and float(found[0]["value"][1]) == moved
 
-    wait_for(judged, "window MATURE judged", deadline, lambda: str(prom.alerts()))
+    wait_for(
+        judged,
+        "window MATURE judged",
+        timeout=deadline - time.monotonic(),
+        poll=0.5,
+        diagnostics=lambda: str(prom.alerts()),
+    )
     assert firing(prom, "degrading", "CalmonCalibratedMetricDrop", trigger="cusum")
     point = client.get(
         "/v1/models/degrading/windows/" + start_of(MATURE).isoformat().replace("+00:00", "Z")

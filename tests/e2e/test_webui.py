@@ -32,7 +32,7 @@ from tests.support.browser import chromium, require_chromium, watched_page
 from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, running_server
 from tests.support.streams import Day, StreamSpec, batch_body, stream
-from tests.support.worker_process import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +123,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
             for day in stream(STEADY):
                 _post(client, "steady", batch_body(day, prefix="steady"))
             windows = {"shop": SHOP.days, "steady": STEADY.days}
-            wait_for(lambda: _settled(client, windows), 300, "every window computed")
+            wait_for(lambda: _settled(client, windows), "every window computed", timeout=300)
         read = _token(database_url, "ui", "read")
         ingest_only = _token(database_url, "no-read", "ingest")
         with httpx.Client(

@@ -23,7 +23,8 @@ from app.db.tables import Window
 from tests.support.databases import Backend, settings_for
 from tests.support.server import LiveServer, running_server, stop_process
 from tests.support.streams import Day, StreamSpec, batch_body, day_start, stream
-from tests.support.worker_process import running_workers, start_worker, wait_for
+from tests.support.waiting import wait_for
+from tests.support.worker_process import running_workers, start_worker
 
 pytestmark = pytest.mark.e2e
 
@@ -158,7 +159,7 @@ def test_streams_with_two_worker_processes(
                     _post(client, name, batch_body(days[index], prefix=name))
         late_ids = _post_late_model(client)
         windows = {name: len(days) for name, days in streams.items()} | {"late": 3}
-        wait_for(lambda: _settled(client, windows), 240, "every window computed")
+        wait_for(lambda: _settled(client, windows), "every window computed", timeout=240)
 
         _check_prior_drift(_series(client, "drift"))
         _check_degradation(_series(client, "degrade"), DEGRADE.change_day)
@@ -170,7 +171,9 @@ def test_streams_with_two_worker_processes(
         response = client.post("/v1/models/late/labels", json={"labels": late_ids})
         assert response.status_code == 200, response.text
         wait_for(
-            lambda: _series(client, "late")[1]["label_coverage"] == 1.0, 60, "late labels computed"
+            lambda: _series(client, "late")[1]["label_coverage"] == 1.0,
+            "late labels computed",
+            timeout=60,
         )
         after = _series(client, "late")
         assert after[1]["n"] == 3_000
@@ -187,8 +190,8 @@ def test_streams_with_two_worker_processes(
         try:
             wait_for(
                 lambda: _heartbeat_totals(engine)[0] == rows_posted + 3_000,
-                10,
                 "heartbeats counting every row read",
+                timeout=10,
             )
             _, recomputed, computed, workers = _heartbeat_totals(engine)
             with engine.connect() as connection:
@@ -264,8 +267,8 @@ def test_sigkill_mid_window_then_another_worker_finishes_it(
             victim = start_worker(database_url, tmp_path, "victim", env)
             wait_for(
                 lambda: (w := window()) is not None and w.lease_owner is not None,
-                60,
                 "the first worker's claim",
+                timeout=60,
                 poll=0.005,
             )
             victim.process.send_signal(signal.SIGKILL)
@@ -277,8 +280,8 @@ def test_sigkill_mid_window_then_another_worker_finishes_it(
             try:
                 wait_for(
                     lambda: (w := window()) is not None and w.computed_version == w.dirty_version,
-                    90,
                     "the second worker to finish the window",
+                    timeout=90,
                 )
                 finished = window()
                 assert finished is not None
@@ -310,15 +313,17 @@ def test_one_command_start_on_sqlite_computes_metrics(
         days = _days(DEGRADE)
         for day in days:
             _post(client, "degrade", batch_body(day, prefix="d"))
-        wait_for(lambda: _settled(client, {"degrade": len(days)}), 120, "every window computed")
+        wait_for(
+            lambda: _settled(client, {"degrade": len(days)}), "every window computed", timeout=120
+        )
         _check_degradation(_series(client, "degrade"), DEGRADE.change_day)
         wait_for(
             lambda: (
                 client.get("/v1/models/degrade/status").json()["workers"][0]["windows_computed"]
                 >= len(days)
             ),
-            10,
             "the embedded worker's heartbeat",
+            timeout=10,
         )
         # SIGTERM stops the API and, before the engine goes, its worker thread.
         stop_process(server.process)

@@ -3,8 +3,6 @@ body, no boolean for a number, CSV labels as pandas writes them, no token in the
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -14,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.tables import Prediction
 from tests.support.api import AuthHeaders
 from tests.support.server import LiveServer
+from tests.support.waiting import wait_for
 
 MODEL = {"name": "fraud-v1", "threshold": 0.5}
 MALFORMED = b'{"name": "fraud-v1", "threshold": '
@@ -106,10 +105,12 @@ def test_a_token_in_the_query_string_never_reaches_the_access_log(
         assert response.status_code == 401
         marker = http.get("/healthz", params={"after": "token-request"})
         assert marker.status_code == 200
-    deadline = time.monotonic() + 5
-    while "token-request" not in live_server.logs() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    logs = live_server.logs()
-    assert "token-request" in logs  # the access log is on and was flushed
+    # The access log is on and was flushed.
+    logs = wait_for(
+        lambda: text if "token-request" in (text := live_server.logs()) else None,
+        "the marker request in the access log",
+        timeout=5,
+        poll=0.05,
+    )
     assert secret not in logs
     assert "/v1/models?" in logs

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.client import CalmonClient
 from app.db.tables import Batch, Prediction
 from tests.support.server import REPO_ROOT, LiveServer, clean_environment, free_port
+from tests.support.waiting import wait_for
 
 START = 1_767_571_200  # 2026-01-05T00:00:00Z
 
@@ -130,10 +131,12 @@ def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
     args = (str(path), "--model", "cards", "--batch-rows", str(batch_rows), "--quiet")
     first = _send(live_server, token, *args, wait=False)
     assert isinstance(first, subprocess.Popen)
-    deadline = time.monotonic() + 120
-    while _count(session_factory, Prediction) < total // 4 and time.monotonic() < deadline:
+
+    def a_quarter_landed() -> bool:
         assert first.poll() is None, "finished before it could be killed: use a bigger file"
-        time.sleep(0.01)
+        return _count(session_factory, Prediction) >= total // 4
+
+    wait_for(a_quarter_landed, "a quarter of the rows stored", timeout=120, poll=0.01)
     first.send_signal(signal.SIGKILL)
     first.wait()
     time.sleep(1.0)  # a request in flight at the kill may still commit on the server

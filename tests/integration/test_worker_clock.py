@@ -30,7 +30,8 @@ from app.schemas.models import ModelCreate
 from app.services.models import create_model
 from tests.support.databases import Backend, settings_for
 from tests.support.server import stop_process
-from tests.support.worker_process import start_worker, wait_for
+from tests.support.waiting import wait_for
+from tests.support.worker_process import start_worker
 
 pytestmark = pytest.mark.postgres
 
@@ -89,7 +90,9 @@ def test_a_worker_with_a_fast_clock_does_not_steal_a_live_lease(
     env = {"CALMON_WORKER_LEASE_SECONDS": "60", "CALMON_WORKER_POLL_SECONDS": "0.1"}
     worker = start_worker(database_url, tmp_path, "ahead", {**env, **_skewed("+15m")})
     try:
-        wait_for(lambda: len(_heartbeats(session_factory)) == 1, 60, "the skewed worker to start")
+        wait_for(
+            lambda: len(_heartbeats(session_factory)) == 1, "the skewed worker to start", timeout=60
+        )
         time.sleep(1.5)  # many polls of the skewed worker
     finally:
         stop_process(worker.process)
@@ -111,7 +114,7 @@ def test_workers_alive_counts_by_the_database_clock(
     ahead = start_worker(database_url, tmp_path, "ahead", {**env, **_skewed("+15m")})
     behind = start_worker(database_url, tmp_path, "behind", {**env, **_skewed("-15m")})
     try:
-        wait_for(lambda: len(_heartbeats(session_factory)) == 2, 60, "both workers to beat")
+        wait_for(lambda: len(_heartbeats(session_factory)) == 2, "both workers to beat", timeout=60)
         ahead.process.send_signal(signal.SIGKILL)  # dies without a last word
         ahead.process.wait()
         time.sleep(3.5)  # three lease periods and a margin: the dead worker has gone quiet

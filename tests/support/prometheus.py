@@ -12,7 +12,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import yaml
 
 from tests.support.server import free_port
 from tests.support.tools import REPO_ROOT
+from tests.support.waiting import wait_for
 
 PROMETHEUS_DIR = REPO_ROOT / "config" / "prometheus"
 
@@ -137,15 +137,13 @@ def run_prometheus(
 
 
 def _wait_ready(server: PrometheusServer, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         if server.process.poll() is not None:
             raise RuntimeError(f"prometheus exited early:\n{server.log()}")
         try:
             with urllib.request.urlopen(f"{server.base_url}/-/ready", timeout=1) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except OSError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"prometheus not ready after {timeout}s:\n{server.log()}")
+            return False
+
+    wait_for(ready, "prometheus ready", timeout=timeout, diagnostics=server.log)

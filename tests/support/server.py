@@ -19,13 +19,14 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.support.waiting import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +102,7 @@ def running_server(
 
     ``env`` adds or overrides settings (e.g. ``{"CALMON_AUTH_DISABLED": "true"}``); ``args``
     are extra command-line arguments after ``serve``. Raises RuntimeError with the server's log
-    if it exits or is not ready within ``ready_timeout`` seconds.
+    if it exits, AssertionError with it if it is not ready within ``ready_timeout`` seconds.
     """
     port = free_port()
     directory = log_dir or Path(tempfile.mkdtemp(prefix="calmon-server-"))
@@ -126,22 +127,27 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int
 
 
 def _wait_until_ready(server: LiveServer, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
     last_status = "no answer"
+
+    def ready(client: httpx.Client) -> bool:
+        nonlocal last_status
+        if server.process.poll() is not None:
+            raise RuntimeError(
+                f"calmon serve exited with {server.process.returncode}:\n{server.logs()}"
+            )
+        try:
+            response = client.get(f"{server.base_url}/readyz")
+        except httpx.TransportError as exc:
+            last_status = type(exc).__name__
+            return False
+        last_status = f"{response.status_code} {response.text}"
+        return response.status_code == 200
+
     with httpx.Client(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if server.process.poll() is not None:
-                raise RuntimeError(
-                    f"calmon serve exited with {server.process.returncode}:\n{server.logs()}"
-                )
-            try:
-                response = client.get(f"{server.base_url}/readyz")
-                if response.status_code == 200:
-                    return
-                last_status = f"{response.status_code} {response.text}"
-            except httpx.TransportError as exc:
-                last_status = type(exc).__name__
-            time.sleep(0.1)
-    raise RuntimeError(
-        f"calmon serve not ready after {timeout:.0f}s ({last_status}):\n{server.logs()}"
-    )
+        wait_for(
+            lambda: ready(client),
+            "calmon serve ready",
+            timeout=timeout,
+            poll=0.1,
+            diagnostics=lambda: f"last answer: {last_status}\n{server.logs()}",
+        )

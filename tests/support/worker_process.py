@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,13 +52,3 @@ def running_workers(
     finally:
         for worker in workers:
             stop_process(worker.process)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str, poll: float = 0.2) -> None:
-    """Poll ``condition`` until it holds; AssertionError naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
