@@ -15,9 +15,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.metrics import METRIC_NAMES
 from app.metrics.sensitivity import imbalance_sensitivity
-from tests.support.analyses import add_windows, compute, register
+from tests.support.analyses import add_windows, register
 from tests.support.api import AuthHeaders
 from tests.support.streams import gaussian_window
+from tests.support.worker_data import drain
 
 
 def test_catalogue_gives_every_metric_its_sensitivity_at_the_models_ratio(
@@ -29,7 +30,7 @@ def test_catalogue_gives_every_metric_its_sensitivity_at_the_models_ratio(
     register(client, auth_headers, "fraud", threshold=1.5)
     windows = [gaussian_window(rng, 3000, pi, 2.0) for pi in (0.01, 0.03, 0.02)]
     add_windows(session_factory, "fraud", windows)
-    compute(session_factory)
+    drain(session_factory)
     read = auth_headers("read")
 
     response = client.get("/v1/models/fraud/metric-catalogue", headers=read)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -16,10 +15,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.client import CalmonAPIError, CalmonClient
 from app.db.tables import Batch, Prediction
-from app.worker.compute import ComputeOptions
-from app.worker.loop import Worker, WorkerConfig
 from tests.support.flaky_proxy import FlakyProxy
 from tests.support.server import LiveServer, free_port
+from tests.support.waiting import wait_for
+from tests.support.worker_data import drain
 
 DAY = np.timedelta64(1, "D")
 START = np.datetime64("2026-01-05T00:00:00", "us")
@@ -40,10 +39,10 @@ def _feed(rows: int, seed: int = 0) -> dict[str, Any]:
 def _wait_computed(client: CalmonClient, model: str, sf: sessionmaker[Session]) -> None:
     """Drain in this process too (PostgreSQL runs no embedded worker), then wait for the
     server's embedded worker (SQLite) to finish any window it held."""
-    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
-    deadline = time.monotonic() + 60
-    while client.status(model)["dirty_windows"] and time.monotonic() < deadline:
-        time.sleep(0.2)
+    drain(sf)
+    wait_for(
+        lambda: client.status(model)["dirty_windows"] == 0, "every window computed", timeout=60
+    )
 
 
 def _count(sf: sessionmaker[Session], table: type[Batch] | type[Prediction]) -> int:

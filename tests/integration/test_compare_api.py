@@ -21,8 +21,9 @@ from app import cli
 from app.metrics import CurveSketch
 from app.metrics.skew import average_precision_at_skew
 from app.settings import Settings
-from tests.support.analyses import Window, add_windows, compute, grouped, pooled, register
+from tests.support.analyses import Window, add_windows, grouped, pooled, register
 from tests.support.api import AuthHeaders
+from tests.support.worker_data import drain
 
 # Built to cross 3 times (100 positives, 6,000 negatives): (score, positives, negatives).
 THREE_A = [(0.9, 48, 2), (0.7, 37, 81), (0.1, 15, 5917)]
@@ -84,7 +85,7 @@ def test_binormal_shadow_traffic_flips_match_a_dense_scan(
     register(client, auth_headers, "chall", threshold=1.5)
     add_windows(session_factory, "champ", champion)
     add_windows(session_factory, "chall", challenger)
-    compute(session_factory)
+    drain(session_factory)
 
     out = _compare(client, auth_headers("read"), challenger="chall", replicates=300)
     a, b = pooled(session_factory, "champ"), pooled(session_factory, "chall")
@@ -137,7 +138,7 @@ def test_curves_built_to_cross_three_times(
     register(client, auth_headers, "chall")
     add_windows(session_factory, "champ", [grouped(THREE_A)] * 2)
     add_windows(session_factory, "chall", [grouped(THREE_B)] * 2)
-    compute(session_factory)
+    drain(session_factory)
 
     read = auth_headers("read")
     out = _compare(client, read, challenger="chall", replicates=200)
@@ -176,7 +177,7 @@ def test_cli_whatif_and_compare_print_what_the_api_gives(
     register(client, auth_headers, "chall", threshold=1.5)
     add_windows(session_factory, "champ", champion)
     add_windows(session_factory, "chall", challenger)
-    compute(session_factory)
+    drain(session_factory)
     read = auth_headers("read")
 
     argv = ["whatif", "champ", "--pi", "0.02", "--range", "0.01", "0.05", "--no-intervals"]

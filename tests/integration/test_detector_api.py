@@ -7,8 +7,6 @@ Windows go straight into the database and a worker drains them in-process
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -16,14 +14,11 @@ from sqlalchemy import delete, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import AlertStateRow, WindowMetrics
-from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.worker import judging
-from app.worker.compute import ComputeOptions
-from app.worker.loop import Worker, WorkerConfig
-from tests.support.api import AuthHeaders
+from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import day_start, gaussian_window
-from tests.support.worker_data import insert_rows
+from tests.support.worker_data import drain, find_model_id, insert_rows
 
 ROWS, PI = 4_000, 0.05  # 200 positives a day
 HEALTHY, DEGRADED = 2.0, 1.0
@@ -34,18 +29,8 @@ def _day(sf: sessionmaker[Session], model_id: int, day: int, mu: float) -> None:
     insert_rows(sf, model_id, day_start(day), scores, labels, prefix=f"d{day}")
 
 
-def _drain(sf: sessionmaker[Session]) -> None:
-    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
-
-
-def _get(client: TestClient, headers: dict[str, str], path: str) -> Any:
-    response = client.get(path, headers=headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def _verdicts(client: TestClient, read: dict[str, str]) -> list[str]:
-    points = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    points = get_json(client, read, "/v1/models/fraud/metrics")["points"]
     return [p["verdict"] for p in points]
 
 
@@ -60,13 +45,10 @@ def test_pages_keeps_verdicts_and_re_anchors_only_on_request(
         "reference_min_positives": 100,
     }
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
-    with session_factory() as session:
-        model = ModelRepository(session).get_by_name("fraud")
-        assert model is not None
-        model_id = model.id
+    model_id = find_model_id(session_factory, "fraud")
     for day in range(10):
         _day(session_factory, model_id, day, HEALTHY if day < 5 else DEGRADED)
-    _drain(session_factory)
+    drain(session_factory)
 
     # Days 0-4 are the reference; the drop from day 5 on pages and stays paged.
     verdicts = _verdicts(client, read)
@@ -74,17 +56,17 @@ def test_pages_keeps_verdicts_and_re_anchors_only_on_request(
     first = verdicts.index("performance_drop")
     assert first <= 7
     assert set(verdicts[first:]) == {"performance_drop"}
-    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    alerts = get_json(client, read, "/v1/models/fraud/alerts")
     assert alerts["state"] == "drop"
     assert alerts["segments"][0]["signals"] == ["cusum"]
     assert alerts["segments"][0]["episode_start"].startswith(f"2026-01-0{first + 1}")
 
     # A new pi0 version recomputes every value but re-judges nothing.
-    before = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    before = get_json(client, read, "/v1/models/fraud/metrics")["points"]
     patch = {"pi0": {"policy": "fixed", "value": 0.02}}
     assert client.patch("/v1/models/fraud", json=patch, headers=admin).status_code == 200
-    _drain(session_factory)
-    after = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    drain(session_factory)
+    after = get_json(client, read, "/v1/models/fraud/metrics")["points"]
     assert [p["pi0"] for p in after] == [0.02] * 10
     assert [p["calibrated"] for p in after] != [p["calibrated"] for p in before]
     assert [p["verdict"] for p in after] == [p["verdict"] for p in before]
@@ -95,12 +77,12 @@ def test_pages_keeps_verdicts_and_re_anchors_only_on_request(
     response = client.post("/v1/models/fraud/reference", json={"kind": "recent"}, headers=admin)
     assert response.status_code == 201, response.text
     assert response.json()["current"]["version"] == 2
-    _drain(session_factory)
-    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    drain(session_factory)
+    alerts = get_json(client, read, "/v1/models/fraud/alerts")
     assert alerts["state"] == "ok"
     assert alerts["segments"][0]["reference_version"] == 2
     assert _verdicts(client, read) == [p["verdict"] for p in after]
-    reference = _get(client, read, "/v1/models/fraud/reference")
+    reference = get_json(client, read, "/v1/models/fraud/reference")
     whole = next(s for s in reference["segments"] if s["segment"] == "all")
     assert whole["ready"]
     assert whole["first_window"].startswith("2026-01-06")
@@ -109,20 +91,22 @@ def test_pages_keeps_verdicts_and_re_anchors_only_on_request(
 
     # The degraded state is normal now: another such day is stable against it.
     _day(session_factory, model_id, 10, DEGRADED)
-    _drain(session_factory)
+    drain(session_factory)
     assert _verdicts(client, read)[10] == "stable"
-    assert _get(client, read, "/v1/models/fraud/alerts")["state"] == "ok"
+    assert get_json(client, read, "/v1/models/fraud/alerts")["state"] == "ok"
 
     # Back to the original period (after a retrain, say): judged against it from now on.
     period = {"kind": "period", "start": "2026-01-01", "end": "2026-01-05"}
     assert client.post("/v1/models/fraud/reference", json=period, headers=admin).status_code == 201
     for day in (11, 12, 13):
         _day(session_factory, model_id, day, DEGRADED)
-    _drain(session_factory)
+    drain(session_factory)
     verdicts = _verdicts(client, read)
     assert verdicts[10] == "stable"  # issued under version 2, kept
     assert "performance_drop" in verdicts[11:]
-    assert _get(client, read, "/v1/models/fraud/alerts")["segments"][0]["reference_version"] == 3
+    assert (
+        get_json(client, read, "/v1/models/fraud/alerts")["segments"][0]["reference_version"] == 3
+    )
 
 
 def test_reference_requests_are_checked(client: TestClient, auth_headers: AuthHeaders) -> None:
@@ -138,10 +122,10 @@ def test_reference_requests_are_checked(client: TestClient, auth_headers: AuthHe
     assert read_only.status_code == 403
     missing = client.post("/v1/models/nope/reference", json={"kind": "recent"}, headers=admin)
     assert missing.status_code == 404
-    fresh = _get(client, auth_headers("read"), url)
+    fresh = get_json(client, auth_headers("read"), url)
     assert fresh["current"]["version"] == 1
     assert fresh["segments"] == []
-    alerts = _get(client, auth_headers("read"), "/v1/models/m/alerts")
+    alerts = get_json(client, auth_headers("read"), "/v1/models/m/alerts")
     assert alerts == {"model": "m", "state": "warming_up", "segments": []}
 
 
@@ -158,13 +142,10 @@ def test_a_long_backlog_is_judged_over_several_passes(
     admin, read = auth_headers("admin"), auth_headers("read")
     body = {"name": "fraud", "threshold": 1.5, "reference_windows": 3}
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
-    with session_factory() as session:
-        model = ModelRepository(session).get_by_name("fraud")
-        assert model is not None
-        model_id = model.id
+    model_id = find_model_id(session_factory, "fraud")
     for day in range(9):
         _day(session_factory, model_id, day, HEALTHY)
-    _drain(session_factory)
+    drain(session_factory)
     # As migration 0004 leaves a deployment: stored windows without a verdict, no alert state.
     with session_factory.begin() as session:
         session.execute(
@@ -174,10 +155,10 @@ def test_a_long_backlog_is_judged_over_several_passes(
         )
         session.execute(delete(AlertStateRow))
         MonitoringRepository(session).touch_newest_window(model_id)
-    _drain(session_factory)
-    points = _get(client, read, "/v1/models/fraud/metrics")["points"]
+    drain(session_factory)
+    points = get_json(client, read, "/v1/models/fraud/metrics")["points"]
     assert [p["verdict"] for p in points[:3]] == ["reference"] * 3
     assert all(p["judged"] for p in points), [p["verdict"] for p in points]
-    whole = _get(client, read, "/v1/models/fraud/alerts")["segments"][0]
+    whole = get_json(client, read, "/v1/models/fraud/alerts")["segments"][0]
     assert whole["evidence_windows"] == 6
     assert whole["newest_judged_window"].startswith("2026-01-09")

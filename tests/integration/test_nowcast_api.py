@@ -9,44 +9,26 @@ tests/integration/test_detector_api.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import ScoreBins, WindowMetrics
-from app.db.repositories.models import ModelRepository
-from app.worker.compute import ComputeOptions
-from app.worker.loop import Worker, WorkerConfig
-from tests.support.api import AuthHeaders
+from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import day_start, gaussian_window
-from tests.support.worker_data import insert_rows, set_labels
+from tests.support.worker_data import drain, find_model_id, insert_rows, set_labels
 
 ROWS, REFERENCE_PI, MU = 4_000, 0.05, 2.0
 # Unlabelled days after the 5-day reference: (fraud rate, shift of the legitimate scores).
 UNLABELLED = {5: (0.02, 0.0), 6: (0.10, 0.0), 7: (0.05, 0.3)}
 
 
-def _drain(sf: sessionmaker[Session]) -> None:
-    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
-
-
-def _get(client: TestClient, headers: dict[str, str], path: str) -> Any:
-    response = client.get(path, headers=headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def _register(client: TestClient, admin: dict[str, str], sf: sessionmaker[Session]) -> int:
     body = {"name": "fraud", "threshold": 1.5, "reference_windows": 5}
     body["reference_min_positives"] = 100
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
-    with sf() as session:
-        model = ModelRepository(session).get_by_name("fraud")
-        assert model is not None
-        return model.id
+    return find_model_id(sf, "fraud")
 
 
 def _day(sf: sessionmaker[Session], model_id: int, day: int, rows: int = ROWS) -> np.ndarray:
@@ -65,9 +47,9 @@ def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
     admin, read = auth_headers("admin"), auth_headers("read")
     model_id = _register(client, admin, session_factory)
     truth = {day: _day(session_factory, model_id, day) for day in range(8)}
-    _drain(session_factory)
+    drain(session_factory)
 
-    points = _get(client, read, "/v1/models/fraud/metrics?metric=precision")["points"]
+    points = get_json(client, read, "/v1/models/fraud/metrics?metric=precision")["points"]
     assert [p["verdict"] for p in points] == ["reference"] * 5 + [
         "insufficient_data",
         "insufficient_data",
@@ -88,13 +70,13 @@ def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
     assert shifted["nowcast"]["score_shift"]
     assert shifted["nowcast"]["fit_p_value"] < 1e-3
     assert not shifted["judged"]
-    reason = _get(client, read, f"/v1/models/fraud/windows/{day_start(7).isoformat()}")
+    reason = get_json(client, read, f"/v1/models/fraud/windows/{day_start(7).isoformat()}")
     assert reason["verdict_reason"].startswith("score shift")
-    recall = _get(client, read, "/v1/models/fraud/metrics?metric=recall")["points"][5]
+    recall = get_json(client, read, "/v1/models/fraud/metrics?metric=recall")["points"][5]
     assert recall["nowcast"]["value"] is None
     assert "not estimated" in recall["nowcast"]["reason"]
 
-    detail = _get(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
+    detail = get_json(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
     nowcast = detail["nowcast"]
     assert nowcast["rows"] == ROWS
     assert set(nowcast["expected"]) == {"precision", "f1", "average_precision"}
@@ -105,8 +87,8 @@ def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
     # Labels arrive for day 5: it is judged, and its nowcast stays, beside the realised values.
     labels = {f"d5-{i}": int(y) for i, y in enumerate(truth[5])}
     set_labels(session_factory, model_id, day_start(5), labels)
-    _drain(session_factory)
-    detail = _get(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
+    drain(session_factory)
+    detail = get_json(client, read, f"/v1/models/fraud/windows/{day_start(5).isoformat()}")
     assert detail["judged_at"] is not None
     assert detail["verdict"] in {"stable", "prior_shift"}
     assert detail["pi"] == truth[5].mean()
@@ -123,13 +105,13 @@ def test_bins_cut_late_count_the_windows_stored_before(
     first is counted again from its raw rows."""
     model_id = _register(client, auth_headers("admin"), session_factory)
     _day(session_factory, model_id, 0, rows=500)
-    _drain(session_factory)
+    drain(session_factory)
     with session_factory() as session:
         assert session.get(ScoreBins, model_id) is None
         first = session.scalar(select(WindowMetrics.score_counts))
         assert first is None
     _day(session_factory, model_id, 1)
-    _drain(session_factory)
+    drain(session_factory)
     with session_factory() as session:
         bins = session.get(ScoreBins, model_id)
         assert bins is not None
@@ -156,8 +138,8 @@ def test_a_lasting_fraud_score_shift_adds_up_across_windows(
         insert_rows(
             session_factory, model_id, day_start(day), scores, [None] * ROWS, prefix=f"d{day}"
         )
-    _drain(session_factory)
-    points = _get(client, read, "/v1/models/fraud/metrics?metric=precision")["points"][5:]
+    drain(session_factory)
+    points = get_json(client, read, "/v1/models/fraud/metrics?metric=precision")["points"][5:]
     nowcasts = [p["nowcast"] for p in points]
     assert nowcasts[0]["recent_fit_p_value"] is None  # nothing before it to add up
     assert [n["recent_fit_p_value"] is not None for n in nowcasts[1:]] == [True] * 6
@@ -169,7 +151,7 @@ def test_a_lasting_fraud_score_shift_adds_up_across_windows(
         and n["recent_fit_p_value"] < 1e-3
     ]
     assert caught, [(n["fit_p_value"], n["recent_fit_p_value"]) for n in nowcasts]
-    detail = _get(client, read, f"/v1/models/fraud/windows/{caught[-1]}")
+    detail = get_json(client, read, f"/v1/models/fraud/windows/{caught[-1]}")
     assert detail["verdict"] == "score_shift"
     assert "windows together" in detail["verdict_reason"]
     assert detail["nowcast"]["recent_fit"]["windows"] >= 2

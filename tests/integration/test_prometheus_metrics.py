@@ -15,14 +15,8 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.metrics_tables import (
-    AlertStateRow,
-    Pi0Version,
-    WindowMetrics,
-    WindowMetricValue,
-    WorkerHeartbeat,
-)
-from app.db.tables import MonitoredModel, Window
+from app.db.metrics_tables import AlertStateRow, Pi0Version, WorkerHeartbeat
+from app.db.tables import Window
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
 from app.observability.collector import CalmonCollector
 from tests.support.api import AuthHeaders
@@ -31,6 +25,8 @@ from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, m
 from tests.support.server import LiveServer
 from tests.support.shipped_config import dashboard_promql, rule_expressions
 from tests.support.tools import require_tool, run_tool
+from tests.support.worker_data import new_model
+from tests.support.worker_output import add_metric_value, add_window_metrics
 
 
 def newest_window(now: datetime) -> datetime:
@@ -59,70 +55,41 @@ def seed(factory: sessionmaker[Session]) -> datetime:
     now = datetime.now(UTC).replace(microsecond=0)
     newest = newest_window(now)
     with factory.begin() as session:
-        model = MonitoredModel(
-            name="fraud",
-            threshold=0.5,
-            granularity="day",
-            timezone="UTC",
-            pi0_policy="historical",
-            min_label_coverage=0.8,
-            alert_floor=0.3,
-        )
-        session.add(model)
-        session.flush()
+        model = new_model(session, threshold=0.5, alert_floor=0.3)
         for start, verdict, calibrated, labelled, nowcast in (
             (newest - timedelta(days=1), "performance_drop", 0.6, 9_000, STEADY),
             (newest, "insufficient_data", 0.25, 90, SHIFTED),
         ):
-            session.add(
-                WindowMetrics(
-                    model_id=model.id,
-                    window_start=start,
-                    segment="all",
-                    rows_total=10_000,
-                    labelled=labelled,
-                    positives=40,
-                    negatives=labelled - 40,
-                    label_coverage=labelled / 10_000,
-                    pi=40 / labelled,
-                    pi0=0.004,
-                    pi0_version=1,
-                    threshold=0.5,
-                    verdict=verdict,
-                    judged_at=now if verdict != "insufficient_data" else None,
-                    nowcast=nowcast,
-                    nowcast_reference_version=1,
-                    source_version=1,
-                    computed_at=now - timedelta(minutes=5),
-                    duration_seconds=0.2,
-                )
+            window = add_window_metrics(
+                session,
+                model.id,
+                start,
+                counts=(10_000, labelled, 40),
+                pi0=0.004,
+                pi0_version=1,
+                verdict=verdict,
+                judged_at=now if verdict != "insufficient_data" else None,
+                nowcast=nowcast,
+                nowcast_reference_version=1,
+                computed_at=now - timedelta(minutes=5),
+                duration_seconds=0.2,
             )
-            session.flush()
-            session.add_all(
-                [
-                    WindowMetricValue(
-                        model_id=model.id,
-                        window_start=start,
-                        segment="all",
-                        metric="average_precision",
-                        regular=calibrated + 0.05,
-                        regular_ci_low=calibrated,
-                        regular_ci_high=calibrated + 0.1,
-                        calibrated=calibrated,
-                        calibrated_ci_low=calibrated - 0.05,
-                        calibrated_ci_high=calibrated + 0.05,
-                        prior_effect=0.05,
-                        performance_effect=calibrated - 0.6,
-                    ),
-                    # Undefined (no predicted positive): must be absent, never NaN or 0.
-                    WindowMetricValue(
-                        model_id=model.id,
-                        window_start=start,
-                        segment="all",
-                        metric="precision",
-                        undefined_reason="nothing predicted positive",
-                    ),
-                ]
+            add_metric_value(
+                session,
+                window,
+                "average_precision",
+                regular=calibrated + 0.05,
+                regular_ci_low=calibrated,
+                regular_ci_high=calibrated + 0.1,
+                calibrated=calibrated,
+                calibrated_ci_low=calibrated - 0.05,
+                calibrated_ci_high=calibrated + 0.05,
+                prior_effect=0.05,
+                performance_effect=calibrated - 0.6,
+            )
+            # Undefined (no predicted positive): must be absent, never NaN or 0.
+            add_metric_value(
+                session, window, "precision", undefined_reason="nothing predicted positive"
             )
         session.add(
             AlertStateRow(

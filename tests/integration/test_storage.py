@@ -13,26 +13,13 @@ from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
 
 from app.db.engine import create_db_engine
-from app.db.tables import MonitoredModel, Window
+from app.db.tables import Window
 from app.settings import Settings
-
-
-def _model(session: Session) -> MonitoredModel:
-    model = MonitoredModel(
-        name="m",
-        threshold=0.5,
-        granularity="day",
-        timezone="UTC",
-        pi0_policy="historical",
-        min_label_coverage=0.5,
-    )
-    session.add(model)
-    session.flush()
-    return model
+from tests.support.worker_data import new_model
 
 
 def test_datetimes_come_back_aware_in_utc(db_session: Session) -> None:
-    model = _model(db_session)
+    model = new_model(db_session, "m", threshold=0.5, min_label_coverage=0.5)
     paris_midnight = datetime(2026, 11, 2, 0, 0, 0, 123456, tzinfo=ZoneInfo("Europe/Paris"))
     db_session.add(Window(model_id=model.id, window_start=paris_midnight))
     db_session.flush()
@@ -47,7 +34,7 @@ def test_datetimes_come_back_aware_in_utc(db_session: Session) -> None:
 
 
 def test_naive_datetimes_are_refused(db_session: Session) -> None:
-    model = _model(db_session)
+    model = new_model(db_session, "m", threshold=0.5, min_label_coverage=0.5)
     db_session.add(Window(model_id=model.id, window_start=datetime(2026, 11, 1)))
     with pytest.raises(StatementError, match="naive datetime"):
         db_session.flush()

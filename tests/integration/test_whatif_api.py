@@ -17,9 +17,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.metrics.skew import skew_range_from_history
-from tests.support.analyses import add_windows, compute, grouped, register
+from tests.support.analyses import add_windows, grouped, register
 from tests.support.api import AuthHeaders
 from tests.support.streams import day_start, gaussian_window
+from tests.support.worker_data import drain
 
 # Lampert Table 2: (tp, fp, fn, tn) of one algorithm at four skews, and the printed precision.
 TABLE_2 = {
@@ -64,7 +65,7 @@ def test_lampert_papers_printed_numbers_through_the_api(
     register(client, auth_headers, "random")
     # Every score level holds positives and negatives in the same 1:9 ratio: TPR = FPR everywhere.
     add_windows(session_factory, "random", [grouped([(s, 10, 90) for s in (0.8, 0.6, 0.4, 0.2)])])
-    compute(session_factory)
+    drain(session_factory)
     read = auth_headers("read")
 
     # Table 2, eq. (3): each matrix's window re-expressed at matrices a, b and c's skews.
@@ -124,7 +125,7 @@ def test_what_if_at_a_windows_own_pi_is_its_regular_metrics_and_at_pi0_its_calib
     register(client, auth_headers, "drift", threshold=1.5)
     windows = [gaussian_window(rng, 3000, pi, 2.0) for pi in (0.02, 0.05, 0.03, 0.04)]
     add_windows(session_factory, "drift", windows)
-    compute(session_factory)
+    drain(session_factory)
     read = auth_headers("read")
 
     for day in (1, 2):
@@ -211,7 +212,7 @@ def test_bad_what_if_requests_are_4xx_naming_the_field(
     """Bad priors, ranges, weights and trajectories are 422 naming the field; never a 5xx."""
     register(client, auth_headers, "small")
     add_windows(session_factory, "small", [_matrix_window(*TABLE_2["a"][0])] * 2)
-    compute(session_factory)
+    drain(session_factory)
     response = client.post("/v1/models/small/whatif", json=body, headers=auth_headers("read"))
     assert response.status_code == 422, response.text
     assert field in response.text

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repositories.models import ModelRepository
 from app.metrics import METRIC_NAMES
-from app.worker.compute import ComputeOptions
-from app.worker.loop import Worker, WorkerConfig
-from tests.support.api import AuthHeaders
+from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
-from tests.support.worker_data import insert_day, insert_rows
+from tests.support.worker_data import drain, find_model_id, insert_day, insert_rows
 
 
 def _register(client: TestClient, auth_headers: AuthHeaders) -> None:
@@ -31,25 +26,15 @@ def _register(client: TestClient, auth_headers: AuthHeaders) -> None:
 
 def _setup(client: TestClient, auth_headers: AuthHeaders, sf: sessionmaker[Session]) -> int:
     _register(client, auth_headers)
-    with sf() as session:
-        model = ModelRepository(session).get_by_name("fraud")
-    assert model is not None
-    model_id = model.id
+    model_id = find_model_id(sf, "fraud")
     spec = StreamSpec("prior_drift", days=5, rows_per_day=3_000, pi_low=0.02, pi_high=0.05)
     for day in stream(spec):
         insert_day(sf, model_id, day, segments=2)
     # Day 5: no positives at all, so every precision-type metric is undefined.
     scores, _ = gaussian_window(np.random.default_rng(9), 500, 0.0, 2.0)
     insert_rows(sf, model_id, day_start(5), scores, np.zeros(500, dtype=np.int8), prefix="z")
-    worker = Worker(sf, WorkerConfig(options=ComputeOptions(replicates=200)))
-    assert worker.drain() == 6
+    assert drain(sf, replicates=200) == 6
     return model_id
-
-
-def _get(client: TestClient, headers: dict[str, str], path: str, **params: Any) -> Any:
-    response = client.get(path, headers=headers, params=params)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def test_series_window_pi0_and_status(
@@ -58,7 +43,7 @@ def test_series_window_pi0_and_status(
     _setup(client, auth_headers, session_factory)
     read = auth_headers("read")
 
-    series = _get(client, read, "/v1/models/fraud/metrics", metric="average_precision")
+    series = get_json(client, read, "/v1/models/fraud/metrics", metric="average_precision")
     assert series["model"] == "fraud"
     assert series["segment"] == "all"
     points = series["points"]
@@ -95,12 +80,12 @@ def test_series_window_pi0_and_status(
     assert empty["verdict"] == "prior_shift"
     # Rows were flagged and none was a fraud: regular precision is 0 (scikit-learn agrees),
     # while its calibrated variant needs both classes and stays undefined.
-    precision = _get(client, read, "/v1/models/fraud/metrics", metric="precision")["points"][5]
+    precision = get_json(client, read, "/v1/models/fraud/metrics", metric="precision")["points"][5]
     assert precision["regular"] == 0.0
     assert precision["calibrated"] is None
     assert "both classes" in precision["reason"]
 
-    ranged = _get(
+    ranged = get_json(
         client,
         read,
         "/v1/models/fraud/metrics",
@@ -111,7 +96,7 @@ def test_series_window_pi0_and_status(
     assert ranged["segment"] == "s1"
     assert [p["window_start"][:10] for p in ranged["points"]] == ["2026-01-02", "2026-01-03"]
 
-    window = _get(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z")
+    window = get_json(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z")
     assert window["segments"] == ["all", "s0", "s1"]
     assert window["judged_at"] is not None
     assert window["evidence"]["reference_version"] == 1
@@ -124,17 +109,17 @@ def test_series_window_pi0_and_status(
         assert 2 <= len(curve["recall"]) <= 200
         assert len(curve["recall"]) == len(curve["precision"]) == len(curve["thresholds"])
     assert window["curves"]["calibrated"]["pi0"] == window["pi0"]
-    segment = _get(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z", segment="s0")
+    segment = get_json(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z", segment="s0")
     assert segment["rows_total"] == 1_500
 
-    pi0 = _get(client, read, "/v1/models/fraud/pi0")
+    pi0 = get_json(client, read, "/v1/models/fraud/pi0")
     assert pi0["policy"] == "historical"
     assert pi0["current"]["value"] == series["pi0"]
     assert pi0["versions"][-1] == pi0["current"]
     assert len(pi0["history"]) == 6
     assert all(h["used"] for h in pi0["history"])
 
-    alerts = _get(client, read, "/v1/models/fraud/alerts")
+    alerts = get_json(client, read, "/v1/models/fraud/alerts")
     assert alerts["state"] == "ok"
     assert [s["segment"] for s in alerts["segments"]] == ["all", "s0", "s1"]
     whole = alerts["segments"][0]
@@ -145,7 +130,7 @@ def test_series_window_pi0_and_status(
     assert whole["evidence_windows"] == 3  # the empty day has nothing to weigh
     assert whole["awaiting_labels"] == {"windows": 0, "rows": 0}
 
-    reference = _get(client, read, "/v1/models/fraud/reference")
+    reference = get_json(client, read, "/v1/models/fraud/reference")
     assert reference["current"]["version"] == 1
     assert reference["current"]["kind"] == "automatic"
     assert [s["segment"] for s in reference["segments"]] == ["all", "s0", "s1"]
@@ -153,7 +138,7 @@ def test_series_window_pi0_and_status(
     assert reference["segments"][0]["windows"] == 2
     assert reference["segments"][0]["last_window"].startswith("2026-01-02")
 
-    status = _get(client, read, "/v1/models/fraud/status")
+    status = get_json(client, read, "/v1/models/fraud/status")
     assert status["dirty_windows"] == 0
     assert status["windows"] == 6
     assert status["worker_lag_seconds"] == 0.0

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import create_engine, text
+from sqlalchemy import Connection, create_engine, text
+from sqlalchemy.orm import Session
 
 from app.db.schema import metadata
 from app.monitoring.vocabulary import ALERT_STATES, VERDICTS
@@ -28,6 +29,8 @@ from tests.support.shipped_config import (
     load_dashboard,
 )
 from tests.support.tools import REPO_ROOT
+from tests.support.worker_data import new_model
+from tests.support.worker_output import add_metric_value, add_window_metrics
 
 PROVISIONING = REPO_ROOT / "config" / "grafana" / "provisioning"
 HISTOGRAMS = {"calmon_http_request_duration_seconds"}
@@ -327,54 +330,24 @@ def test_sql_runs_on_postgresql() -> None:
         engine.dispose()
 
 
-def _seed(connection: Any) -> None:
-    window = datetime(2026, 1, 10, tzinfo=UTC)
-    tables = metadata.tables
-    model_id = connection.execute(
-        tables["models"]
-        .insert()
-        .values(
-            name="fraud",
-            threshold=0.5,
-            granularity="day",
-            timezone="UTC",
-            pi0_policy="historical",
-            min_label_coverage=0.5,
-        )
-        .returning(tables["models"].c.id)
-    ).scalar_one()
-    connection.execute(
-        tables["window_metrics"]
-        .insert()
-        .values(
-            model_id=model_id,
-            window_start=window,
-            segment="all",
-            rows_total=1000,
-            labelled=900,
-            positives=9,
-            negatives=891,
-            label_coverage=0.9,
-            pi=0.01,
-            pi0=0.005,
-            threshold=0.5,
+def _seed(connection: Connection) -> None:
+    """One judged window with two metrics, written through the connection's transaction."""
+    with Session(bind=connection) as session:
+        model = new_model(session, threshold=0.5, min_label_coverage=0.5)
+        window = add_window_metrics(
+            session,
+            model.id,
+            datetime(2026, 1, 10, tzinfo=UTC),
+            counts=(1000, 900, 9),
             verdict="prior_shift",
-            source_version=1,
-            duration_seconds=0.1,
         )
-    )
-    for metric in ("average_precision", "f1"):
-        connection.execute(
-            tables["window_metric_values"]
-            .insert()
-            .values(
-                model_id=model_id,
-                window_start=window,
-                segment="all",
-                metric=metric,
+        for metric in ("average_precision", "f1"):
+            add_metric_value(
+                session,
+                window,
+                metric,
                 regular=0.5,
                 calibrated=0.4,
                 prior_effect=0.1,
                 performance_effect=0.0,
             )
-        )

@@ -13,11 +13,9 @@ from app.db.repositories.models import ModelRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.metrics import CurveSketch, pool_sketches
 from app.services.periods import POOL_ITERATIONS
-from app.worker.compute import ComputeOptions
-from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 from tests.support.streams import day_start
-from tests.support.worker_data import insert_rows
+from tests.support.worker_data import find_model_id, insert_rows
 
 Group = tuple[float, int, int]
 """(score, positives, negatives) of rows tied at one score."""
@@ -51,17 +49,10 @@ def add_windows(
     sf: sessionmaker[Session], name: str, windows: Sequence[Window], *, first_day: int = 0
 ) -> None:
     """Insert one window a day from ``first_day`` on (fully labelled)."""
-    with sf() as session:
-        model = ModelRepository(session).get_by_name(name)
-    assert model is not None
+    model = find_model_id(sf, name)
     for offset, (scores, labels) in enumerate(windows):
         day = first_day + offset
-        insert_rows(sf, model.id, day_start(day), scores, labels, prefix=f"{name}-{day}")
-
-
-def compute(sf: sessionmaker[Session]) -> None:
-    """Let a real worker compute every dirty window."""
-    Worker(sf, WorkerConfig(options=ComputeOptions(replicates=100))).drain()
+        insert_rows(sf, model, day_start(day), scores, labels, prefix=f"{name}-{day}")
 
 
 def pooled(sf: sessionmaker[Session], name: str, segment: str = "all") -> CurveSketch:

@@ -14,28 +14,35 @@ import numpy.typing as npt
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.repositories.models import ModelRepository
 from app.db.tables import MonitoredModel, Prediction, Window
+from app.worker.compute import ComputeOptions
+from app.worker.loop import Worker, WorkerConfig
 from tests.support.streams import Day
+
+MODEL_DEFAULTS: dict[str, object] = {
+    "threshold": 1.5,
+    "granularity": "day",
+    "timezone": "UTC",
+    "pi0_policy": "historical",
+    "min_label_coverage": 0.8,
+}
+
+
+def new_model(session: Session, name: str = "fraud", **settings: object) -> MonitoredModel:
+    """A model with test-friendly defaults (``settings`` override them), flushed: it has its id."""
+    model = MonitoredModel(name=name, **{**MODEL_DEFAULTS, **settings})
+    session.add(model)
+    session.flush()
+    return model
 
 
 def add_model(
     session_factory: sessionmaker[Session], name: str = "fraud", **settings: object
 ) -> int:
-    """Register a model with test-friendly defaults; returns its id."""
-    values: dict[str, object] = {
-        "name": name,
-        "threshold": 1.5,
-        "granularity": "day",
-        "timezone": "UTC",
-        "pi0_policy": "historical",
-        "min_label_coverage": 0.8,
-    }
-    values.update(settings)
+    """Register a model with test-friendly defaults in its own transaction; returns its id."""
     with session_factory.begin() as session:
-        model = MonitoredModel(**values)
-        session.add(model)
-        session.flush()
-        return model.id
+        return new_model(session, name, **settings).id
 
 
 def mark_dirty(session: Session, model_id: int, window_start: datetime) -> None:
@@ -124,3 +131,20 @@ def window_versions(
             )
         ).all()
     return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
+
+def drain(session_factory: sessionmaker[Session], replicates: int = 100) -> int:
+    """Let a real worker, in this process, compute every dirty window; how many it computed.
+
+    100 bootstrap replicates keep the tests fast; the intervals' width is not what they check.
+    """
+    options = ComputeOptions(replicates=replicates)
+    return Worker(session_factory, WorkerConfig(options=options)).drain()
+
+
+def find_model_id(session_factory: sessionmaker[Session], name: str) -> int:
+    """The id of the registered model ``name`` (registered through the API, say)."""
+    with session_factory() as session:
+        model = ModelRepository(session).get_by_name(name)
+    assert model is not None, f"no model {name!r}"
+    return model.id

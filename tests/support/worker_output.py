@@ -1,0 +1,64 @@
+"""The worker's results written straight into the database: a computed window and its metric
+values.
+
+For tests of what reads them (the Prometheus collector, the Grafana dashboard's SQL), which pin
+the mapping from rows to what is shown; the worker's own tests compute these rows for real.
+Each builder fills the fields nothing under test reads with plain values; pass any field to
+set it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+
+
+def add_window_metrics(
+    session: Session,
+    model_id: int,
+    window_start: datetime,
+    *,
+    counts: tuple[int, int, int],
+    **fields: object,
+) -> WindowMetrics:
+    """A computed window of the segment "all" with ``counts`` = (rows, labelled, positives);
+    the negatives, the label coverage and the fraud rate follow from them."""
+    rows, labelled, positives = counts
+    values: dict[str, object] = {
+        "segment": "all",
+        "rows_total": rows,
+        "labelled": labelled,
+        "positives": positives,
+        "negatives": labelled - positives,
+        "label_coverage": labelled / rows,
+        "pi": positives / labelled,
+        "pi0": 0.005,
+        "threshold": 0.5,
+        "verdict": "stable",
+        "source_version": 1,
+        "duration_seconds": 0.1,
+    }
+    values.update(fields)
+    row = WindowMetrics(model_id=model_id, window_start=window_start, **values)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def add_metric_value(
+    session: Session, window: WindowMetrics, metric: str, **fields: object
+) -> WindowMetricValue:
+    """One metric of ``window`` (undefined unless values are given)."""
+    row = WindowMetricValue(
+        model_id=window.model_id,
+        window_start=window.window_start,
+        segment=window.segment,
+        metric=metric,
+        **fields,
+    )
+    session.add(row)
+    session.flush()
+    return row
