@@ -6,8 +6,6 @@ BEGIN IMMEDIATE), and a write slipped into a read fails at once instead of racin
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, delete
@@ -39,16 +37,15 @@ def test_a_read_answers_while_a_writer_holds_the_lock(
     try:
         with TestClient(create_app(settings)) as client, writer.connect() as connection:
             connection.exec_driver_sql("BEGIN IMMEDIATE")  # what every write transaction takes
-            started = time.monotonic()
             response = client.get("/v1/models", headers=headers)
             what_if = client.post("/v1/models/nobody/whatif", json={}, headers=headers)
-            elapsed = time.monotonic() - started
             connection.rollback()
     finally:
         writer.dispose()
     assert response.status_code == 200, response.text
+    # The writer holds the lock until both answers are in, so a request that needed it would
+    # have waited out the busy timeout and failed ("database is locked"): they answered.
     assert what_if.status_code == 404, what_if.text  # a read-scope POST: read, found nothing
-    assert elapsed < 1.0  # neither waited out the 2 s busy timeout
 
 
 def test_a_write_inside_a_read_transaction_fails_at_once(
