@@ -273,42 +273,41 @@ def _drop(rows: list[dict[str, Any]], row: int, field: str) -> list[dict[str, An
 
 
 @pytest.mark.parametrize(
-    ("rows", "row", "field", "message"),
+    ("rows", "expected"),
     [
-        (_break(make_rows(5), 2, score="high"), 2, "score", "must be a number"),
-        (_break(make_rows(5), 1, score=None), 1, "score", "must be a number"),
-        (_break(make_rows(5), 3, label=2), 3, "label", "must be 0, 1 or null"),
-        (_break(make_rows(5), 3, label="1"), 3, "label", "must be 0, 1 or null"),
-        (_break(make_rows(5), 4, id="tx-1"), 4, "id", "duplicate of row 1"),
-        (_break(make_rows(5), 0, id=""), 0, "id", "must not be empty"),
-        (_break(make_rows(5), 2, timestamp="yesterday"), 2, "timestamp", "not an ISO-8601"),
-        (_break(make_rows(5), 2, timestamp="2026-11-02T10:00:00"), 2, "timestamp", "no UTC offset"),
+        (_break(make_rows(5), 2, score="high"), (2, "score", "must be a number")),
+        (_break(make_rows(5), 1, score=None), (1, "score", "must be a number")),
+        (_break(make_rows(5), 3, label=2), (3, "label", "must be 0, 1 or null")),
+        (_break(make_rows(5), 3, label="1"), (3, "label", "must be 0, 1 or null")),
+        (_break(make_rows(5), 4, id="tx-1"), (4, "id", "duplicate of row 1")),
+        (_break(make_rows(5), 0, id=""), (0, "id", "must not be empty")),
+        (_break(make_rows(5), 2, timestamp="yesterday"), (2, "timestamp", "not an ISO-8601")),
+        (
+            _break(make_rows(5), 2, timestamp="2026-11-02T10:00:00"),
+            (2, "timestamp", "no UTC offset"),
+        ),
         (
             _break(make_rows(5), 1, timestamp="1970-01-01T00:00:00Z"),
-            1,
-            "timestamp",
-            "before the earliest accepted",
+            (1, "timestamp", "before the earliest accepted"),
         ),
         (
             _break(make_rows(5), 1, timestamp="2999-01-01T00:00:00Z"),
-            1,
-            "timestamp",
-            "after the latest accepted",
+            (1, "timestamp", "after the latest accepted"),
         ),
-        (_drop(make_rows(5), 3, "timestamp"), 3, "timestamp", "is required"),
-        (_break(make_rows(5), 2, lable=1), 2, "lable", "unknown field"),
+        (_drop(make_rows(5), 3, "timestamp"), (3, "timestamp", "is required")),
+        (_break(make_rows(5), 2, lable=1), (2, "lable", "unknown field")),
     ],
 )
-def test_an_invalid_row_refuses_the_whole_batch(  # noqa: PLR0917 (fixtures + parameters)
+@pytest.mark.usefixtures("model")
+def test_an_invalid_row_refuses_the_whole_batch(
     client: TestClient,
-    model: str,
     ingest: dict[str, str],
     session_factory: sessionmaker[Session],
     rows: list[dict[str, Any]],
-    row: int,
-    field: str,
-    message: str,
+    expected: tuple[int, str, str],
 ) -> None:
+    """``expected``: the refused row, its field and part of the message."""
+    row, field, message = expected
     response = post(client, ingest, {"batch_id": "bad", "rows": rows})
     assert response.status_code == 422, response.text
     error = response.json()["error"]
