@@ -9,6 +9,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from fastapi import FastAPI, Request
+from fastapi.testclient import TestClient
+
+from tests.support.api import get_json
+
 TESTS = Path(__file__).resolve().parent
 SHARED = "tests.support"
 
@@ -77,3 +82,16 @@ def test_the_check_sees_every_form_of_import() -> None:
         "tests.integration.test_d",
         "tests.metrics.test_c",
     ]
+
+
+def test_get_json_keeps_a_query_written_in_the_path() -> None:
+    """httpx replaces the URL's query with ``params``: get_json must not pass empty ones."""
+    app = FastAPI()
+
+    @app.get("/echo")
+    def echo(request: Request) -> dict[str, str]:
+        return {"query": request.url.query}
+
+    with TestClient(app) as client:
+        assert get_json(client, {}, "/echo?metric=recall") == {"query": "metric=recall"}
+        assert get_json(client, {}, "/echo", metric="f1") == {"query": "metric=f1"}

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 from playwright.sync_api import Browser, Page
 
@@ -31,7 +30,7 @@ from app.services.tokens import create_token
 from tests.support.browser import chromium, require_chromium, watched_page
 from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, running_server
-from tests.support.streams import Day, StreamSpec, batch_body, stream
+from tests.support.streams import Day, StreamSpec, batch_body, post_batch, stream
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -76,15 +75,6 @@ def _token(database_url: str, name: str, *scopes: Scope) -> str:
         engine.dispose()
 
 
-def _post(client: httpx.Client, model: str, body: dict[str, Any]) -> None:
-    response = client.post(
-        f"/v1/models/{model}/batches",
-        content=orjson.dumps(body),
-        headers={"content-type": "application/json"},
-    )
-    assert response.status_code == 201, response.text
-
-
 def _halves(day: Day) -> list[tuple[str, Day]]:
     """The day's rows split between the two segments."""
     return [
@@ -119,9 +109,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
                     body = batch_body(half, prefix=f"shop-{segment}", segment=segment)
                     if day.index >= SHOP.days - UNLABELLED_DAYS:
                         body["columns"]["label"] = [None] * half.scores.size
-                    _post(client, "shop", body)
+                    post_batch(client, "shop", body)
             for day in stream(STEADY):
-                _post(client, "steady", batch_body(day, prefix="steady"))
+                post_batch(client, "steady", batch_body(day, prefix="steady"))
             windows = {"shop": SHOP.days, "steady": STEADY.days}
             wait_for(lambda: _settled(client, windows), "every window computed", timeout=300)
         read = _token(database_url, "ui", "read")

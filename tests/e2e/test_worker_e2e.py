@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-import orjson
 import pytest
 from sqlalchemy import Engine, func, select
 
@@ -22,7 +21,7 @@ from app.db.metrics_tables import WorkerHeartbeat
 from app.db.tables import Window
 from tests.support.databases import Backend, settings_for
 from tests.support.server import LiveServer, running_server, stop_process
-from tests.support.streams import Day, StreamSpec, batch_body, day_start, stream
+from tests.support.streams import Day, StreamSpec, batch_body, day_start, post_batch, stream
 from tests.support.waiting import wait_for
 from tests.support.worker_process import running_workers, start_worker
 
@@ -50,15 +49,6 @@ def _client(server: LiveServer) -> httpx.Client:
 def _register(client: httpx.Client, name: str, **settings: Any) -> None:
     body = {"name": name, "threshold": 1.5, **settings}
     response = client.post("/v1/models", json=body)
-    assert response.status_code == 201, response.text
-
-
-def _post(client: httpx.Client, model: str, body: dict[str, Any]) -> None:
-    response = client.post(
-        f"/v1/models/{model}/batches",
-        content=orjson.dumps(body),
-        headers={"content-type": "application/json"},
-    )
     assert response.status_code == 201, response.text
 
 
@@ -156,7 +146,7 @@ def test_streams_with_two_worker_processes(
         for index in range(max(len(days) for days in streams.values())):
             for name, days in streams.items():
                 if index < len(days):
-                    _post(client, name, batch_body(days[index], prefix=name))
+                    post_batch(client, name, batch_body(days[index], prefix=name))
         late_ids = _post_late_model(client)
         windows = {name: len(days) for name, days in streams.items()} | {"late": 3}
         wait_for(lambda: _settled(client, windows), "every window computed", timeout=240)
@@ -229,7 +219,7 @@ def _post_late_model(client: httpx.Client) -> list[dict[str, Any]]:
             for i in range(0, 3_000, 2):
                 held.append({"id": body["columns"]["id"][i], "label": column[i]})
                 column[i] = None
-        _post(client, "late", body)
+        post_batch(client, "late", body)
     return held
 
 
@@ -263,7 +253,7 @@ def test_sigkill_mid_window_then_another_worker_finishes_it(
             day = _days(spec)[0]
             for part, segment in enumerate(("a", "b", "c")):
                 sub = Day(0, day.window_start, 0.01, 2.0, day.scores[part::3], day.labels[part::3])
-                _post(client, "big", batch_body(sub, prefix=f"big{part}", segment=segment))
+                post_batch(client, "big", batch_body(sub, prefix=f"big{part}", segment=segment))
             victim = start_worker(database_url, tmp_path, "victim", env)
             wait_for(
                 lambda: (w := window()) is not None and w.lease_owner is not None,
@@ -312,7 +302,7 @@ def test_one_command_start_on_sqlite_computes_metrics(
         _register(client, "degrade")
         days = _days(DEGRADE)
         for day in days:
-            _post(client, "degrade", batch_body(day, prefix="d"))
+            post_batch(client, "degrade", batch_body(day, prefix="d"))
         wait_for(
             lambda: _settled(client, {"degrade": len(days)}), "every window computed", timeout=120
         )

@@ -68,6 +68,20 @@ def _shadow_traffic(days: int, rows: int, seed: int) -> tuple[list[Window], list
     return champion, challenger
 
 
+def _computed_pair(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    sf: sessionmaker[Session],
+    pair: tuple[list[Window], list[Window]],
+    threshold: float = 0.5,
+) -> None:
+    """Register "champ" and "chall", store their windows (one a day) and compute them all."""
+    for name, windows in zip(("champ", "chall"), pair, strict=True):
+        register(client, auth_headers, name, threshold=threshold)
+        add_windows(sf, name, windows)
+    drain(sf)
+
+
 def _compare(client: TestClient, headers: dict[str, str], **params: Any) -> Any:
     response = client.get("/v1/models/champ/compare", params=params, headers=headers)
     assert response.status_code == 200, response.text
@@ -80,12 +94,8 @@ def test_binormal_shadow_traffic_flips_match_a_dense_scan(
     """Two binormal models with different variances on the same rows: every flip of the pooled
     curves' AP order to 1e-6 of a dense scan, the leaders on either side right, the difference
     at pi0 and the current fraud rate exact with an interval around it, the series side by side."""
-    champion, challenger = _shadow_traffic(days=4, rows=3000, seed=7)
-    register(client, auth_headers, "champ", threshold=1.5)
-    register(client, auth_headers, "chall", threshold=1.5)
-    add_windows(session_factory, "champ", champion)
-    add_windows(session_factory, "chall", challenger)
-    drain(session_factory)
+    pair = _shadow_traffic(days=4, rows=3000, seed=7)
+    _computed_pair(client, auth_headers, session_factory, pair, threshold=1.5)
 
     out = _compare(client, auth_headers("read"), challenger="chall", replicates=300)
     a, b = pooled(session_factory, "champ"), pooled(session_factory, "chall")
@@ -134,11 +144,8 @@ def test_curves_built_to_cross_three_times(
 ) -> None:
     """Curves that cross 3 times: all three flips (near 0.14%, 1.4% and 21%) to 1e-6 of the
     dense scan, with the leader alternating, and the summary naming the three fraud rates."""
-    register(client, auth_headers, "champ")
-    register(client, auth_headers, "chall")
-    add_windows(session_factory, "champ", [grouped(THREE_A)] * 2)
-    add_windows(session_factory, "chall", [grouped(THREE_B)] * 2)
-    drain(session_factory)
+    pair = ([grouped(THREE_A)] * 2, [grouped(THREE_B)] * 2)
+    _computed_pair(client, auth_headers, session_factory, pair)
 
     read = auth_headers("read")
     out = _compare(client, read, challenger="chall", replicates=200)
@@ -172,12 +179,8 @@ def test_cli_whatif_and_compare_print_what_the_api_gives(
     """`calmon whatif` prints the what-if JSON the API returns; `calmon compare` the summary
     sentence (or the JSON with --json); a bad argument or an unknown model exits 1 with a
     message, not a traceback."""
-    champion, challenger = _shadow_traffic(days=3, rows=2000, seed=3)
-    register(client, auth_headers, "champ", threshold=1.5)
-    register(client, auth_headers, "chall", threshold=1.5)
-    add_windows(session_factory, "champ", champion)
-    add_windows(session_factory, "chall", challenger)
-    drain(session_factory)
+    pair = _shadow_traffic(days=3, rows=2000, seed=3)
+    _computed_pair(client, auth_headers, session_factory, pair, threshold=1.5)
     read = auth_headers("read")
 
     argv = ["whatif", "champ", "--pi", "0.02", "--range", "0.01", "0.05", "--no-intervals"]

@@ -41,14 +41,18 @@ def _rows(order: list[int], label: int) -> list[dict[str, Any]]:
     ]
 
 
-def test_batches_resending_ids_in_different_orders_all_succeed(
-    live_server: LiveServer, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
-) -> None:
+def _register(live_server: LiveServer, auth_headers: AuthHeaders) -> None:
     spec = {"name": MODEL, "threshold": 0.5, "granularity": "hour", "timezone": "UTC"}
     created = httpx.post(
         f"{live_server.base_url}/v1/models", json=spec, headers=auth_headers("admin")
     )
     assert created.status_code == 201, created.text
+
+
+def test_batches_resending_ids_in_different_orders_all_succeed(
+    live_server: LiveServer, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    _register(live_server, auth_headers)
     headers = auth_headers("ingest")
     barrier = threading.Barrier(CLIENTS)
 
@@ -77,11 +81,7 @@ def test_batches_resending_ids_in_different_orders_all_succeed(
 def test_label_updates_in_different_orders_all_succeed(
     live_server: LiveServer, auth_headers: AuthHeaders
 ) -> None:
-    spec = {"name": MODEL, "threshold": 0.5, "granularity": "hour", "timezone": "UTC"}
-    created = httpx.post(
-        f"{live_server.base_url}/v1/models", json=spec, headers=auth_headers("admin")
-    )
-    assert created.status_code == 201, created.text
+    _register(live_server, auth_headers)
     headers = auth_headers("ingest")
     with httpx.Client(base_url=live_server.base_url, headers=headers, timeout=120) as http:
         body = {"batch_id": "first", "rows": _rows(list(range(IDS)), 0)}

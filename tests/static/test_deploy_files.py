@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 import yaml
-from sqlalchemy import make_url
 
 from app.cli import build_parser
 from app.settings import Settings
+from tests.support.databases import postgres_base_url
 from tests.support.tools import REPO_ROOT, require_tool, run_tool
 
 COMPOSE = REPO_ROOT / "docker-compose.yml"
@@ -199,13 +199,8 @@ def test_hadolint() -> None:
 @pytest.mark.postgres
 def test_initdb_script_creates_a_read_only_reader() -> None:
     """Run the postgres container's init script on the real server, as the entrypoint would."""
-    url = os.environ.get("CALMON_TEST_DATABASE_URL")
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CALMON_TEST_DATABASE_URL is not set and CI=true forbids skipping")
-        pytest.skip("CALMON_TEST_DATABASE_URL is not set")
+    server = postgres_base_url()  # skips without PostgreSQL, fails so under CI=true
     psql = require_tool("psql")
-    server = make_url(url)
     suffix = f"{os.getpid()}_{uuid.uuid4().hex[:8]}"
     database, reader = f"initdb_check_{suffix}", f"grafana_reader_{suffix}"
     env = {

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.db.schema import metadata
 from app.monitoring.vocabulary import ALERT_STATES, VERDICTS
+from tests.support.databases import postgres_base_url
 from tests.support.promql import documented_metric_names, exportable_names, metric_names
 from tests.support.shipped_config import (
     POSTGRES_TYPE,
@@ -307,11 +308,7 @@ def _grafana_to_sql(sql: str) -> str:
 @pytest.mark.postgres
 def test_sql_runs_on_postgresql() -> None:
     """Each query runs on a schema built from the metadata and returns the seeded window."""
-    url = os.environ.get("CALMON_TEST_DATABASE_URL")
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CALMON_TEST_DATABASE_URL is not set and CI=true forbids skipping")
-        pytest.skip("CALMON_TEST_DATABASE_URL is not set")
+    url = postgres_base_url()  # skips without PostgreSQL, fails so under CI=true
     schema = f"grafana_check_{os.getpid()}"
     engine = create_engine(url)
     try:

@@ -13,6 +13,7 @@ AuthHeaders = Callable[..., dict[str, str]]
 
 def get_json(client: TestClient, headers: dict[str, str], path: str, **params: Any) -> Any:
     """GET ``path`` (query ``params``), assert a 200 and return the decoded body."""
-    response = client.get(path, headers=headers, params=params)
+    # httpx drops a query written in ``path`` when given params, even empty ones.
+    response = client.get(path, headers=headers, params=params or None)
     assert response.status_code == 200, response.text
     return response.json()

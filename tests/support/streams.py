@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
+import httpx
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from tests.support.synthetic import siblini_window
 
@@ -106,3 +108,16 @@ def batch_body(day: Day, *, prefix: str = "p", segment: str | None = None) -> di
     if segment is not None:
         columns["segment"] = [segment] * n
     return {"batch_id": f"{prefix}-{day.index}", "columns": columns}
+
+
+def post_batch(client: httpx.Client, model: str, body: dict[str, Any]) -> None:
+    """POST a batch (:func:`batch_body`) to ``model`` over ``client`` and assert a 201.
+
+    orjson encodes the body: it takes numpy scalars, which the standard json module refuses.
+    """
+    response = client.post(
+        f"/v1/models/{model}/batches",
+        content=orjson.dumps(body),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 201, response.text
