@@ -94,10 +94,16 @@ def test_windows_are_computed_per_segment_and_stored(
     assert all(v.calibrated_ci_low <= v.calibrated <= v.calibrated_ci_high for v in ap)  # type: ignore[operator]
 
 
+def _one_window(sf: sessionmaker[Session], *, seed: int, rows: int) -> int:
+    """A model at a fixed pi0 of 0.03 with one dirty, labelled window on day 0; its id."""
+    model_id = add_model(sf, pi0_policy="fixed", pi0_fixed=0.03)
+    scores, labels = gaussian_window(np.random.default_rng(seed), rows, 0.03, 2.0)
+    insert_rows(sf, model_id, day_start(0), scores, labels)
+    return model_id
+
+
 def test_recomputing_a_window_is_idempotent(session_factory: sessionmaker[Session]) -> None:
-    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
-    scores, labels = gaussian_window(np.random.default_rng(1), 3_000, 0.03, 2.0)
-    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    model_id = _one_window(session_factory, seed=1, rows=3_000)
     worker = _worker(session_factory)
     worker.drain()
     before = _rows(session_factory)[0]
@@ -114,9 +120,7 @@ def test_recomputing_a_window_is_idempotent(session_factory: sessionmaker[Sessio
 def test_a_window_redirtied_during_its_computation_is_computed_again(
     session_factory: sessionmaker[Session],
 ) -> None:
-    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
-    scores, labels = gaussian_window(np.random.default_rng(2), 2_000, 0.03, 2.0)
-    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    model_id = _one_window(session_factory, seed=2, rows=2_000)
     with session_factory.begin() as session:
         claim = WindowQueue(session).claim_next("w1", timedelta(minutes=1), utcnow())
     assert claim is not None
@@ -132,9 +136,7 @@ def test_a_window_redirtied_during_its_computation_is_computed_again(
 def test_an_expired_lease_is_taken_over_and_the_old_owner_cannot_store(
     session_factory: sessionmaker[Session],
 ) -> None:
-    model_id = add_model(session_factory, pi0_policy="fixed", pi0_fixed=0.03)
-    scores, labels = gaussian_window(np.random.default_rng(3), 2_000, 0.03, 2.0)
-    insert_rows(session_factory, model_id, day_start(0), scores, labels)
+    model_id = _one_window(session_factory, seed=3, rows=2_000)
     lease = timedelta(seconds=30)
     now = utcnow()
     with session_factory.begin() as session:
