@@ -16,6 +16,13 @@ Which fixture to take:
 The schema is migrated once per session and backend; committed-style fixtures empty all tables
 before their test. PostgreSQL comes from CALMON_TEST_DATABASE_URL (a private schema per session);
 without it the PostgreSQL variants skip, except under CI=true where they fail.
+
+Shared helpers live in tests/support, and only there (a test module imports no other test
+module: tests/test_test_support.py). The ones most tests want: ``api`` (``AuthHeaders``,
+``get_json``), ``waiting.wait_for`` (the one polling loop), ``worker_data`` (``new_model``,
+``add_model``, ``insert_rows``, ``drain``, ``find_model_id``), ``worker_output`` (computed
+windows and metric values), ``streams`` (synthetic days, ``batch_body``, ``post_batch``),
+``server`` and ``worker_process`` (real ``calmon serve`` and ``calmon worker`` processes).
 """
 
 from __future__ import annotations
