@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,6 +42,15 @@ def _rows(order: list[int], label: int) -> list[dict[str, Any]]:
     ]
 
 
+def _shuffled_rounds(client: int) -> Iterator[tuple[int, list[int]]]:
+    """(round, every id index in this client's order for that round), seeded by the client."""
+    shuffle = random.Random(client)
+    for round_ in range(ROUNDS):
+        order = list(range(IDS))
+        shuffle.shuffle(order)
+        yield round_, order
+
+
 def _register(live_server: LiveServer, auth_headers: AuthHeaders) -> None:
     spec = {"name": MODEL, "threshold": 0.5, "granularity": "hour", "timezone": "UTC"}
     created = httpx.post(
@@ -57,12 +67,9 @@ def test_batches_resending_ids_in_different_orders_all_succeed(
     barrier = threading.Barrier(CLIENTS)
 
     def client_work(client: int) -> list[tuple[int, str]]:
-        shuffle = random.Random(client)
         answers = []
         with httpx.Client(base_url=live_server.base_url, headers=headers, timeout=120) as http:
-            for round_ in range(ROUNDS):
-                order = list(range(IDS))
-                shuffle.shuffle(order)
+            for round_, order in _shuffled_rounds(client):
                 body = {"batch_id": f"c{client}-r{round_}", "rows": _rows(order, client % 2)}
                 barrier.wait()  # every round, all clients send at the same moment
                 response = http.post(f"/v1/models/{MODEL}/batches", json=body)
@@ -89,12 +96,9 @@ def test_label_updates_in_different_orders_all_succeed(
     barrier = threading.Barrier(CLIENTS)
 
     def client_work(client: int) -> list[int]:
-        shuffle = random.Random(client)
         statuses = []
         with httpx.Client(base_url=live_server.base_url, headers=headers, timeout=120) as http:
-            for round_ in range(ROUNDS):
-                order = list(range(IDS))
-                shuffle.shuffle(order)
+            for round_, order in _shuffled_rounds(client):
                 labels = [{"id": f"tx-{i:05d}", "label": (client + round_) % 2} for i in order]
                 barrier.wait()
                 response = http.post(f"/v1/models/{MODEL}/labels", json={"labels": labels})
