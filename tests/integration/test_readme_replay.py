@@ -34,6 +34,7 @@ from sqlalchemy import create_engine, text
 
 from tests.support.databases import postgres_base_url
 from tests.support.server import REPO_ROOT, clean_environment, free_port
+from tests.support.waiting import wait_for
 
 README = (REPO_ROOT / "README.md").read_text()
 MARK = "@@@ next block @@@"
@@ -153,16 +154,14 @@ def _group_alive(pgid: int) -> bool:
 
 
 def wait_ready(base_url: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         assert process.poll() is None, f"the block exited {process.returncode}:\n{log.read_text()}"
         try:
-            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                return
+            return httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"{base_url} not ready after {timeout:.0f} s:\n{log.read_text()}")
+            return False
+
+    wait_for(ready, f"{base_url} ready", timeout=timeout, diagnostics=log.read_text)
 
 
 def first_steps(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
@@ -172,13 +171,12 @@ def first_steps(base_url: str, workdir: Path, env: Mapping[str, str] | None = No
     assert json.loads(model)["timezone"] == "Europe/Paris"
     assert json.loads(batch) == readme_json("### Responses and errors")
 
-    deadline = time.monotonic() + 90
-    while True:  # until a worker has computed the window
+    def computed_series() -> dict[str, Any] | None:
         [series] = run_blocks(blocks("### A metric over time", "bash"), base_url, workdir, env)
-        answer = json.loads(series)
-        if answer["points"] or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+        answer: dict[str, Any] = json.loads(series)
+        return answer if answer["points"] else None
+
+    answer = wait_for(computed_series, "a worker to compute the window", timeout=90, poll=0.5)
     shown = readme_json("### A metric over time")
     assert [p["window_start"] for p in answer["points"]] == [
         p["window_start"] for p in shown["points"]
@@ -259,11 +257,12 @@ def test_quick_start_demo_shows_the_shift_and_the_drop_then_serves(tmp_path: Pat
     # no verdict uses them, and the worker gets through the 42 windows sooner.
     env = {"CALMON_PORT": str(port), "CALMON_BOOTSTRAP_REPLICATES": "200"}
     with background_script(command, tmp_path, env, log) as process:
-        deadline = time.monotonic() + 300
-        while "serving until Ctrl-C" not in log.read_text():
+
+        def serving() -> bool:
             assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.5)
+            return "serving until Ctrl-C" in log.read_text()
+
+        wait_for(serving, "the demo serving", timeout=300, poll=0.5, diagnostics=log.read_text)
         shown = log.read_text()
         # "on var/calmon-demo.sqlite3 (recreated on each run)"
         assert (tmp_path / "var" / "calmon-demo.sqlite3").is_file()
