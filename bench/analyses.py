@@ -42,7 +42,7 @@ from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.tables import Prediction, Window
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from app.services.periods import clear_pooled_cache
 from app.settings import Settings
 from app.worker.compute import ComputeOptions
@@ -108,7 +108,7 @@ def _insert_generated(session: Session, model_id: int, spread: float, args: Any)
 
 def _load(factory: sessionmaker[Session], name: str, spread: float, args: Any) -> None:
     with factory.begin() as session:
-        model = create_model(session, ModelCreate(name=name, threshold=1.5, min_label_coverage=0.8))
+        model = add_model(session, ModelCreate(name=name, threshold=1.5, min_label_coverage=0.8))
         if session.get_bind().dialect.name == "sqlite":
             _insert_generated(session, model.id, spread, args)
         else:

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_session_factory
 from app.schemas.models import ModelCreate
-from app.services.models import create_model, purge_predictions
+from app.services.models import add_model, purge_predictions
 from app.services.tokens import create_token
 from bench.ingest import MODEL, columnar_body, make_batches, post_batch, prepare, reset
 from bench.ingest_floors import preload
@@ -47,7 +47,7 @@ def run(database_url: str, rows: int, batch_rows: int, chunk_rows: int) -> None:
     factory = create_session_factory(engine)
     with factory.begin() as session:
         spec = ModelCreate(name="gone", threshold=0.5, granularity="day", timezone="UTC")
-        gone_id = create_model(session, spec).id
+        gone_id = add_model(session, spec).id
     preload(engine, gone_id, "random", rows, datetime(2026, 11, 1, tzinfo=UTC))
     bodies = _bodies(batch_rows)
     alone: list[float] = []

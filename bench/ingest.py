@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 import numpy as np
 import orjson
+from app.ingest.service import limits_from
 from sqlalchemy import Engine, text
 
 from app.client import CalmonClient
@@ -45,11 +46,10 @@ from app.db.migrate import upgrade
 from app.db.repositories.staged_rows import StagedRows
 from app.db.types import utcnow
 from app.ingest.body import parse_body
-from app.ingest.service import limits_from
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from app.services.tokens import create_token
 from app.settings import Settings
 from bench.ingest_floors import (
@@ -276,7 +276,7 @@ def prepare(database_url: str) -> tuple[Settings, Engine, int, str]:
     factory = create_session_factory(engine)
     with factory.begin() as session:
         spec = ModelCreate(name=MODEL, threshold=0.5, granularity="day", timezone="Europe/Paris")
-        model_id = create_model(session, spec).id
+        model_id = add_model(session, spec).id
         token = create_token(session, "bench", ["ingest"]).token
     return settings, engine, model_id, token
 

@@ -1,8 +1,12 @@
-"""Registering, listing and reconfiguring monitored models."""
+"""Registering, listing and reconfiguring monitored models.
+
+The use cases the API calls return schemas (``ModelOut``, ``ModelDeleted``); ``add_model`` and
+``get_model`` hand the ORM row to other services, the worker, tests and benches (see
+docs/architecture.md, "One pattern per layer").
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy.exc import IntegrityError
@@ -13,11 +17,23 @@ from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.purges import PurgeRepository
 from app.db.tables import MonitoredModel
 from app.errors import ConflictError, NotFoundError
-from app.schemas.models import SETTINGS_FIELDS, ModelCreate, ModelOut, ModelPatch, pi0_columns
+from app.schemas.models import (
+    SETTINGS_FIELDS,
+    ModelCreate,
+    ModelDeleted,
+    ModelOut,
+    ModelPatch,
+    pi0_columns,
+)
 
 
-def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
+def create_model(session: Session, spec: ModelCreate) -> ModelOut:
     """Register a model; ConflictError (409) if the name is taken."""
+    return to_out(add_model(session, spec))
+
+
+def add_model(session: Session, spec: ModelCreate) -> MonitoredModel:
+    """:func:`create_model`, returning the stored row."""
     repository = ModelRepository(session)
     if repository.get_by_name(spec.name) is not None:
         raise _duplicate(spec.name)
@@ -37,9 +53,14 @@ def create_model(session: Session, spec: ModelCreate) -> MonitoredModel:
     return model
 
 
-def list_models(session: Session) -> Sequence[MonitoredModel]:
+def list_models(session: Session) -> list[ModelOut]:
     """Every registered model, by name."""
-    return ModelRepository(session).list_all()
+    return [to_out(model) for model in ModelRepository(session).list_all()]
+
+
+def read_model(session: Session, name: str) -> ModelOut:
+    """The model called ``name``; NotFoundError (404) otherwise."""
+    return to_out(get_model(session, name))
 
 
 def get_model(
@@ -53,20 +74,21 @@ def get_model(
     return model
 
 
-def delete_model(session: Session, name: str, now: datetime) -> bool:
+def delete_model(session: Session, name: str, now: datetime) -> ModelDeleted:
     """Delete the model called ``name`` and all its data (NotFoundError if unknown).
 
     The model row waits for its batches in progress (they hold it FOR KEY SHARE), then goes
     with its windows, metrics, verdicts and batches at once; the name is free again at commit.
     Its predictions are removed afterwards by the worker, a bounded chunk per transaction
     (:func:`purge_predictions`), so that neither this request nor any one transaction grows
-    with the model's size; other models' ingest never waits for any of it. True when the
-    predictions went in this transaction too (SQLite).
+    with the model's size; other models' ingest never waits for any of it.
+    ``predictions_purged`` is true when the predictions went in this transaction too (SQLite).
     """
     model = ModelRepository(session).get_by_name(name, delete=True)
     if model is None:
         raise NotFoundError(f"no model named {name!r}", extra={"model": name})
-    return PurgeRepository(session).delete_model(model, now)
+    purged = PurgeRepository(session).delete_model(model, now)
+    return ModelDeleted(name=name, predictions_purged=purged)
 
 
 def purge_predictions(session_factory: sessionmaker[Session], chunk_rows: int) -> int:
@@ -80,7 +102,7 @@ def purge_predictions(session_factory: sessionmaker[Session], chunk_rows: int) -
         return repository.purge_chunk(model_id, chunk_rows)
 
 
-def update_model(session: Session, name: str, patch: ModelPatch) -> MonitoredModel:
+def update_model(session: Session, name: str, patch: ModelPatch) -> ModelOut:
     """Apply the fields present in ``patch``.
 
     Threshold and pi0 policy change what a window's stored values mean, so every window of the
@@ -102,7 +124,7 @@ def update_model(session: Session, name: str, patch: ModelPatch) -> MonitoredMod
         ModelRepository(session).mark_all_windows_dirty(model.id)
     elif changed:
         MonitoringRepository(session).touch_newest_window(model.id)
-    return model
+    return to_out(model)
 
 
 # Settings that change stored values (the others change only judgements to come).

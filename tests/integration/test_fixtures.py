@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import MonitoredModel
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 
 PROBE = "rollback-probe"
 
@@ -17,7 +17,7 @@ def _count(session: Session) -> int:
 
 
 def test_db_session_commit_is_visible_inside_the_test(db_session: Session) -> None:
-    create_model(db_session, ModelCreate(name=PROBE, threshold=0.5))
+    add_model(db_session, ModelCreate(name=PROBE, threshold=0.5))
     db_session.commit()  # only a savepoint: the outer transaction is rolled back afterwards
     assert _count(db_session) == 1
 
@@ -33,7 +33,7 @@ def test_committed_rows_are_gone_before_the_next_committed_test(
     with session_factory() as session:
         assert _count(session) == 0
     with session_factory.begin() as session:
-        create_model(session, ModelCreate(name="committed", threshold=0.5))
+        add_model(session, ModelCreate(name="committed", threshold=0.5))
 
 
 def test_committed_rows_do_not_leak_into_the_next_test(

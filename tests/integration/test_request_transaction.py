@@ -14,7 +14,7 @@ from app.api.deps import SessionDep
 from app.db.tables import MonitoredModel, Window
 from app.errors import ConflictError
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from app.settings import Settings
 from tests.support.databases import settings_for
 
@@ -31,7 +31,7 @@ def test_commit_on_success_and_rollback_on_domain_error(
 
     @app.post("/test/write/{name}")
     def write(name: str, session: SessionDep, fail: bool = False) -> dict[str, str]:
-        create_model(session, ModelCreate(name=name, threshold=0.5))  # flushed, not committed
+        add_model(session, ModelCreate(name=name, threshold=0.5))  # flushed, not committed
         if fail:
             raise ConflictError("refused after writing")
         return {"written": name}
@@ -52,7 +52,7 @@ def test_a_failed_commit_is_an_error_response(
 
     @app.post("/test/orphan")
     def orphan(session: SessionDep) -> dict[str, str]:
-        create_model(session, ModelCreate(name="parent", threshold=0.5))
+        add_model(session, ModelCreate(name="parent", threshold=0.5))
         start = datetime(2026, 11, 1, tzinfo=UTC)
         session.add(Window(model_id=10_000_000, window_start=start))  # no such model
         return {"status": "looks fine"}

@@ -23,11 +23,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.app import create_app
 from app.db.metrics_tables import WorkerHeartbeat
-from app.db.repositories.window_queue import WindowQueue
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import Window
 from app.db.types import utcnow
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from tests.support.databases import Backend, settings_for
 from tests.support.server import stop_process
 from tests.support.waiting import wait_for
@@ -60,7 +60,7 @@ def skewable(backend: Backend) -> None:
 
 def _dirty_window(factory: sessionmaker[Session]) -> None:
     with factory.begin() as session:
-        model = create_model(session, ModelCreate(name="fraud", threshold=0.5))
+        model = add_model(session, ModelCreate(name="fraud", threshold=0.5))
         session.add(
             Window(
                 model_id=model.id,
@@ -85,7 +85,7 @@ def test_a_worker_with_a_fast_clock_does_not_steal_a_live_lease(
 ) -> None:
     _dirty_window(session_factory)
     with session_factory.begin() as session:
-        claim = WindowQueue(session).claim_next("healthy", timedelta(minutes=1), utcnow())
+        claim = WindowQueueRepository(session).claim_next("healthy", timedelta(minutes=1), utcnow())
     assert claim is not None
     env = {"CALMON_WORKER_LEASE_SECONDS": "60", "CALMON_WORKER_POLL_SECONDS": "0.1"}
     worker = start_worker(database_url, tmp_path, "ahead", {**env, **_skewed("+15m")})

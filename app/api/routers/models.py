@@ -19,25 +19,25 @@ router = APIRouter(prefix="/v1/models", tags=["models"])
 )
 def create_model(body: ModelCreate, session: SessionDep, _: AdminAccess) -> ModelOut:
     """Register a model (admin scope); 409 if the name is taken."""
-    return service.to_out(service.create_model(session, body))
+    return service.create_model(session, body)
 
 
 @router.get("")
 def list_models(session: SessionDep, _: ReadAccess) -> list[ModelOut]:
     """Every registered model (read scope)."""
-    return [service.to_out(model) for model in service.list_models(session)]
+    return service.list_models(session)
 
 
 @router.get("/{name}")
 def get_model(name: str, session: SessionDep, _: ReadAccess) -> ModelOut:
     """One model by name (read scope); 404 if unknown."""
-    return service.to_out(service.get_model(session, name))
+    return service.read_model(session, name)
 
 
 @router.patch("/{name}")
 def update_model(name: str, body: ModelPatch, session: SessionDep, _: AdminAccess) -> ModelOut:
     """Change threshold, pi0 policy or verdict gates (admin scope); re-dirties every window."""
-    return service.to_out(service.update_model(session, name, body))
+    return service.update_model(session, name, body)
 
 
 @router.delete("/{name}")
@@ -47,5 +47,4 @@ def delete_model(name: str, session: SessionDep, _: AdminAccess) -> ModelDeleted
     At once: the model, its windows, metrics, verdicts and batches; its name is free again.
     Its predictions are removed by the worker in bounded chunks (at once on SQLite).
     """
-    purged = service.delete_model(session, name, utcnow())
-    return ModelDeleted(name=name, predictions_purged=purged)
+    return service.delete_model(session, name, utcnow())
