@@ -37,7 +37,6 @@ from typing import Any
 import httpx
 import numpy as np
 import orjson
-from app.ingest.service import limits_from
 from sqlalchemy import Engine, text
 
 from app.client import CalmonClient
@@ -49,6 +48,7 @@ from app.ingest.body import parse_body
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate
+from app.services.ingest import limits_from
 from app.services.models import add_model
 from app.services.tokens import create_token
 from app.settings import Settings

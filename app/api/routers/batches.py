@@ -11,15 +11,13 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
 
 from app.api import examples
 from app.api.deps import IngestAccess, SessionDep, SettingsDep
 from app.db.types import utcnow
 from app.errors import PayloadTooLargeError, ServiceUnavailableError
-from app.ingest import service
 from app.ingest.body import (
     CSV_TYPES,
     SEPARATORS_PER_LABEL,
@@ -32,6 +30,7 @@ from app.ingest.body import (
 from app.ingest.labels import parse_labels
 from app.observability.service_metrics import service_metrics
 from app.schemas.ingest import BatchAccepted, LabelsApplied
+from app.services import ingest as service
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1/models", tags=["ingest"])
@@ -209,6 +208,7 @@ def post_batch(
     name: str,
     *,
     request: Request,
+    response: Response,
     _: IngestAccess,
     __: IngestSlot,
     body: BatchBody,
@@ -220,7 +220,7 @@ def post_batch(
     x_batch_id: Annotated[
         str | None, Header(description="The batch's id, if the body does not carry it (CSV).")
     ] = None,
-) -> JSONResponse:
+) -> BatchAccepted:
     """Store a batch of predictions (row JSON, columnar JSON or CSV; gzip accepted)."""
     raw = parse_body(
         body,
@@ -232,7 +232,9 @@ def post_batch(
     now = utcnow()
     with service_metrics(request).counting_batch(name, raw.rows):
         outcome = service.ingest_batch(session, name, raw, service.limits_from(settings, now), now)
-    return JSONResponse(outcome.response, status_code=201 if outcome.created else 200)
+    if not outcome.created:
+        response.status_code = 200  # a replay: the stored response, nothing written
+    return outcome.response
 
 
 @router.post(
@@ -254,7 +256,7 @@ def post_labels(
     body: LabelsBody,
     session: SessionDep,
     settings: SettingsDep,
-) -> JSONResponse:
+) -> LabelsApplied:
     """Set labels of known predictions by id; unknown ids are listed, not dropped."""
     now = utcnow()
     limits = service.limits_from(settings, now)
@@ -262,5 +264,4 @@ def post_labels(
         body, labels_media(request.headers.get("content-type")), settings.max_rows_per_request
     )
     body.clear()
-    result = service.update_labels(session, name, updates, limits, now)
-    return JSONResponse(result)
+    return service.update_labels(session, name, updates, limits, now)

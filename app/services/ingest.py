@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,7 @@ from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.monitoring.vocabulary import Granularity
+from app.schemas.ingest import BatchAccepted, LabelsApplied
 from app.services.models import get_model
 from app.settings import Settings
 
@@ -38,7 +39,7 @@ class IngestOutcome:
     """The response body, and whether this request stored it (201) or replayed it (200)."""
 
     created: bool
-    response: dict[str, Any]
+    response: BatchAccepted
 
 
 class ExpiredWindowError(PayloadValidationError):
@@ -94,14 +95,14 @@ def ingest_batch(
     batches = BatchRepository(session)
     batch_pk = batches.claim(model.id, batch.batch_id, content_hash, batch.rows)
     if batch_pk is None:
-        stored_hash, response = batches.find(model.id, batch.batch_id)
+        stored_hash, stored = batches.find(model.id, batch.batch_id)
         if stored_hash != content_hash:
             raise BatchConflictError(
                 f"batch_id {batch.batch_id!r} was already used for different content; "
                 "use a new batch_id for new data",
                 extra={"batch_id": batch.batch_id},
             )
-        return IngestOutcome(created=False, response=response)
+        return IngestOutcome(created=False, response=BatchAccepted.model_validate(stored))
     _check_segments(session, model.id, batch.segments, limits.max_segments)
     staged = StagedRows(
         model_id=model.id,
@@ -121,20 +122,21 @@ def ingest_batch(
         ) from error
     touched = result.windows_touched
     repository.mark_windows_dirty(model.id, touched, now)
-    response = {
-        "batch_id": batch.batch_id,
-        "rows_inserted": result.inserted,
-        "rows_updated": result.updated,
-        "rows_unchanged": result.unchanged,
-        "windows_touched": [_iso(start) for start in touched],
-    }
-    batches.finish(batch_pk, result.inserted, result.updated, response)
-    return IngestOutcome(created=True, response=response)
+    accepted = BatchAccepted(
+        batch_id=batch.batch_id,
+        rows_inserted=result.inserted,
+        rows_updated=result.updated,
+        rows_unchanged=result.unchanged,
+        windows_touched=[micros_to_datetime(start) for start in touched],
+    )
+    # Stored as it goes on the wire, so a replay answers with the same bytes.
+    batches.finish(batch_pk, result.inserted, result.updated, accepted.model_dump(mode="json"))
+    return IngestOutcome(created=True, response=accepted)
 
 
 def update_labels(
     session: Session, model_name: str, updates: list[tuple[str, int]], limits: Limits, now: datetime
-) -> dict[str, Any]:
+) -> LabelsApplied:
     """Set labels of known predictions; unknown ids are listed in the response, not dropped.
 
     Only rows whose label actually changes count as updated and re-dirty their window, so
@@ -146,12 +148,12 @@ def update_labels(
     ids = [prediction_id for prediction_id, _ in updates]
     result = repository.update_labels(model.id, ids, [label for _, label in updates])
     repository.mark_windows_dirty(model.id, result.changed_windows, now)
-    return {
-        "rows_updated": result.updated,
-        "rows_unchanged": result.unchanged,
-        "unknown_ids": result.unknown_ids,
-        "windows_touched": [_iso(start) for start in result.changed_windows],
-    }
+    return LabelsApplied(
+        rows_updated=result.updated,
+        rows_unchanged=result.unchanged,
+        unknown_ids=result.unknown_ids,
+        windows_touched=[micros_to_datetime(start) for start in result.changed_windows],
+    )
 
 
 def _check_retention(model: MonitoredModel, windows: npt.NDArray[np.int64]) -> None:
