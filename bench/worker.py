@@ -46,7 +46,7 @@ from app.db.migrate import upgrade
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
-from app.db.repositories.window_queue import WindowQueue
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
     RawBinaryLoader,
     SegmentRows,
@@ -316,7 +316,7 @@ def _nowcast_only(window: WindowParts) -> None:
 
 def _claim_to_stored(factory: sessionmaker[Session], options: ComputeOptions) -> None:
     with factory.begin() as session:
-        claim = WindowQueue(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
+        claim = WindowQueueRepository(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
     assert claim is not None
     compute_claim(factory, claim, OWNER, options)
 
@@ -392,7 +392,9 @@ def _drain(factory: sessionmaker[Session], options: ComputeOptions) -> int:
     done = 0
     while True:
         with factory.begin() as session:
-            claim = WindowQueue(session).claim_next(OWNER, timedelta(minutes=10), utcnow())
+            claim = WindowQueueRepository(session).claim_next(
+                OWNER, timedelta(minutes=10), utcnow()
+            )
         if claim is None:
             return done
         compute_claim(factory, claim, OWNER, options)

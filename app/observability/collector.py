@@ -65,16 +65,17 @@ class Snapshot:
 def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> Snapshot:
     """Read the state the collector exports."""
     alive_since = now - timedelta(seconds=ALIVE_LEASE_PERIODS * lease_seconds)
+    reads = repository.ObservabilityRepository(session)
     return Snapshot(
         taken_at=now,
-        windows=repository.latest_windows(session),
-        values=repository.latest_values(session),
-        models=repository.model_states(session),
-        alerts=repository.alert_rows(session),
-        nowcasts=repository.latest_nowcasts(session),
-        awaiting=repository.awaiting_labels(session),
-        backlog=repository.backlog(session),
-        workers=repository.worker_totals(session, alive_since=alive_since),
+        windows=reads.latest_windows(),
+        values=reads.latest_values(),
+        models=reads.model_states(),
+        alerts=reads.alert_rows(),
+        nowcasts=reads.latest_nowcasts(),
+        awaiting=reads.awaiting_labels(),
+        backlog=reads.backlog(),
+        workers=reads.worker_totals(alive_since=alive_since),
     )
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from app.db.metrics_tables import WindowMetrics, WindowMetricValue
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
-from app.db.repositories.window_queue import WindowQueue
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.errors import NotFoundError, PayloadValidationError
@@ -234,7 +234,7 @@ def pi0_info(session: Session, name: str) -> Pi0Out:
 def status(session: Session, name: str) -> StatusOut:
     """Latest complete window, what waits in the queue, and the workers' heartbeats."""
     model = _model(session, name)
-    queue = WindowQueue(session).state(model.id)
+    queue = WindowQueueRepository(session).state(model.id)
     repo = WindowMetricsRepository(session)
     latest = (
         repo.window(model.id, queue.latest_complete_window, "all")

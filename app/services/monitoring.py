@@ -7,8 +7,8 @@ from typing import cast
 from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import ReferenceSpec
-from app.db.repositories import observability
 from app.db.repositories.monitoring import MonitoringRepository
+from app.db.repositories.observability import ObservabilityRepository
 from app.db.types import utcnow
 from app.errors import NotFoundError
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
@@ -32,8 +32,9 @@ def alerts(session: Session, name: str) -> AlertsOut:
     """The model's alert state per segment, worst first."""
     model = get_model(session, name)
     rows = MonitoringRepository(session).alert_states(model.id)
-    verdicts = {row.segment: row.verdict for row in observability.alert_rows(session, model.id)}
-    waiting = {a.segment: a for a in observability.awaiting_labels(session, model.id)}
+    reads = ObservabilityRepository(session)
+    verdicts = {row.segment: row.verdict for row in reads.alert_rows(model.id)}
+    waiting = {a.segment: a for a in reads.awaiting_labels(model.id)}
     segments = []
     for segment in sorted(set(rows) | set(waiting)):
         row = rows.get(segment)

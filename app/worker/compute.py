@@ -31,7 +31,7 @@ from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
-from app.db.repositories.window_queue import Claim, WindowQueue
+from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.db.repositories.window_rows import SegmentRows, WindowRowsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
@@ -114,7 +114,7 @@ def compute_claim(
         if rows_dropped(model.raw_kept_from, claim.window_start):
             # Retention deleted its rows: recomputing from none would erase its stored values,
             # which stand (a threshold change reaches only the windows whose rows are kept).
-            if not WindowQueue(session).complete(claim, owner):
+            if not WindowQueueRepository(session).complete(claim, owner):
                 raise LeaseLostError(f"lease on {claim} lost before completion")
             return ComputeOutcome(
                 segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
@@ -134,7 +134,7 @@ def compute_claim(
 
     with session_factory.begin() as session:
         model = _lock_model(session, claim.model_id)
-        if not WindowQueue(session).hold(claim, owner):
+        if not WindowQueueRepository(session).hold(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost")
         repo = WindowMetricsRepository(session)
         monitoring = MonitoringRepository(session)
@@ -181,7 +181,7 @@ def compute_claim(
             )
         run_detector(monitoring, repo, model, references)
         run_nowcasts(nowcasts, monitoring, model, references)
-        if not WindowQueue(session).complete(claim, owner):
+        if not WindowQueueRepository(session).complete(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost before completion")
     return ComputeOutcome(
         segments=len(inputs),

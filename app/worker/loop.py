@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.clock import database_now
 from app.db.metrics_tables import WorkerHeartbeat
 from app.db.repositories.window_metrics import WindowMetricsRepository
-from app.db.repositories.window_queue import Claim, WindowQueue
+from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.services.models import purge_predictions
 from app.services.retention import expire_predictions
 from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
@@ -137,7 +137,7 @@ class Worker:
 
     def _claim(self) -> Claim | None:
         with self.session_factory.begin() as session:
-            queue = WindowQueue(session)
+            queue = WindowQueueRepository(session)
             return queue.claim_next(self.worker_id, self.config.lease, database_now(session))
 
     def _process(self, claim: Claim) -> None:
@@ -182,7 +182,9 @@ class Worker:
         try:
             with self.session_factory.begin() as session:
                 retry_at = database_now(session) + timedelta(seconds=delay)
-                WindowQueue(session).release_failed(claim, self.worker_id, error, retry_at)
+                WindowQueueRepository(session).release_failed(
+                    claim, self.worker_id, error, retry_at
+                )
         except Exception:
             # The lease will expire on its own; the window is not lost.
             logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue
-from app.db.repositories.window_queue import WindowQueue
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import Window
 from app.db.types import utcnow
 from app.metrics import METRIC_NAMES, CurveSketch, bootstrap
@@ -122,7 +122,7 @@ def test_a_window_redirtied_during_its_computation_is_computed_again(
 ) -> None:
     model_id = _one_window(session_factory, seed=2, rows=2_000)
     with session_factory.begin() as session:
-        claim = WindowQueue(session).claim_next("w1", timedelta(minutes=1), utcnow())
+        claim = WindowQueueRepository(session).claim_next("w1", timedelta(minutes=1), utcnow())
     assert claim is not None
     # Ingest lands between the claim and the store.
     with session_factory.begin() as session:
@@ -140,11 +140,15 @@ def test_an_expired_lease_is_taken_over_and_the_old_owner_cannot_store(
     lease = timedelta(seconds=30)
     now = utcnow()
     with session_factory.begin() as session:
-        dead = WindowQueue(session).claim_next("dead", lease, now)
+        dead = WindowQueueRepository(session).claim_next("dead", lease, now)
     with session_factory.begin() as session:
-        assert WindowQueue(session).claim_next("other", lease, now) is None  # still leased
+        assert (
+            WindowQueueRepository(session).claim_next("other", lease, now) is None
+        )  # still leased
     with session_factory.begin() as session:
-        taken = WindowQueue(session).claim_next("other", lease, now + lease + timedelta(1))
+        taken = WindowQueueRepository(session).claim_next(
+            "other", lease, now + lease + timedelta(1)
+        )
     assert dead is not None
     assert taken is not None
     assert taken.window_start == dead.window_start

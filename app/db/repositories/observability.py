@@ -1,7 +1,7 @@
 """Read-only queries behind the Prometheus collector (app/observability/collector.py).
 
 Every API replica answers a scrape from the same rows, so the exported values do not depend on
-which process computed a window. Each function is one or two queries over all models at once:
+which process computed a window. Each method is one or two queries over all models at once:
 a scrape costs a constant number of round trips, not one per model.
 """
 
@@ -138,190 +138,191 @@ def _is_latest_window(table: type[WindowMetrics] | type[WindowMetricValue]) -> C
     )
 
 
-def latest_windows(session: Session) -> list[LatestWindow]:
-    """The newest window of every (model, segment)."""
-    rows = session.execute(
-        select(
-            MonitoredModel.name,
-            WindowMetrics.segment,
-            WindowMetrics.window_start,
-            WindowMetrics.computed_at,
-            WindowMetrics.pi,
-            WindowMetrics.label_coverage,
-            WindowMetrics.labelled,
-            WindowMetrics.positives,
-            WindowMetrics.verdict,
+class ObservabilityRepository:
+    """The collector's reads (and the API's alert summary) inside the caller's transaction."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def latest_windows(self) -> list[LatestWindow]:
+        """The newest window of every (model, segment)."""
+        rows = self.session.execute(
+            select(
+                MonitoredModel.name,
+                WindowMetrics.segment,
+                WindowMetrics.window_start,
+                WindowMetrics.computed_at,
+                WindowMetrics.pi,
+                WindowMetrics.label_coverage,
+                WindowMetrics.labelled,
+                WindowMetrics.positives,
+                WindowMetrics.verdict,
+            )
+            .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+            .where(_is_latest_window(WindowMetrics))
+            .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
-        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-        .where(_is_latest_window(WindowMetrics))
-        .order_by(MonitoredModel.name, WindowMetrics.segment)
-    )
-    return [LatestWindow(*row) for row in rows]
+        return [LatestWindow(*row) for row in rows]
 
-
-def latest_values(session: Session) -> list[LatestValue]:
-    """Every metric row of the newest window of every (model, segment)."""
-    value = WindowMetricValue
-    rows = session.execute(
-        select(
-            MonitoredModel.name,
-            value.segment,
-            value.metric,
-            value.regular,
-            value.regular_ci_low,
-            value.regular_ci_high,
-            value.calibrated,
-            value.calibrated_ci_low,
-            value.calibrated_ci_high,
-            value.prior_effect,
-            value.performance_effect,
+    def latest_values(self) -> list[LatestValue]:
+        """Every metric row of the newest window of every (model, segment)."""
+        value = WindowMetricValue
+        rows = self.session.execute(
+            select(
+                MonitoredModel.name,
+                value.segment,
+                value.metric,
+                value.regular,
+                value.regular_ci_low,
+                value.regular_ci_high,
+                value.calibrated,
+                value.calibrated_ci_low,
+                value.calibrated_ci_high,
+                value.prior_effect,
+                value.performance_effect,
+            )
+            .join(MonitoredModel, MonitoredModel.id == value.model_id)
+            .where(_is_latest_window(value))
+            .order_by(MonitoredModel.name, value.segment, value.metric)
         )
-        .join(MonitoredModel, MonitoredModel.id == value.model_id)
-        .where(_is_latest_window(value))
-        .order_by(MonitoredModel.name, value.segment, value.metric)
-    )
-    return [LatestValue(*row) for row in rows]
+        return [LatestValue(*row) for row in rows]
 
-
-def latest_nowcasts(session: Session) -> list[LatestNowcast]:
-    """The newest window with a nowcast of every (model, segment)."""
-    estimated = WindowMetrics.nowcast_reference_version.is_not(None)
-    latest = (
-        select(
-            WindowMetrics.model_id,
-            WindowMetrics.segment,
-            func.max(WindowMetrics.window_start).label("window_start"),
+    def latest_nowcasts(self) -> list[LatestNowcast]:
+        """The newest window with a nowcast of every (model, segment)."""
+        estimated = WindowMetrics.nowcast_reference_version.is_not(None)
+        latest = (
+            select(
+                WindowMetrics.model_id,
+                WindowMetrics.segment,
+                func.max(WindowMetrics.window_start).label("window_start"),
+            )
+            .where(estimated)
+            .group_by(WindowMetrics.model_id, WindowMetrics.segment)
+            .subquery("latest")
         )
-        .where(estimated)
-        .group_by(WindowMetrics.model_id, WindowMetrics.segment)
-        .subquery("latest")
-    )
-    rows = session.execute(
-        select(
-            MonitoredModel.name,
-            WindowMetrics.segment,
-            WindowMetrics.window_start,
-            WindowMetrics.nowcast,
+        rows = self.session.execute(
+            select(
+                MonitoredModel.name,
+                WindowMetrics.segment,
+                WindowMetrics.window_start,
+                WindowMetrics.nowcast,
+            )
+            .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+            .join(
+                latest,
+                and_(
+                    latest.c.model_id == WindowMetrics.model_id,
+                    latest.c.segment == WindowMetrics.segment,
+                    latest.c.window_start == WindowMetrics.window_start,
+                ),
+            )
+            .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
-        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-        .join(
-            latest,
-            and_(
-                latest.c.model_id == WindowMetrics.model_id,
-                latest.c.segment == WindowMetrics.segment,
-                latest.c.window_start == WindowMetrics.window_start,
-            ),
+        return [LatestNowcast(*row) for row in rows if row[3] is not None]
+
+    def alert_rows(self, model_id: int | None = None) -> list[AlertRow]:
+        """Every (model, segment)'s alert state (of one model if given), with the verdict of its
+        newest judged window."""
+        state = AlertStateRow
+        query = (
+            select(
+                MonitoredModel.name,
+                state.segment,
+                state.state,
+                state.signals,
+                state.drop_statistic,
+                state.threshold,
+                state.last_window,
+                state.reference_value,
+                WindowMetrics.verdict,
+            )
+            .join(MonitoredModel, MonitoredModel.id == state.model_id)
+            .outerjoin(
+                WindowMetrics,
+                and_(
+                    WindowMetrics.model_id == state.model_id,
+                    WindowMetrics.segment == state.segment,
+                    WindowMetrics.window_start == state.last_window,
+                ),
+            )
+            .order_by(MonitoredModel.name, state.segment)
         )
-        .order_by(MonitoredModel.name, WindowMetrics.segment)
-    )
-    return [LatestNowcast(*row) for row in rows if row[3] is not None]
+        if model_id is not None:
+            query = query.where(state.model_id == model_id)
+        return [AlertRow(*row) for row in self.session.execute(query)]
 
-
-def alert_rows(session: Session, model_id: int | None = None) -> list[AlertRow]:
-    """Every (model, segment)'s alert state (of one model if given), with the verdict of its
-    newest judged window."""
-    state = AlertStateRow
-    query = (
-        select(
-            MonitoredModel.name,
-            state.segment,
-            state.state,
-            state.signals,
-            state.drop_statistic,
-            state.threshold,
-            state.last_window,
-            state.reference_value,
-            WindowMetrics.verdict,
+    def awaiting_labels(self, model_id: int | None = None) -> list[AwaitingLabels]:
+        """Per (model, segment) (of one model if given): windows below their model's label coverage
+        (or without labelled negatives) that have no verdict yet, and their rows."""
+        immature = or_(
+            WindowMetrics.label_coverage.is_(None),
+            WindowMetrics.label_coverage < MonitoredModel.min_label_coverage,
+            WindowMetrics.negatives <= 0,
         )
-        .join(MonitoredModel, MonitoredModel.id == state.model_id)
-        .outerjoin(
-            WindowMetrics,
-            and_(
-                WindowMetrics.model_id == state.model_id,
-                WindowMetrics.segment == state.segment,
-                WindowMetrics.window_start == state.last_window,
-            ),
+        query = (
+            select(
+                MonitoredModel.name,
+                WindowMetrics.segment,
+                func.count(),
+                func.coalesce(func.sum(WindowMetrics.rows_total), 0),
+            )
+            .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+            .where(WindowMetrics.judged_at.is_(None), immature)
+            .group_by(MonitoredModel.name, WindowMetrics.segment)
+            .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
-        .order_by(MonitoredModel.name, state.segment)
-    )
-    if model_id is not None:
-        query = query.where(state.model_id == model_id)
-    return [AlertRow(*row) for row in session.execute(query)]
+        if model_id is not None:
+            query = query.where(WindowMetrics.model_id == model_id)
+        rows = self.session.execute(query)
+        return [
+            AwaitingLabels(name, segment, int(n), int(total)) for name, segment, n, total in rows
+        ]
 
-
-def awaiting_labels(session: Session, model_id: int | None = None) -> list[AwaitingLabels]:
-    """Per (model, segment) (of one model if given): windows below their model's label coverage
-    (or without labelled negatives) that have no verdict yet, and their rows."""
-    immature = or_(
-        WindowMetrics.label_coverage.is_(None),
-        WindowMetrics.label_coverage < MonitoredModel.min_label_coverage,
-        WindowMetrics.negatives <= 0,
-    )
-    query = (
-        select(
-            MonitoredModel.name,
-            WindowMetrics.segment,
-            func.count(),
-            func.coalesce(func.sum(WindowMetrics.rows_total), 0),
+    def model_states(self) -> list[ModelState]:
+        """Every model with its granularity, alert floor and newest pi0 version's value."""
+        newest = (
+            select(Pi0Version.model_id, func.max(Pi0Version.version).label("version"))
+            .group_by(Pi0Version.model_id)
+            .subquery("newest")
         )
-        .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-        .where(WindowMetrics.judged_at.is_(None), immature)
-        .group_by(MonitoredModel.name, WindowMetrics.segment)
-        .order_by(MonitoredModel.name, WindowMetrics.segment)
-    )
-    if model_id is not None:
-        query = query.where(WindowMetrics.model_id == model_id)
-    rows = session.execute(query)
-    return [AwaitingLabels(name, segment, int(n), int(total)) for name, segment, n, total in rows]
-
-
-def model_states(session: Session) -> list[ModelState]:
-    """Every model with its granularity, alert floor and newest pi0 version's value."""
-    newest = (
-        select(Pi0Version.model_id, func.max(Pi0Version.version).label("version"))
-        .group_by(Pi0Version.model_id)
-        .subquery("newest")
-    )
-    rows = session.execute(
-        select(
-            MonitoredModel.name,
-            MonitoredModel.granularity,
-            MonitoredModel.alert_floor,
-            Pi0Version.value,
+        rows = self.session.execute(
+            select(
+                MonitoredModel.name,
+                MonitoredModel.granularity,
+                MonitoredModel.alert_floor,
+                Pi0Version.value,
+            )
+            .outerjoin(newest, newest.c.model_id == MonitoredModel.id)
+            .outerjoin(
+                Pi0Version,
+                and_(
+                    Pi0Version.model_id == newest.c.model_id,
+                    Pi0Version.version == newest.c.version,
+                ),
+            )
+            .order_by(MonitoredModel.name)
         )
-        .outerjoin(newest, newest.c.model_id == MonitoredModel.id)
-        .outerjoin(
-            Pi0Version,
-            and_(
-                Pi0Version.model_id == newest.c.model_id,
-                Pi0Version.version == newest.c.version,
-            ),
-        )
-        .order_by(MonitoredModel.name)
-    )
-    return [ModelState(*row) for row in rows]
+        return [ModelState(*row) for row in rows]
 
+    def backlog(self) -> Backlog:
+        """How many windows wait for the worker, and the oldest one's last update."""
+        count, oldest = self.session.execute(
+            select(func.count(), func.min(Window.updated_at)).where(
+                Window.dirty_version > Window.computed_version
+            )
+        ).one()
+        return Backlog(int(count), oldest)
 
-def backlog(session: Session) -> Backlog:
-    """How many windows wait for the worker, and the oldest one's last update."""
-    count, oldest = session.execute(
-        select(func.count(), func.min(Window.updated_at)).where(
-            Window.dirty_version > Window.computed_version
-        )
-    ).one()
-    return Backlog(int(count), oldest)
-
-
-def worker_totals(session: Session, *, alive_since: datetime) -> WorkerTotals:
-    """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since`` and has
-    not stopped."""
-    beat = WorkerHeartbeat
-    alive, computed, failures, last_seen = session.execute(
-        select(
-            func.count().filter(beat.last_seen_at >= alive_since, beat.stopped_at.is_(None)),
-            func.coalesce(func.sum(beat.windows_computed), 0),
-            func.coalesce(func.sum(beat.failures), 0),
-            func.max(beat.last_seen_at),
-        )
-    ).one()
-    return WorkerTotals(int(alive), int(computed), int(failures), last_seen)
+    def worker_totals(self, *, alive_since: datetime) -> WorkerTotals:
+        """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since`` and has
+        not stopped."""
+        beat = WorkerHeartbeat
+        alive, computed, failures, last_seen = self.session.execute(
+            select(
+                func.count().filter(beat.last_seen_at >= alive_since, beat.stopped_at.is_(None)),
+                func.coalesce(func.sum(beat.windows_computed), 0),
+                func.coalesce(func.sum(beat.failures), 0),
+                func.max(beat.last_seen_at),
+            )
+        ).one()
+        return WorkerTotals(int(alive), int(computed), int(failures), last_seen)

@@ -60,7 +60,7 @@ def _claimable(now: datetime) -> tuple[ColumnElement[bool], ...]:
     )
 
 
-class WindowQueue:
+class WindowQueueRepository:
     """Claims, completes and releases windows inside the caller's transaction."""
 
     def __init__(self, session: Session) -> None:
