@@ -2,8 +2,10 @@
 
 Two rules:
 
-1. The lower layers (app.db, app.services, app.ingest, app.metrics, app.monitoring) never import
-   app.worker or app.api: arrows point down only.
+1. Arrows point down only: app.worker and app.api sit on app.services, which sits on app.db and
+   the pure layers (app.ingest: parsing, validation, windows; app.monitoring; app.metrics). No
+   lower layer imports app.worker or app.api, app.db no service, the pure layers no app.db and
+   no database library, and app.metrics nothing else from app.
 2. SQL lives in app/db, and only app/db/driver.py reaches the DB-API connection. Outside app/db
    no module imports a SQL builder or a driver (sqlalchemy's ``select``, ``text``, ``insert``,
    ``update``, ``delete``, ...; ``sqlalchemy.dialects``, ``sqlalchemy.sql``, ``psycopg``,
@@ -22,8 +24,19 @@ import pytest
 import app
 
 APP_DIR = Path(app.__file__).parent
-LOWER_LAYERS = ("app.db", "app.services", "app.ingest", "app.metrics", "app.monitoring")
-UPPER_LAYERS = ("app.worker", "app.api")
+# What each lower layer must not import (docs/architecture.md, "Layers and arrows"). app.worker
+# and app.api sit on top; app.metrics imports nothing else from app at all.
+_TOP = ("app.worker", "app.api")
+FORBIDDEN = {
+    "app.services": _TOP,
+    "app.db": ("app.services", *_TOP),
+    "app.ingest": ("app.db", "app.services", *_TOP),
+    "app.monitoring": ("app.ingest", "app.db", "app.services", *_TOP),
+    "app.metrics": ("app",),
+}
+# The pure layers do no I/O: no database library at all, not even a Session type.
+PURE = ("app.ingest", "app.monitoring", "app.metrics")
+DATABASE_LIBRARIES = ("sqlalchemy", "psycopg", "sqlite3")
 SQL_HOME = "app.db"
 DRIVER_HOME = "app.db.driver"  # the one way to the DB-API connection
 SQL_MODULES = ("psycopg", "sqlite3", "sqlalchemy.dialects", "sqlalchemy.sql")
@@ -88,10 +101,15 @@ def violations(module: str, source: str) -> list[str]:
     """The layering rules ``module`` (a dotted name under app) breaks, one line each."""
     tree = ast.parse(source)
     found: list[str] = []
+    layer = next((layer for layer in FORBIDDEN if _within(module, layer)), None)
     for line, modules, names in _imports(module, tree):
-        upper = [m for m in modules if _within(m, UPPER_LAYERS)]
-        if _within(module, LOWER_LAYERS) and upper:
-            found.append(f"{module}:{line}: a lower layer imports {upper[0]}")
+        if layer is not None:
+            upward = [m for m in modules if _within(m, FORBIDDEN[layer]) and not _within(m, layer)]
+            if upward:
+                found.append(f"{module}:{line}: {layer} must not import {upward[0]}")
+        if _within(module, PURE) and _within(modules[0], DATABASE_LIBRARIES):
+            found.append(f"{module}:{line}: a pure layer imports {modules[0]}")
+            continue
         if _within(module, SQL_HOME):
             continue
         imported = modules[0]
@@ -138,11 +156,15 @@ def test_the_app_keeps_its_layers() -> None:
 @pytest.mark.parametrize(
     ("module", "source", "expected"),
     [
-        ("app.services.x", "from app.worker.loop import run", "a lower layer imports app.worker"),
-        ("app.db.repositories.x", "import app.api.deps", "a lower layer imports app.api"),
-        ("app.ingest.x", "from app.api import deps", "a lower layer imports app.api"),
-        ("app.metrics.x", "from ..worker import loop", "a lower layer imports app.worker"),
-        ("app.monitoring.x", "from app import worker", "a lower layer imports app.worker"),
+        ("app.services.x", "from app.worker.loop import run", "must not import app.worker"),
+        ("app.db.repositories.x", "import app.api.deps", "must not import app.api"),
+        ("app.db.x", "from app.services.models import get_model", "must not import app.services"),
+        ("app.ingest.x", "from app.api import deps", "must not import app.api"),
+        ("app.ingest.x", "from app.db.tables import Batch", "must not import app.db"),
+        ("app.metrics.x", "from ..worker import loop", "must not import app.worker"),
+        ("app.metrics.x", "from app.errors import NotFoundError", "must not import app.errors"),
+        ("app.monitoring.x", "from app import worker", "must not import app.worker"),
+        ("app.monitoring.x", "from sqlalchemy.orm import Session", "a pure layer imports sqla"),
         ("app.services.x", "from sqlalchemy import func, select", "imports sqlalchemy func"),
         ("app.worker.x", "import psycopg", "imports psycopg"),
         ("app.api.x", "from sqlalchemy.dialects import postgresql", "imports sqlalchemy.dia"),
@@ -166,6 +188,9 @@ def test_a_violation_is_caught(module: str, source: str, expected: str) -> None:
         ("app.worker.x", "from sqlalchemy.orm import Session, sessionmaker"),
         ("app.services.x", "from sqlalchemy.exc import IntegrityError\nsession.flush()"),
         ("app.worker.x", "from app.services.models import get_model"),
+        ("app.services.x", "from app.ingest.validate import validate"),
+        ("app.metrics.x", "from app.metrics.sketch import CurveSketch"),
+        ("app.monitoring.x", "from app.metrics import evaluate"),
         ("app.api.x", "from app.worker.loop import run\nsettings.get('x')"),
     ],
 )
