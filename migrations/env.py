@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 from app.db.engine import create_db_engine
-from app.db.schema import metadata
+from app.db.schema import autogenerate_filters, metadata
 from app.settings import Settings, get_settings
 
 
@@ -22,6 +22,7 @@ def _configure(connection: Connection) -> None:
         compare_type=True,
         # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
+        **autogenerate_filters(connection.dialect.name),
     )
 
 

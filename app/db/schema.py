@@ -6,7 +6,33 @@ table module that is not imported here would silently fall out of autogenerate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from app.db import metrics_tables, tables  # noqa: F401  (registers the tables on Base.metadata)
 from app.db.base import Base
+from app.db.partitions import is_partition
 
 metadata = Base.metadata
+
+
+
+def autogenerate_filters(dialect: str) -> dict[str, Callable[..., bool]]:
+    """Alembic's ``include_name``/``include_object`` for a database of ``dialect`` (env.py and
+    the models-match-migrations test both pass them, so both compare the same things).
+
+    Left out: the partitions of predictions and prediction_keys, which calmon creates as
+    batches need them (app/db/partitions.py), never a migration; and on SQLite the tables of the
+    PostgreSQL layout alone (``info={"postgresql_only": True}``: prediction_keys).
+    """
+
+    def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+        return not (type_ == "table" and name is not None and is_partition(name))
+
+    def include_object(
+        item: Any, name: str | None, type_: str, reflected: bool, compare_to: object
+    ) -> bool:
+        postgresql_only = type_ == "table" and bool(item.info.get("postgresql_only", False))
+        return dialect == "postgresql" or not postgresql_only
+
+    return {"include_name": include_name, "include_object": include_object}

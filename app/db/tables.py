@@ -119,6 +119,10 @@ class Prediction(Base):
     no surrogate key (with its own index) slows the bulk write. model_id has no foreign key:
     checking it cost one trigger call per row; the ingest takes one FOR KEY SHARE lock of the
     model row per batch instead, and deleting a model deletes its predictions explicitly.
+
+    On PostgreSQL the table is partitioned by model, then by week of window_start (migration
+    0011, app/db/partitions.py): its primary key there also holds window_start, and
+    PredictionKey keeps the id unique within the model.
     """
 
     __tablename__ = "predictions"
@@ -134,6 +138,24 @@ class Prediction(Base):
     score: Mapped[float] = mapped_column(Double)
     label: Mapped[int | None] = mapped_column(SmallInteger)
     segment: Mapped[str] = mapped_column(String(100), default="all", server_default="all")
+
+
+class PredictionKey(Base):
+    """PostgreSQL only: the window of each stored id, partitioned by model.
+
+    What the partitioned predictions table cannot hold itself: the id's uniqueness within its
+    model, and the week table a late label's row is in (one probe here, then one in that week).
+    """
+
+    __tablename__ = "prediction_keys"
+    __table_args__ = (
+        Index(None, "model_id", "window_start"),
+        {"info": {"postgresql_only": True}},  # migrations/env.py skips it on SQLite
+    )
+
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prediction_id: Mapped[str] = mapped_column(PredictionId, primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class ModelPurge(Base):

@@ -11,7 +11,7 @@ from sqlalchemy import inspect
 
 from app.db.engine import create_db_engine
 from app.db.migrate import MIGRATIONS_DIR, alembic_config, current_revisions, head_revisions
-from app.db.schema import metadata
+from app.db.schema import autogenerate_filters, metadata
 from tests.support.databases import settings_for
 
 
@@ -52,7 +52,10 @@ def test_models_match_migrations(empty_database_url: str) -> None:
     try:
         assert current_revisions(engine) == head_revisions(empty_database_url)
         with engine.connect() as connection:
-            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            filters = autogenerate_filters(connection.dialect.name)
+            context = MigrationContext.configure(
+                connection, opts={"compare_type": True, **filters}
+            )
             diff = compare_metadata(context, metadata)
         assert diff == []
     finally:

@@ -1,0 +1,149 @@
+"""A long load through calmon's own write path: does a batch get slower as the store grows, and
+how much WAL does each batch write?
+
+    python -m bench.load_growth --database-url postgresql+psycopg://postgres@127.0.0.1/calmon_bench \
+        --rows 10000000 --ids random
+
+Every batch is written the way the API writes it once the request is parsed (the calmon floor of
+bench/ingest.py: model locked, ``write_rows``, windows marked dirty, one transaction), so the
+same script measures whatever schema the code at hand migrates to. Time moves forward with the
+load like live traffic: ``--days`` daily windows spread over the rows, so the last million rows
+land in later windows (and, when predictions is partitioned, later partitions) than the first.
+Per batch: seconds, and the WAL it wrote (``pg_current_wal_lsn()`` before and after; the
+database must be otherwise quiet for the WAL figure to be the batch's alone). Printed per
+million rows: median and p90 batch time, median WAL per batch; then the last million's median
+over the first million's (the issue's target: within 1.3x).
+
+The database's calmon tables are emptied first (it must be a scratch database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import create_db_engine, create_session_factory
+from app.db.migrate import upgrade
+from app.ingest.staged import StagedRows
+from app.ingest.windows import floor_to_windows
+from app.schemas.models import ModelCreate
+from app.services.models import create_model
+from app.settings import Settings
+from bench.ingest_floors import ID_PATTERNS, make_ids, write_calmon_floor
+
+START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
+DAY_MICROS = 86_400 * 1_000_000
+MILLION = 1_000_000
+
+
+@dataclass(frozen=True)
+class BatchFigure:
+    rows_before: int
+    seconds: float
+    wal_bytes: int
+
+
+def batch_rows(
+    model_id: int, number: int, size: int, pattern: str, days: int, total: int, seed: int
+) -> StagedRows:
+    """Batch ``number``: ids of ``pattern``, timestamps in its slice of the load's time span."""
+    rng = np.random.default_rng([seed, number])
+    first = number * size
+    span = days * DAY_MICROS
+    begin = START_MICROS + span * first // total
+    end = START_MICROS + span * (first + size) // total
+    micros = np.sort(rng.integers(begin, max(end, begin + 1), size))
+    positives = rng.random(size) < 0.005
+    labels = np.where(rng.random(size) < 0.7, positives.astype(np.int8), -1).astype(np.int8)
+    return StagedRows(
+        model_id=model_id,
+        ids=make_ids(pattern, "g", first, size, rng),
+        timestamps=micros,
+        windows=floor_to_windows(micros, "day", "UTC"),
+        scores=np.clip(rng.beta(1, 8, size) + 0.5 * positives, 0, 1).round(6),
+        labels=labels,
+        segments=rng.choice(["FR", "DE", "ES", "IT"], size).tolist(),
+    )
+
+
+def wal_position(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(
+            connection.execute(text("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")).scalar_one()
+        )
+
+
+def run(
+    engine: Engine, factory: sessionmaker[Session], rows: int, size: int, pattern: str, days: int
+) -> list[BatchFigure]:
+    with engine.begin() as connection:
+        connection.execute(text("TRUNCATE predictions, windows, batches"))
+        connection.execute(text("DELETE FROM models"))
+    with factory.begin() as session:
+        spec = ModelCreate(name="load-growth", threshold=0.5, granularity="day", timezone="UTC")
+        model_id = create_model(session, spec).id
+    figures = []
+    for number in range(rows // size):
+        staged = batch_rows(model_id, number, size, pattern, days, rows, seed=7)
+        before = wal_position(engine)
+        seconds = write_calmon_floor(factory, staged)
+        figures.append(BatchFigure(number * size, seconds, wal_position(engine) - before))
+        if (number + 1) * size % MILLION == 0:
+            print(f"  {(number + 1) * size:>11,} rows stored", file=sys.stderr, flush=True)
+    return figures
+
+
+def report(figures: list[BatchFigure], pattern: str) -> None:
+    print(f"\n{pattern} ids: per million rows stored before the batch")
+    print("| rows stored | batches | median s | p90 s | median WAL MB/batch |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    millions: dict[int, list[BatchFigure]] = {}
+    for figure in figures:
+        millions.setdefault(figure.rows_before // MILLION, []).append(figure)
+    medians = {}
+    for million, group in sorted(millions.items()):
+        seconds = [f.seconds for f in group]
+        medians[million] = float(np.median(seconds))
+        wal = float(np.median([f.wal_bytes for f in group])) / 1e6
+        print(
+            f"| {million}M-{million + 1}M | {len(group)} | {medians[million]:.3f} "
+            f"| {np.percentile(seconds, 90):.3f} | {wal:.1f} |"
+        )
+    first, last = medians[min(medians)], medians[max(medians)]
+    print(f"last million / first million (median batch time): {last / first:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--rows", type=int, default=10 * MILLION)
+    parser.add_argument("--batch-rows", type=int, default=50_000)
+    parser.add_argument("--ids", choices=(*ID_PATTERNS, "both"), default="random")
+    parser.add_argument("--days", type=int, default=10, help="daily windows the load spans")
+    args = parser.parse_args()
+    upgrade(args.database_url)
+    engine = create_db_engine(Settings(database_url=args.database_url, migrate_on_start=False))
+    factory = create_session_factory(engine)
+    patterns = ID_PATTERNS if args.ids == "both" else (args.ids,)
+    try:
+        for pattern in patterns:
+            started = time.perf_counter()
+            figures = run(engine, factory, args.rows, args.batch_rows, pattern, args.days)
+            report(figures, pattern)
+            print(f"({time.perf_counter() - started:.0f} s in all)")
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text("TRUNCATE predictions, windows, batches"))
+            connection.execute(text("DELETE FROM models"))
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
