@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.copy_binary import copy_in
+from app.db.partitions import ensure_partitions, week_starts
 from app.db.driver import DriverConnection, driver_connection
 from app.db.repositories.staged_rows import (
     PREDICTION_COLUMNS,
@@ -45,6 +46,8 @@ _STAGE_COLUMNS: Final = (
     "segment",
 )
 _STAGE_TYPES: Final = ("text", "int8", "int8", "float8", "int2", "text")
+_KEY_STATE: Final = "ingest_key_state"
+_KEY_COLUMNS: Final = ("model_id", "prediction_id", "window_start")
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ class IngestRepository:
         The caller holds the model's row FOR KEY SHARE (predictions has no foreign key to
         models: its check cost one trigger call per row, 138-299 ms per 50,000 rows).
         """
+        if self.is_postgres:  # outside the savepoint: the upsert below needs them too
+            ensure_partitions(self.connection, rows.model_id, week_starts(rows.windows))
         try:
             with self.connection.begin_nested():
                 if self.is_postgres:
@@ -117,16 +122,117 @@ class IngestRepository:
             windows = sorted(set(np.unique(rows.windows).tolist()))
             return WriteResult(len(rows.ids), 0, 0, windows)
         self._stage(rows)
+        if self.is_postgres:
+            return self._upsert_partitioned(rows, {"model_id": rows.model_id})
         return self._upsert(rows, {"model_id": rows.model_id})
 
     def _copy_into_predictions(self, rows: StagedRows) -> None:
-        """PostgreSQL: one binary COPY straight into predictions, rows in id order.
+        """PostgreSQL: one binary COPY into prediction_keys, one into predictions, rows in id
+        order.
 
-        No staging table and no INSERT ... SELECT: the rows go into the table and its indexes
-        as they arrive, built by numpy (app.db.copy_binary). Byte order of the ids is the lock
-        order every batch uses (see _id_order).
+        No staging table and no INSERT ... SELECT: the rows go into the tables and their
+        indexes as they arrive, built by numpy (app.db.copy_binary). The keys go first: a
+        stored id fails there, on the narrower table. Byte order of the ids is the lock order
+        every batch uses (see _id_order).
         """
-        copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions_copy_data(rows))
+        predictions, keys = predictions_copy_data(rows)
+        copy_in(self._psycopg(), "prediction_keys", _KEY_COLUMNS, keys)
+        copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions)
+
+    def _upsert_partitioned(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
+        """PostgreSQL's write when some ids are stored (predictions is partitioned there, and
+        prediction_keys holds the ids' uniqueness).
+
+        The keys of new ids are inserted, then those of stored ids locked, each in id order
+        (the lock order of every batch), noting each stored id's window; then the new rows
+        are inserted, the changed ones updated in the week table their key names (a row whose
+        window changes week moves table), and the keys of moved rows follow.
+        """
+        new_window = self._stage_instant("window_staged")
+        self._create_stage(
+            _KEY_STATE,
+            'prediction_id varchar(200) COLLATE "C", stored_window timestamptz, inserted boolean',
+        )
+        insert_new_keys = text(
+            f"WITH k AS (INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+            f"SELECT :model_id, prediction_id, {new_window} FROM {_STAGE} s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {_KEY_STATE} t "
+            "WHERE t.prediction_id = s.prediction_id) ORDER BY prediction_id "
+            "ON CONFLICT (model_id, prediction_id) DO NOTHING "
+            "RETURNING prediction_id, window_start) "
+            f"INSERT INTO {_KEY_STATE} SELECT prediction_id, window_start, true FROM k"
+        )
+        self.connection.execute(insert_new_keys, params)
+        self.connection.execute(
+            text(
+                f"INSERT INTO {_KEY_STATE} SELECT k.prediction_id, k.window_start, false "
+                f"FROM prediction_keys k JOIN {_STAGE} s ON k.prediction_id = s.prediction_id "
+                f"WHERE k.model_id = :model_id AND NOT EXISTS (SELECT 1 FROM {_KEY_STATE} t "
+                "WHERE t.prediction_id = s.prediction_id) ORDER BY k.prediction_id FOR UPDATE OF k"
+            ),
+            params,
+        )
+        # A key deleted by retention between the two statements: its id is new again.
+        self.connection.execute(insert_new_keys, params)
+        states = self._classify_partitioned(params)
+        self.connection.execute(
+            text(
+                f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) SELECT :model_id, n.prediction_id, "
+                f"n.window_start, n.ts, n.score, n.label, n.segment FROM {self._staged()} n "
+                f"JOIN {_KEY_STATE} k USING (prediction_id) WHERE k.inserted "
+                "ORDER BY n.prediction_id"
+            ),
+            params,
+        )
+        self.connection.execute(
+            text(
+                "UPDATE predictions p SET window_start = n.window_start, ts = n.ts, "
+                "score = n.score, label = COALESCE(n.label, p.label), segment = n.segment "
+                f"FROM {self._staged()} n JOIN {_KEY_STATE} k USING (prediction_id) "
+                "WHERE NOT k.inserted AND p.model_id = :model_id "
+                "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
+                f"AND {_differs('n', 'p')}"
+            ),
+            params,
+        )
+        self.connection.execute(
+            text(
+                f"UPDATE prediction_keys k SET window_start = n.window_start "
+                f"FROM {self._staged()} n JOIN {_KEY_STATE} s USING (prediction_id) "
+                "WHERE NOT s.inserted AND s.stored_window <> n.window_start "
+                "AND k.model_id = :model_id AND k.prediction_id = n.prediction_id"
+            ),
+            params,
+        )
+        return self._result(rows, states)
+
+    def _classify_partitioned(
+        self, params: dict[str, int]
+    ) -> list[tuple[int, object, object, int]]:
+        """(state, new window, stored window, rows) of the staged rows, grouped, as
+        _classify, from the keys just inserted or locked (so the counts are exact here)."""
+        result = self.connection.execute(
+            text(
+                f"SELECT CASE WHEN k.inserted THEN {_NEW} "
+                f"WHEN {_differs('n', 'p')} THEN {_CHANGED} ELSE {_SAME} END, "
+                "n.window_start, k.stored_window, COUNT(*) "
+                f"FROM {self._staged()} n JOIN {_KEY_STATE} k USING (prediction_id) "
+                "LEFT JOIN predictions p ON NOT k.inserted AND p.model_id = :model_id "
+                "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
+                "GROUP BY 1, 2, 3"
+            ),
+            params,
+        )
+        return [(int(state), new, old, int(count)) for state, new, old, count in result]
+
+    def _staged(self) -> str:
+        """The staged rows as stored values (a subquery)."""
+        new_window = self._stage_instant("window_staged")
+        ts = self._stage_instant("ts_staged")
+        return (
+            f"(SELECT prediction_id, {new_window} AS window_start, {ts} AS ts, score, label, "
+            f"segment FROM {_STAGE})"
+        )
 
     def _upsert(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
         """The write when some ids are stored: classify each staged row (new, changed,
@@ -140,6 +246,11 @@ class IngestRepository:
         )
         self.connection.execute(text(self._insert_sql() + upsert), params)
         self._drop(_STAGE)
+        return self._result(rows, states)
+
+    def _result(
+        self, rows: StagedRows, states: list[tuple[int, object, object, int]]
+    ) -> WriteResult:
         inserted = sum(count for state, _, _, count in states if state == _NEW)
         updated = sum(count for state, _, _, count in states if state == _CHANGED)
         touched: set[int] = set()
@@ -282,30 +393,46 @@ class IngestRepository:
                 f"INSERT INTO {_LABEL_STAGE} VALUES (?, ?)", zip(ids, labels, strict=True)
             )
         params = {"model_id": model_id}
+        # PostgreSQL: an id's row is found through its key (which names its week table), so a
+        # label probes two indexes, not one per week.
+        keys = "prediction_keys" if self.is_postgres else "predictions"
         unknown = self.connection.execute(
             text(
-                f"SELECT s.prediction_id FROM {_LABEL_STAGE} s WHERE (SELECT 1 FROM predictions p "
+                f"SELECT s.prediction_id FROM {_LABEL_STAGE} s WHERE (SELECT 1 FROM {keys} p "
                 f"WHERE p.model_id = :model_id AND p.prediction_id = s.prediction_id) IS NULL"
             ),
             params,
         ).scalars()
         unknown_ids = sorted(unknown)
-        if self.is_postgres:  # lock the rows in id order first (see _id_order)
+        if self.is_postgres:
+            # Lock the keys in id order first (see _id_order): whoever changes a row holds its
+            # key, so the row locks below cannot deadlock.
             self.connection.execute(
                 text(
-                    f"SELECT 1 FROM predictions p JOIN {_LABEL_STAGE} s "
-                    f"ON p.prediction_id = s.prediction_id WHERE p.model_id = :model_id"
-                    f"{self._id_order('p.prediction_id')} FOR NO KEY UPDATE OF p"
+                    f"SELECT 1 FROM prediction_keys k JOIN {_LABEL_STAGE} s "
+                    f"ON k.prediction_id = s.prediction_id WHERE k.model_id = :model_id"
+                    f"{self._id_order('k.prediction_id')} FOR NO KEY UPDATE OF k"
                 ),
                 params,
             )
-        changed = self.connection.execute(
-            text(
+            update = (
+                f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
+                "JOIN prediction_keys k ON k.model_id = :model_id "
+                "AND k.prediction_id = s.prediction_id "
+                "WHERE predictions.model_id = :model_id "
+                "AND predictions.prediction_id = s.prediction_id "
+                "AND predictions.window_start = k.window_start "
+            )
+        else:
+            update = (
                 f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
                 f"WHERE predictions.model_id = :model_id "
                 f"AND predictions.prediction_id = s.prediction_id "
-                f"AND (predictions.label IS NULL OR predictions.label <> s.label) "
-                f"RETURNING predictions.window_start"
+            )
+        changed = self.connection.execute(
+            text(
+                update + "AND (predictions.label IS NULL OR predictions.label <> s.label) "
+                "RETURNING predictions.window_start"
             ),
             params,
         ).scalars()

@@ -40,10 +40,11 @@ class StagedRows:
     segments: list[str]
 
 
-def predictions_copy_data(rows: StagedRows) -> bytes:
-    """The binary COPY of ``rows`` into predictions (model_id, prediction_id, window_start, ts,
-    score, label, segment), sorted by the bytes of the ids: the order in which every batch
-    inserts and locks its rows, so that two batches sharing ids cannot deadlock."""
+def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
+    """The binary COPYs of ``rows`` into predictions (model_id, prediction_id, window_start, ts,
+    score, label, segment) and into prediction_keys (model_id, prediction_id, window_start),
+    both sorted by the bytes of the ids: the order in which every batch inserts and locks its
+    rows, so that two batches sharing ids cannot deadlock."""
     ids = Texts.of(rows.ids)
     order = ids.byte_order()
 
@@ -52,11 +53,14 @@ def predictions_copy_data(rows: StagedRows) -> bytes:
 
     segments = Texts.of(rows.segments)
     labels = ordered(rows.labels)
-    return copy_data(
+    model = Fixed(np.full(len(rows.ids), rows.model_id, dtype=">i4"))
+    sorted_ids = ids if order is None else ids.take(order)
+    windows = timestamptz(ordered(rows.windows))
+    predictions = copy_data(
         [
-            Fixed(np.full(len(rows.ids), rows.model_id, dtype=">i4")),
-            ids if order is None else ids.take(order),
-            timestamptz(ordered(rows.windows)),
+            model,
+            sorted_ids,
+            windows,
             timestamptz(ordered(rows.timestamps)),
             Fixed(ordered(rows.scores).astype(">f8")),
             Fixed(labels.astype(">i2"), nulls=labels < 0),
@@ -64,6 +68,7 @@ def predictions_copy_data(rows: StagedRows) -> bytes:
         ],
         len(rows.ids),
     )
+    return predictions, copy_data([model, sorted_ids, windows], len(rows.ids))
 
 
 def sqlite_datetimes(micros: npt.NDArray[np.int64]) -> list[str]:
