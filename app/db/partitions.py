@@ -141,23 +141,32 @@ def drop_partition(engine: Engine, parent: str, name: str) -> bool:
     only FINALIZE completes: done here when found.
     """
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        pending = connection.execute(
-            text(
-                "SELECT i.inhdetachpending FROM pg_inherits i "
-                "WHERE i.inhrelid = to_regclass(:name) AND i.inhparent = to_regclass(:parent)"
-            ),
-            {"name": name, "parent": parent},
-        ).scalar_one_or_none()
-        if pending is None:
-            exists = connection.execute(
-                text("SELECT to_regclass(:name) IS NOT NULL"), {"name": name}
-            ).scalar_one()
-            if not exists:
-                return False
-        else:
-            mode = "FINALIZE" if pending else "CONCURRENTLY"
-            connection.exec_driver_sql(f"ALTER TABLE {parent} DETACH PARTITION {name} {mode}")
-        connection.exec_driver_sql(f"DROP TABLE {name}")
+        # A partitioned table has at most one detach pending: detaches take turns.
+        connection.execute(text("SELECT pg_advisory_lock(:lock, 0)"), {"lock": _LOCK_CLASS})
+        try:
+            return _detach_and_drop(connection, parent, name)
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:lock, 0)"), {"lock": _LOCK_CLASS})
+
+
+def _detach_and_drop(connection: Connection, parent: str, name: str) -> bool:
+    pending = connection.execute(
+        text(
+            "SELECT i.inhdetachpending FROM pg_inherits i "
+            "WHERE i.inhrelid = to_regclass(:name) AND i.inhparent = to_regclass(:parent)"
+        ),
+        {"name": name, "parent": parent},
+    ).scalar_one_or_none()
+    if pending is None:
+        exists = connection.execute(
+            text("SELECT to_regclass(:name) IS NOT NULL"), {"name": name}
+        ).scalar_one()
+        if not exists:
+            return False
+    else:
+        mode = "FINALIZE" if pending else "CONCURRENTLY"
+        connection.exec_driver_sql(f"ALTER TABLE {parent} DETACH PARTITION {name} {mode}")
+    connection.exec_driver_sql(f"DROP TABLE {name}")
     return True
 
 

@@ -26,6 +26,7 @@ def expire_predictions(session_factory: sessionmaker[Session], chunk_rows: int) 
     """Delete one chunk of expired predictions per model with a retention, in one short
     transaction; rows deleted (0 when nothing has expired)."""
     deleted = 0
+    expired_weeks: list[tuple[int, datetime]] = []
     with session_factory.begin() as session:
         repository = PurgeRepository(session)
         now = database_now(session)
@@ -48,6 +49,13 @@ def expire_predictions(session_factory: sessionmaker[Session], chunk_rows: int) 
                 repository.keep_raw_from(model.id, cutoff)
                 kept_from = cutoff
             deleted += repository.expire_chunk(model.id, kept_from, chunk_rows)
+            expired_weeks.append((model.id, kept_from))
+    if deleted == 0 and session_factory.kw["bind"].dialect.name == "postgresql":
+        # Whole week tables, once no key of theirs is left (each in its own transaction).
+        with session_factory() as session:
+            repository = PurgeRepository(session)
+            for model_id, kept_from in expired_weeks:
+                deleted += repository.drop_expired_weeks(model_id, kept_from)
     return deleted
 
 

@@ -1,9 +1,11 @@
-"""DELETE /v1/models/{name}: the model and all its data go, on both backends; its predictions in
-bounded chunks on PostgreSQL, while other models' ingest goes on unblocked."""
+"""DELETE /v1/models/{name}: the model and all its data go, on both backends; its predictions
+afterwards on PostgreSQL (the worker drops the model's tables of predictions and keys), while
+other models' ingest goes on unblocked."""
 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +15,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import WindowMetrics
-from app.db.repositories.purges import PurgeRepository
 from app.db.tables import Batch, ModelPurge, ModelSegment, MonitoredModel, Prediction, Window
 from app.services.models import purge_predictions
 from app.worker.compute import ComputeOptions
@@ -97,7 +98,7 @@ def test_a_deleted_model_leaves_nothing_and_its_name_is_free(
     chunks = 0
     while purge_predictions(session_factory, chunk_rows=70):
         chunks += 1
-    assert chunks == (5 if backend == "postgresql" else 0)  # 300 rows, 70 at a time
+    assert chunks == (1 if backend == "postgresql" else 0)  # the model's tables, dropped whole
     assert _counts(session_factory, gone)["predictions"] == 0
     with session_factory() as session:
         assert session.scalar(select(func.count()).select_from(ModelPurge)) == 0
@@ -120,7 +121,7 @@ def test_the_worker_purges_a_deleted_models_predictions(
     while worker.purge_once():
         purges += 1
     assert _counts(session_factory, gone)["predictions"] == 0
-    assert purges in (0, 3)  # SQLite had nothing left; PostgreSQL: 100 + 100 + 50
+    assert purges in (0, 1)  # SQLite had nothing left; PostgreSQL drops the tables at once
 
 
 def test_another_models_ingest_is_not_blocked_by_a_delete(
@@ -129,35 +130,37 @@ def test_another_models_ingest_is_not_blocked_by_a_delete(
     session_factory: sessionmaker[Session],
     backend: str,
 ) -> None:
-    """A purge chunk's transaction is held open (as a slow one would be) while another model
-    ingests: the batch is stored at once, not after the purge."""
+    """The purge waits for a transaction that reads predictions (held open, as a slow worker
+    read would be) before it can detach the deleted model's tables; meanwhile another model's
+    batch is stored at once, not after the purge."""
     if backend != "postgresql":
         pytest.skip("SQLite has one writer at a time: a delete and any ingest take turns")
     admin, ingest = auth_headers("admin"), auth_headers("ingest")
     for name in ("gone", "busy"):
         _create(client, admin, name)
         assert _post(client, ingest, name, "b-1", 2_000) == 201
-    gone = _model_id(session_factory, "gone")
+    gone, busy = _model_id(session_factory, "gone"), _model_id(session_factory, "busy")
     assert client.delete("/v1/models/gone", headers=admin).status_code == 200
 
-    holding, release, purged = threading.Event(), threading.Event(), threading.Event()
+    with session_factory() as reader:
+        assert _count_in_open_transaction(reader, busy) == 2_000
+        purger = threading.Thread(target=purge_predictions, args=(session_factory, 1_500))
+        purger.start()
+        try:
+            time.sleep(0.5)
+            assert purger.is_alive()  # waiting for the reader to end
+            assert _post(client, ingest, "busy", "b-2", 2_000) == 201
+            # Stored while the purge still waited: the batch did not wait for it.
+            assert purger.is_alive(), "another model's batch waited for a purge"
+        finally:
+            reader.rollback()
+            purger.join(30)
+    assert not purger.is_alive()
+    assert _counts(session_factory, gone)["predictions"] == 0
+    assert _counts(session_factory, busy)["predictions"] == 4_000
 
-    def slow_purge() -> None:
-        with session_factory.begin() as session:
-            PurgeRepository(session).purge_chunk(gone, 1_500)
-            holding.set()
-            release.wait(30)
-        purged.set()
 
-    purger = threading.Thread(target=slow_purge)
-    purger.start()
-    try:
-        assert holding.wait(30)
-        assert _post(client, ingest, "busy", "b-2", 2_000) == 201
-        # Stored while the purge still held its transaction: the batch did not wait for it.
-        assert not purged.is_set(), "another model's batch waited for a purge"
-    finally:
-        release.set()
-        purger.join(30)
-    assert _counts(session_factory, gone)["predictions"] == 500
-    assert _counts(session_factory, _model_id(session_factory, "busy"))["predictions"] == 4_000
+def _count_in_open_transaction(session: Session, model_id: int) -> int:
+    """Rows of the model, read in ``session``'s transaction, which stays open."""
+    query = select(func.count()).select_from(Prediction).where(Prediction.model_id == model_id)
+    return int(session.scalar(query) or 0)

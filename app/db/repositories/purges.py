@@ -6,9 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
+from app.db.partitions import (
+    KEYS,
+    PREDICTIONS,
+    WEEK,
+    drop_partition,
+    model_table,
+    week_of,
+    week_table,
+    weeks_of_model,
+)
 from app.db.tables import ModelPurge, MonitoredModel, Prediction, Window
 
 
@@ -47,7 +57,21 @@ class PurgeRepository:
     def purge_chunk(self, model_id: int, rows: int) -> int:
         """Delete up to ``rows`` predictions of ``model_id`` (one primary-key range, so the
         transaction's locks and WAL stay bounded); how many went. When none is left, the
-        model's purge record goes too."""
+        model's purge record goes too.
+
+        PostgreSQL: the model's tables of predictions and keys are dropped whole instead (one
+        call, whatever their size); the count is then of tables dropped. The caller's
+        transaction keeps the purge record locked meanwhile, so no other worker takes it.
+        """
+        if self.is_postgres:
+            engine = self.session.get_bind()
+            assert isinstance(engine, Engine)
+            dropped = sum(
+                drop_partition(engine, parent, model_table(parent, model_id))
+                for parent in (PREDICTIONS, KEYS)
+            )
+            self.session.execute(delete(ModelPurge).where(ModelPurge.model_id == model_id))
+            return max(dropped, 1)  # the purge record went: work was done
         deleted = self.session.execute(
             text(
                 "DELETE FROM predictions WHERE model_id = :model_id AND prediction_id IN "
@@ -83,7 +107,14 @@ class PurgeRepository:
 
     def expire_chunk(self, model_id: int, before: datetime, rows: int) -> int:
         """Delete up to ``rows`` predictions of the model's windows before ``before`` (through
-        the (model_id, window_start) index); how many went."""
+        the (model_id, window_start) index); how many went.
+
+        PostgreSQL: up to ``rows`` keys of those windows go (so their ids are unknown at once),
+        and up to ``rows`` rows of the week ``before`` falls in; the older weeks' tables are
+        left to :meth:`drop_expired_weeks`, which drops them whole.
+        """
+        if self.is_postgres:
+            return self._expire_keys_and_week(model_id, before, rows)
         stale = (
             select(Prediction.prediction_id)
             .where(Prediction.model_id == model_id, Prediction.window_start < before)
@@ -96,3 +127,51 @@ class PurgeRepository:
             )
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def _expire_keys_and_week(self, model_id: int, before: datetime, rows: int) -> int:
+        params = {"model_id": model_id, "before": before, "rows": rows}
+        keys = self.session.execute(
+            text(
+                "DELETE FROM prediction_keys WHERE model_id = :model_id AND prediction_id IN "
+                "(SELECT prediction_id FROM prediction_keys WHERE model_id = :model_id "
+                "AND window_start < :before LIMIT :rows)"
+            ),
+            params,
+        ).rowcount  # type: ignore[attr-defined]
+        week = week_table(model_id, week_of(before))
+        exists = self.session.execute(
+            text("SELECT to_regclass(:name) IS NOT NULL"), {"name": week}
+        ).scalar_one()
+        predictions = 0
+        if exists:  # ctid: the rows of one plain table, without a key lookup each
+            predictions = self.session.execute(
+                text(
+                    f"DELETE FROM {week} WHERE ctid IN (SELECT ctid FROM {week} "
+                    "WHERE window_start < :before LIMIT :rows)"
+                ),
+                params,
+            ).rowcount  # type: ignore[attr-defined]
+        return int(keys) + int(predictions)
+
+    def drop_expired_weeks(self, model_id: int, before: datetime) -> int:
+        """PostgreSQL: drop the model's week tables that end by ``before``, once no key of
+        theirs is left (:meth:`expire_chunk` deletes those); how many went. Outside the
+        caller's transaction (app.db.partitions.drop_partition)."""
+        left = self.session.execute(
+            text(
+                "SELECT 1 FROM prediction_keys WHERE model_id = :model_id "
+                "AND window_start < :before LIMIT 1"
+            ),
+            {"model_id": model_id, "before": week_of(before)},
+        ).first()
+        if left is not None:
+            return 0
+        engine = self.session.get_bind()
+        assert isinstance(engine, Engine)
+        parent = model_table(PREDICTIONS, model_id)
+        weeks = weeks_of_model(self.session.connection(), model_id)
+        return sum(
+            drop_partition(engine, parent, week_table(model_id, start))
+            for start in weeks
+            if start + WEEK <= before
+        )
