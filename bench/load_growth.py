@@ -1,7 +1,7 @@
 """A long load through calmon's own write path: does a batch get slower as the store grows, and
 how much WAL does each batch write?
 
-    python -m bench.load_growth --database-url postgresql+psycopg://postgres@127.0.0.1/calmon_bench \
+    python -m bench.load_growth --database-url postgresql+psycopg://postgres@127.0.0.1/scratch \
         --rows 10000000 --ids random
 
 Every batch is written the way the API writes it once the request is parsed (the calmon floor of
@@ -51,7 +51,7 @@ class BatchFigure:
 
 
 def batch_rows(
-    model_id: int, number: int, size: int, pattern: str, days: int, total: int, seed: int
+    model_id: int, number: int, size: int, *, pattern: str, days: int, total: int, seed: int
 ) -> StagedRows:
     """Batch ``number``: ids of ``pattern``, timestamps in its slice of the load's time span."""
     rng = np.random.default_rng([seed, number])
@@ -81,7 +81,7 @@ def wal_position(engine: Engine) -> int:
 
 
 def run(
-    engine: Engine, factory: sessionmaker[Session], rows: int, size: int, pattern: str, days: int
+    engine: Engine, factory: sessionmaker[Session], *, rows: int, size: int, pattern: str, days: int
 ) -> list[BatchFigure]:
     with engine.begin() as connection:
         connection.execute(text("TRUNCATE predictions, windows, batches"))
@@ -91,7 +91,7 @@ def run(
         model_id = create_model(session, spec).id
     figures = []
     for number in range(rows // size):
-        staged = batch_rows(model_id, number, size, pattern, days, rows, seed=7)
+        staged = batch_rows(model_id, number, size, pattern=pattern, days=days, total=rows, seed=7)
         before = wal_position(engine)
         seconds = write_calmon_floor(factory, staged)
         figures.append(BatchFigure(number * size, seconds, wal_position(engine) - before))
@@ -135,7 +135,14 @@ def main() -> None:
     try:
         for pattern in patterns:
             started = time.perf_counter()
-            figures = run(engine, factory, args.rows, args.batch_rows, pattern, args.days)
+            figures = run(
+                engine,
+                factory,
+                rows=args.rows,
+                size=args.batch_rows,
+                pattern=pattern,
+                days=args.days,
+            )
             report(figures, pattern)
             print(f"({time.perf_counter() - started:.0f} s in all)")
     finally:

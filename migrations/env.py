@@ -16,13 +16,15 @@ def _settings() -> Settings:
 
 
 def _configure(connection: Connection) -> None:
+    filters = autogenerate_filters(connection.dialect.name)
     context.configure(
         connection=connection,
         target_metadata=metadata,
         compare_type=True,
         # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
-        **autogenerate_filters(connection.dialect.name),
+        include_name=filters.include_name,
+        include_object=filters.include_object,
     )
 
 

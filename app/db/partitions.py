@@ -100,8 +100,10 @@ def ensure_partitions(connection: Connection, model_id: int, weeks: Iterable[int
 def _missing(connection: Connection, names: list[str]) -> list[str]:
     return list(
         connection.execute(
-            text("SELECT name FROM unnest(CAST(:names AS text[])) AS name "
-                 "WHERE to_regclass(name) IS NULL"),
+            text(
+                "SELECT name FROM unnest(CAST(:names AS text[])) AS name "
+                "WHERE to_regclass(name) IS NULL"
+            ),
             {"names": names},
         ).scalars()
     )
@@ -127,8 +129,7 @@ def weeks_of_model(connection: Connection, model_id: int) -> list[datetime]:
         {"parent": model_table(PREDICTIONS, model_id)},
     ).scalars()
     return sorted(
-        datetime.strptime(name.removeprefix(prefix), "%Y%m%d").replace(tzinfo=UTC)
-        for name in names
+        datetime.strptime(name.removeprefix(prefix), "%Y%m%d").replace(tzinfo=UTC) for name in names
     )
 
 

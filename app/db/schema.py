@@ -7,7 +7,7 @@ table module that is not imported here would silently fall out of autogenerate.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.db import metrics_tables, tables  # noqa: F401  (registers the tables on Base.metadata)
 from app.db.base import Base
@@ -16,8 +16,12 @@ from app.db.partitions import is_partition
 metadata = Base.metadata
 
 
+class AutogenerateFilters(NamedTuple):
+    include_name: Callable[[str | None, str, Any], bool]
+    include_object: Callable[[Any, str | None, str, bool, Any], bool]
 
-def autogenerate_filters(dialect: str) -> dict[str, Callable[..., bool]]:
+
+def autogenerate_filters(dialect: str) -> AutogenerateFilters:
     """Alembic's ``include_name``/``include_object`` for a database of ``dialect`` (env.py and
     the models-match-migrations test both pass them, so both compare the same things).
 
@@ -26,13 +30,13 @@ def autogenerate_filters(dialect: str) -> dict[str, Callable[..., bool]]:
     PostgreSQL layout alone (``info={"postgresql_only": True}``: prediction_keys).
     """
 
-    def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
         return not (type_ == "table" and name is not None and is_partition(name))
 
     def include_object(
-        item: Any, name: str | None, type_: str, reflected: bool, compare_to: object
+        item: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
     ) -> bool:
         postgresql_only = type_ == "table" and bool(item.info.get("postgresql_only", False))
         return dialect == "postgresql" or not postgresql_only
 
-    return {"include_name": include_name, "include_object": include_object}
+    return AutogenerateFilters(include_name, include_object)
