@@ -64,7 +64,7 @@ from tests.support.server import running_server
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
 SPAN_MICROS = 7 * 86_400 * 1_000_000  # a week of traffic: 7 daily windows
-TABLES = ("predictions", "windows", "batches")
+TABLES = ("predictions", "prediction_keys", "windows", "batches")
 
 
 @dataclass(frozen=True)

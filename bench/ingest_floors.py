@@ -5,9 +5,10 @@ window dirtying) straight from ready arrays, no HTTP, parsing or validation: wha
 reach if the request cost nothing.
 
 Best floor: the cheapest write that keeps the same guarantees (unique id per model through the
-same primary key, one transaction per batch, rows in id order, the model row locked once per
-batch so that it cannot be deleted underneath, the batch's windows marked dirty): one plain
-binary COPY straight into predictions, from rows converted and sorted before timing. What
+same primary key of prediction_keys, the same week tables of predictions, one transaction per
+batch, rows in id order, the model row locked once per batch so that it cannot be deleted
+underneath, the batch's windows marked dirty): one plain binary COPY into prediction_keys and
+one into predictions, from rows converted and sorted before timing. What
 calmon adds above it (staging, the batch record, the segment check) is the price of late-label
 upserts, retries and the segment cap.
 """
@@ -19,16 +20,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-import psycopg
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.copy_binary import copy_in
+from app.db.driver import psycopg_connection
+from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.staged_rows import StagedRows
 from app.db.types import utcnow
 
 ID_PATTERNS = ("sequential", "random")
-_COPY_COLUMNS = "model_id, prediction_id, window_start, ts, score, label, segment"
+_COPY_COLUMNS = ("model_id", "prediction_id", "window_start", "ts", "score", "label", "segment")
 _COPY_TYPES = ["int4", "text", "timestamptz", "timestamptz", "float8", "int2", "text"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -73,15 +76,13 @@ def write_best_floor(
     start = time.perf_counter()
     with factory.begin() as session:
         _lock_model(session, model_id)
-        raw = session.connection().connection.driver_connection
-        assert isinstance(raw, psycopg.Connection)
-        with (
-            raw.cursor() as cursor,
-            cursor.copy(f"COPY predictions ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
-        ):
-            copy.set_types(_COPY_TYPES)
-            for row in copy_rows:
-                copy.write_row(row)
+        # The same partitioned layout: the weeks' tables, the keys that keep ids unique.
+        ensure_partitions(session.connection(), model_id, week_starts(np.array(windows)))
+        raw = psycopg_connection(session)
+        assert raw is not None
+        keys = [row[:3] for row in copy_rows]
+        copy_in(raw, "prediction_keys", _COPY_COLUMNS[:3], keys, types=_COPY_TYPES[:3])
+        copy_in(raw, "predictions", _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
         IngestRepository(session).mark_windows_dirty(model_id, windows, utcnow())
     return time.perf_counter() - start
 
@@ -103,18 +104,30 @@ def preload(engine: Engine, model_id: int, pattern: str, rows: int, start: datet
     if rows <= 0:
         return
     ids = "md5(i::text)" if pattern == "random" else "'0' || lpad(i::text, 12, '0')"
+    stored_at = start - timedelta(days=30)
     with engine.begin() as connection:
+        week = np.array([_micros(stored_at)], dtype=np.int64)
+        ensure_partitions(connection, model_id, week_starts(week))
         connection.execute(
             text(
-                f"INSERT INTO predictions ({_COPY_COLUMNS}) SELECT :model_id, {ids}, "
+                f"INSERT INTO predictions ({', '.join(_COPY_COLUMNS)}) SELECT :model_id, {ids}, "
                 ":start, :start + (i % 86400) * interval '1 second', (i % 1000) / 1000.0, "
                 "CASE WHEN i % 3 = 0 THEN NULL ELSE (i % 200 = 0)::int END, 'FR' "
                 "FROM generate_series(1, :rows) AS i"
             ),
-            {"model_id": model_id, "rows": rows, "start": start - timedelta(days=30)},
+            {"model_id": model_id, "rows": rows, "start": stored_at},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+                "SELECT model_id, prediction_id, window_start FROM predictions "
+                "WHERE model_id = :model_id"
+            ),
+            {"model_id": model_id},
         )
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.execute(text("VACUUM ANALYZE predictions"))
+        connection.execute(text("VACUUM ANALYZE prediction_keys"))
 
 
 def _lock_model(session: Session, model_id: int) -> None:

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
-from app.ingest.staged import StagedRows
+from app.db.repositories.staged_rows import StagedRows
 from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate
 from app.services.models import create_model
@@ -41,6 +41,7 @@ from bench.ingest_floors import ID_PATTERNS, make_ids, write_calmon_floor
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
 DAY_MICROS = 86_400 * 1_000_000
 MILLION = 1_000_000
+TABLES = "predictions, prediction_keys, windows, batches"
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def run(
     engine: Engine, factory: sessionmaker[Session], *, rows: int, size: int, pattern: str, days: int
 ) -> list[BatchFigure]:
     with engine.begin() as connection:
-        connection.execute(text("TRUNCATE predictions, windows, batches"))
+        connection.execute(text(f"TRUNCATE {TABLES}"))
         connection.execute(text("DELETE FROM models"))
     with factory.begin() as session:
         spec = ModelCreate(name="load-growth", threshold=0.5, granularity="day", timezone="UTC")
@@ -147,7 +148,7 @@ def main() -> None:
             print(f"({time.perf_counter() - started:.0f} s in all)")
     finally:
         with engine.begin() as connection:
-            connection.execute(text("TRUNCATE predictions, windows, batches"))
+            connection.execute(text(f"TRUNCATE {TABLES}"))
             connection.execute(text("DELETE FROM models"))
         engine.dispose()
 
