@@ -1,0 +1,122 @@
+"""PostgreSQL's partitioned predictions (migration 0011, app/db/partitions.py): the worker's read
+of one (model, window) touches one week's table, weeks are created as batches need them, and
+the migration keeps the rows stored before it, both ways."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from alembic import command
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import create_db_engine
+from app.db.migrate import alembic_config, upgrade
+from app.worker.rows import _PG_QUERY
+from tests.conftest import AuthHeaders
+from tests.support.databases import settings_for
+
+MONDAY = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+def _rows(days: list[int], per_day: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"d{day}-{i}",
+            "timestamp": (MONDAY + timedelta(days=day, minutes=i))
+            .isoformat()
+            .replace("+00:00", "Z"),
+            "score": (i * 37 % 100) / 100,
+            "label": int(i % 5 == 0),
+        }
+        for day in days
+        for i in range(per_day)
+    ]
+
+
+def _relations(plan: Any) -> set[str]:
+    """Every table or index a JSON plan reads."""
+    found: set[str] = set()
+    if isinstance(plan, dict):
+        for key in ("Relation Name", "Index Name"):
+            if key in plan:
+                found.add(plan[key])
+        for value in plan.values():
+            found |= _relations(value)
+    elif isinstance(plan, list):
+        for value in plan:
+            found |= _relations(value)
+    return found
+
+
+def test_the_worker_reads_one_window_from_one_week_table(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    backend: str,
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps one table")
+    spec = {"name": "weeks", "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
+    assert client.post("/v1/models", json=spec, headers=auth_headers("admin")).status_code == 201
+    body = {"batch_id": "b", "rows": _rows([0, 3, 8, 15, 22], 20)}  # four weeks
+    answer = client.post("/v1/models/weeks/batches", json=body, headers=auth_headers("ingest"))
+    assert answer.status_code == 201, answer.text
+    with session_factory() as session:
+        model_id = session.execute(text("SELECT id FROM models")).scalar_one()
+        weeks = session.execute(
+            text("SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass(:parent)"),
+            {"parent": f"predictions_m{model_id}"},
+        ).scalar_one()
+        assert weeks == 4  # created as the batch needed them
+        raw = session.connection().connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        with raw.cursor() as cursor:
+            window = MONDAY + timedelta(days=8)
+            cursor.execute("EXPLAIN (FORMAT JSON) " + _PG_QUERY, (model_id, window))
+            row = cursor.fetchone()
+    assert row is not None
+    weeks_read = {name for name in _relations(row[0]) if "_2026" in name}
+    assert weeks_read == {f"predictions_m{model_id}_20261109"}
+
+
+def test_the_migration_keeps_stored_rows_both_ways(empty_database_url: str) -> None:
+    if not empty_database_url.startswith("postgresql"):
+        pytest.skip("on SQLite revision 0011 changes nothing")
+    upgrade(empty_database_url, "0010")
+    engine = create_db_engine(settings_for(empty_database_url))
+    columns = "model_id, prediction_id, window_start, ts, score, label, segment"
+    stored = f"SELECT {columns} FROM predictions ORDER BY model_id, prediction_id"  # noqa: S608
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    f"INSERT INTO predictions ({columns}) SELECT 1 + i % 2, 'id-' || i, "
+                    ":monday + (i % 20) * interval '1 day', :monday + i * interval '1 hour', "
+                    "0.5, CASE WHEN i % 3 = 0 THEN NULL ELSE i % 2 END, 'all' "
+                    "FROM generate_series(1, 100) AS i"
+                ),
+                {"monday": MONDAY},
+            )
+        with engine.connect() as connection:
+            before = connection.execute(text(stored)).all()
+        upgrade(empty_database_url, "0011")
+        with engine.connect() as connection:
+            assert connection.execute(text(stored)).all() == before
+            keys = connection.execute(text("SELECT count(*) FROM prediction_keys")).scalar_one()
+            assert keys == 100
+            parts = connection.execute(
+                text(
+                    "SELECT count(*) FROM pg_inherits WHERE inhparent = 'predictions_m1'::regclass"
+                )
+            ).scalar_one()
+            assert parts == 3  # 20 days from a Monday: three weeks
+        command.downgrade(alembic_config(empty_database_url), "0010")
+        with engine.connect() as connection:
+            assert connection.execute(text(stored)).all() == before
+    finally:
+        engine.dispose()
