@@ -7,15 +7,16 @@ ingest does: ``dirty_version + 1``.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.models import ModelRepository
-from app.db.tables import MonitoredModel, Prediction, Window
+from app.db.tables import MonitoredModel, Prediction, PredictionKey, Window
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.streams import Day
@@ -83,6 +84,14 @@ def insert_rows(
         for i in range(len(scores))
     ]
     with session_factory.begin() as session:
+        if session.get_bind().dialect.name == "postgresql":  # the week's table, the ids' keys
+            micros = (window_start - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+            weeks = week_starts(np.array([micros], dtype=np.int64))
+            ensure_partitions(session.connection(), model_id, weeks)
+            keys = [
+                {k: row[k] for k in ("model_id", "prediction_id", "window_start")} for row in rows
+            ]
+            session.execute(insert(PredictionKey), keys)
         session.execute(insert(Prediction), rows)
         mark_dirty(session, model_id, window_start)
 
