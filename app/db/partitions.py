@@ -98,11 +98,15 @@ def ensure_partitions(connection: Connection, model_id: int, weeks: Iterable[int
 
 
 def _missing(connection: Connection, names: list[str]) -> list[str]:
+    # pg_class read by a query, under the statement's snapshot: to_regclass() goes through the
+    # catalog cache, which can still say "missing" just after another transaction committed
+    # the table (measured: the second of two racing creators then failed on a duplicate).
     return list(
         connection.execute(
             text(
-                "SELECT name FROM unnest(CAST(:names AS text[])) AS name "
-                "WHERE to_regclass(name) IS NULL"
+                "SELECT name FROM unnest(CAST(:names AS text[])) AS name WHERE NOT EXISTS "
+                "(SELECT 1 FROM pg_class c WHERE c.relname = name "
+                "AND c.relnamespace = to_regnamespace(current_schema()))"
             ),
             {"names": names},
         ).scalars()
@@ -177,3 +181,12 @@ _PARTITION_NAME: Final = re.compile(rf"^(?:{PREDICTIONS}|{KEYS})_m\d+(?:_\d{{8}}
 def is_partition(table: str) -> bool:
     """Whether ``table`` is one of the tables created here (migrations leave them alone)."""
     return _PARTITION_NAME.match(table) is not None
+
+
+def create_coming_weeks(connection: Connection, now: datetime) -> None:
+    """Make sure every model has this week's and next week's tables, so that the first batch of
+    a week does not pay for creating one (the worker calls this now and then)."""
+    this_week = (week_of(now) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    weeks = [this_week, this_week + _WEEK_MICROS]
+    for model_id in connection.execute(text("SELECT id FROM models ORDER BY id")).scalars():
+        ensure_partitions(connection, model_id, weeks)

@@ -16,6 +16,7 @@ from typing import cast
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.clock import database_now
+from app.db.partitions import create_coming_weeks
 from app.db.repositories.purges import PurgeRepository
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.windows import windows_back
@@ -57,6 +58,14 @@ def expire_predictions(session_factory: sessionmaker[Session], chunk_rows: int) 
             for model_id, kept_from in expired_weeks:
                 deleted += repository.drop_expired_weeks(model_id, kept_from)
     return deleted
+
+
+def create_coming_weeks_tables(session_factory: sessionmaker[Session]) -> None:
+    """PostgreSQL: this and next week's tables of every model, ahead of their first batch (a
+    batch creates a missing one itself, so this only saves that batch the time)."""
+    with session_factory.begin() as session:
+        if session.get_bind().dialect.name == "postgresql":
+            create_coming_weeks(session.connection(), database_now(session))
 
 
 def rows_dropped(raw_kept_from: datetime | None, window_start: datetime) -> bool:

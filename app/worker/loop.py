@@ -28,10 +28,12 @@ from app.db.metrics_tables import WorkerHeartbeat
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.services.models import purge_predictions
-from app.services.retention import expire_predictions
+from app.services.retention import create_coming_weeks_tables, expire_predictions
 from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
 
 logger = logging.getLogger("calmon.worker")
+# Seconds between two checks that this and next week's tables exist (PostgreSQL).
+WEEKS_INTERVAL = 600.0
 
 
 def new_worker_id() -> str:
@@ -75,6 +77,7 @@ class Worker:
         self.stats = WorkerStats()
         self._stopping = threading.Event()
         self._last_beat = 0.0
+        self._last_weeks = -WEEKS_INTERVAL
 
     @property
     def worker_id(self) -> str:
@@ -94,6 +97,7 @@ class Worker:
                 worked = self.run_once()
                 worked = self.purge_once() or worked
                 worked = self.expire_once() or worked
+                self.prepare_weeks()
             except Exception:
                 # A database outage must not kill the process: log, wait, try again.
                 logger.exception("worker_loop_error", extra={"worker_id": self.worker_id})
@@ -118,6 +122,14 @@ class Worker:
         if deleted:
             logger.info("predictions_purged", extra={"worker_id": self.worker_id, "rows": deleted})
         return deleted > 0
+
+    def prepare_weeks(self, force: bool = False) -> None:
+        """Create this and next week's tables of every model ahead of their first batch
+        (PostgreSQL), at most every ``WEEKS_INTERVAL`` seconds."""
+        if not force and time.monotonic() - self._last_weeks < WEEKS_INTERVAL:
+            return
+        create_coming_weeks_tables(self.session_factory)
+        self._last_weeks = time.monotonic()
 
     def expire_once(self) -> bool:
         """Delete one chunk of predictions older than their model's retention; False when none

@@ -4,6 +4,7 @@ the migration keeps the rows stored before it, both ways."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,9 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
+from app.db.partitions import ensure_partitions, week_of, week_table
+from app.worker.loop import Worker, WorkerConfig
 from app.worker.rows import _PG_QUERY
 from tests.conftest import AuthHeaders
 from tests.support.databases import settings_for
+from tests.support.worker_data import add_model
 
 MONDAY = datetime(2026, 11, 2, tzinfo=UTC)
 
@@ -121,3 +125,42 @@ def test_the_migration_keeps_stored_rows_both_ways(empty_database_url: str) -> N
             assert connection.execute(text(stored)).all() == before
     finally:
         engine.dispose()
+
+
+def test_a_week_is_created_once_by_concurrent_batches_and_ahead_by_the_worker(
+    session_factory: sessionmaker[Session], backend: str
+) -> None:
+    """Two transactions needing the same missing week: the second waits for the first (the
+    per-model advisory lock), then finds the table instead of failing on a duplicate."""
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps one table")
+    model_id = add_model(session_factory, "racy")
+    # A week no other test writes to (model ids start again at 1 in every test).
+    monday = datetime(2001, 1, 1, tzinfo=UTC)
+    week = [int((monday - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))]
+    created, second_done = threading.Event(), threading.Event()
+
+    def second() -> None:
+        assert created.wait(30)
+        with session_factory.begin() as session:
+            ensure_partitions(session.connection(), model_id, week)
+        second_done.set()
+
+    other = threading.Thread(target=second)
+    other.start()
+    with session_factory.begin() as session:
+        ensure_partitions(session.connection(), model_id, week)
+        created.set()
+        assert not second_done.wait(0.5)  # waits for this transaction
+    other.join(30)
+    assert second_done.is_set()
+
+    worker = Worker(session_factory, WorkerConfig())
+    worker.prepare_weeks(force=True)
+    with session_factory() as session:
+        now = session.execute(text("SELECT now()")).scalar_one()
+        this_week = week_of(now)
+        for start in (this_week, this_week + timedelta(weeks=1)):
+            name = week_table(model_id, start)
+            found = session.execute(text("SELECT to_regclass(:n)"), {"n": name}).scalar_one()
+            assert found is not None, name
