@@ -202,7 +202,7 @@ def main() -> None:
         connection.execute(text(f"DROP TABLE IF EXISTS {_PLAIN}"))
         connection.execute(
             text(
-                f"CREATE TABLE {_PLAIN} (LIKE predictions INCLUDING DEFAULTS), "
+                f"CREATE TABLE {_PLAIN} (LIKE predictions INCLUDING DEFAULTS, "
                 "PRIMARY KEY (model_id, prediction_id))"
             )
         )

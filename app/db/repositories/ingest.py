@@ -24,8 +24,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.copy_binary import copy_in
-from app.db.partitions import ensure_partitions, week_starts
 from app.db.driver import DriverConnection, driver_connection
+from app.db.partitions import KEYS, ensure_partitions, model_table, week_starts
 from app.db.repositories.staged_rows import (
     PREDICTION_COLUMNS,
     StagedRows,
@@ -136,7 +136,9 @@ class IngestRepository:
         every batch uses (see _id_order).
         """
         predictions, keys = predictions_copy_data(rows)
-        copy_in(self._psycopg(), "prediction_keys", _KEY_COLUMNS, keys)
+        # Straight into the model's table of keys: routing each row through the partitioned
+        # parent cost 0.12 s of 0.46 s per 50,000 keys (bench.partitions).
+        copy_in(self._psycopg(), model_table(KEYS, rows.model_id), _KEY_COLUMNS, keys)
         copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions)
 
     def _upsert_partitioned(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
