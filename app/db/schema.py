@@ -26,8 +26,9 @@ def autogenerate_filters(dialect: str) -> AutogenerateFilters:
     the models-match-migrations test both pass them, so both compare the same things).
 
     Left out: the partitions of predictions and prediction_keys, which calmon creates as
-    batches need them (app/db/partitions.py), never a migration; and on SQLite the tables of the
-    PostgreSQL layout alone (``info={"postgresql_only": True}``: prediction_keys).
+    batches need them (app/db/partitions.py), never a migration; on SQLite the tables of the
+    PostgreSQL layout alone (``info={"postgresql_only": True}``: prediction_keys); on PostgreSQL
+    the indexes its primary keys make redundant there (``info={"sqlite_only": True}``).
     """
 
     def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
@@ -36,7 +37,10 @@ def autogenerate_filters(dialect: str) -> AutogenerateFilters:
     def include_object(
         item: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
     ) -> bool:
-        postgresql_only = type_ == "table" and bool(item.info.get("postgresql_only", False))
-        return dialect == "postgresql" or not postgresql_only
+        if type_ == "table" and item.info.get("postgresql_only", False):
+            return dialect == "postgresql"
+        if type_ == "index" and not reflected and item.info.get("sqlite_only", False):
+            return dialect == "sqlite"
+        return True
 
     return AutogenerateFilters(include_name, include_object)
