@@ -32,12 +32,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.partitions import PREDICTIONS, drop_partition, model_table, week_table
-from app.ingest.repository import IngestRepository
-from app.ingest.staged import StagedRows, predictions_copy_data
+from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.staged_rows import StagedRows, predictions_copy_data
+from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
 from app.schemas.models import ModelCreate
 from app.services.models import create_model
 from app.settings import Settings
-from app.worker.rows import _PG_QUERY  # the worker's own statement
 from bench.ingest_floors import make_ids, write_calmon_floor
 from bench.load_growth import TABLES
 

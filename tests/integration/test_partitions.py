@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
 from app.db.partitions import ensure_partitions, week_of, week_table
+from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
 from app.worker.loop import Worker, WorkerConfig
-from app.worker.rows import _PG_QUERY
 from tests.conftest import AuthHeaders
 from tests.support.databases import settings_for
 from tests.support.worker_data import add_model

@@ -26,6 +26,14 @@ from sqlalchemy.orm import Session
 from app.db.copy_binary import copy_in
 from app.db.driver import DriverConnection, driver_connection
 from app.db.partitions import KEYS, ensure_partitions, model_table, week_starts
+from app.db.repositories.partitioned_upsert import (
+    CHANGED,
+    NEW,
+    SAME,
+    STAGE,
+    differs,
+    upsert_partitioned,
+)
 from app.db.repositories.staged_rows import (
     PREDICTION_COLUMNS,
     StagedRows,
@@ -35,7 +43,7 @@ from app.db.repositories.staged_rows import (
 from app.db.tables import Window
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 
-_STAGE: Final = "ingest_stage"
+_STAGE: Final = STAGE
 _LABEL_STAGE: Final = "ingest_label_stage"
 _STAGE_COLUMNS: Final = (
     "prediction_id",
@@ -46,7 +54,6 @@ _STAGE_COLUMNS: Final = (
     "segment",
 )
 _STAGE_TYPES: Final = ("text", "int8", "int8", "float8", "int2", "text")
-_KEY_STATE: Final = "ingest_key_state"
 _KEY_COLUMNS: Final = ("model_id", "prediction_id", "window_start")
 
 
@@ -123,7 +130,8 @@ class IngestRepository:
             return WriteResult(len(rows.ids), 0, 0, windows)
         self._stage(rows)
         if self.is_postgres:
-            return self._upsert_partitioned(rows, {"model_id": rows.model_id})
+            states = upsert_partitioned(self.connection, {"model_id": rows.model_id})
+            return self._result(rows, states)
         return self._upsert(rows, {"model_id": rows.model_id})
 
     def _copy_into_predictions(self, rows: StagedRows) -> None:
@@ -141,101 +149,6 @@ class IngestRepository:
         copy_in(self._psycopg(), model_table(KEYS, rows.model_id), _KEY_COLUMNS, keys)
         copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions)
 
-    def _upsert_partitioned(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
-        """PostgreSQL's write when some ids are stored (predictions is partitioned there, and
-        prediction_keys holds the ids' uniqueness).
-
-        The keys of new ids are inserted, then those of stored ids locked, each in id order
-        (the lock order of every batch), noting each stored id's window; then the new rows
-        are inserted, the changed ones updated in the week table their key names (a row whose
-        window changes week moves table), and the keys of moved rows follow.
-        """
-        new_window = self._stage_instant("window_staged")
-        self._create_stage(
-            _KEY_STATE,
-            'prediction_id varchar(200) COLLATE "C", stored_window timestamptz, inserted boolean',
-        )
-        insert_new_keys = text(
-            f"WITH k AS (INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
-            f"SELECT :model_id, prediction_id, {new_window} FROM {_STAGE} s "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {_KEY_STATE} t "
-            "WHERE t.prediction_id = s.prediction_id) ORDER BY prediction_id "
-            "ON CONFLICT (model_id, prediction_id) DO NOTHING "
-            "RETURNING prediction_id, window_start) "
-            f"INSERT INTO {_KEY_STATE} SELECT prediction_id, window_start, true FROM k"
-        )
-        self.connection.execute(insert_new_keys, params)
-        self.connection.execute(
-            text(
-                f"INSERT INTO {_KEY_STATE} SELECT k.prediction_id, k.window_start, false "
-                f"FROM prediction_keys k JOIN {_STAGE} s ON k.prediction_id = s.prediction_id "
-                f"WHERE k.model_id = :model_id AND NOT EXISTS (SELECT 1 FROM {_KEY_STATE} t "
-                "WHERE t.prediction_id = s.prediction_id) ORDER BY k.prediction_id FOR UPDATE OF k"
-            ),
-            params,
-        )
-        # A key deleted by retention between the two statements: its id is new again.
-        self.connection.execute(insert_new_keys, params)
-        states = self._classify_partitioned(params)
-        self.connection.execute(
-            text(
-                f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) SELECT :model_id, n.prediction_id, "
-                f"n.window_start, n.ts, n.score, n.label, n.segment FROM {self._staged()} n "
-                f"JOIN {_KEY_STATE} k USING (prediction_id) WHERE k.inserted "
-                "ORDER BY n.prediction_id"
-            ),
-            params,
-        )
-        self.connection.execute(
-            text(
-                "UPDATE predictions p SET window_start = n.window_start, ts = n.ts, "
-                "score = n.score, label = COALESCE(n.label, p.label), segment = n.segment "
-                f"FROM {self._staged()} n JOIN {_KEY_STATE} k USING (prediction_id) "
-                "WHERE NOT k.inserted AND p.model_id = :model_id "
-                "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
-                f"AND {_differs('n', 'p')}"
-            ),
-            params,
-        )
-        self.connection.execute(
-            text(
-                f"UPDATE prediction_keys k SET window_start = n.window_start "
-                f"FROM {self._staged()} n JOIN {_KEY_STATE} s USING (prediction_id) "
-                "WHERE NOT s.inserted AND s.stored_window <> n.window_start "
-                "AND k.model_id = :model_id AND k.prediction_id = n.prediction_id"
-            ),
-            params,
-        )
-        return self._result(rows, states)
-
-    def _classify_partitioned(
-        self, params: dict[str, int]
-    ) -> list[tuple[int, object, object, int]]:
-        """(state, new window, stored window, rows) of the staged rows, grouped, as
-        _classify, from the keys just inserted or locked (so the counts are exact here)."""
-        result = self.connection.execute(
-            text(
-                f"SELECT CASE WHEN k.inserted THEN {_NEW} "
-                f"WHEN {_differs('n', 'p')} THEN {_CHANGED} ELSE {_SAME} END, "
-                "n.window_start, k.stored_window, COUNT(*) "
-                f"FROM {self._staged()} n JOIN {_KEY_STATE} k USING (prediction_id) "
-                "LEFT JOIN predictions p ON NOT k.inserted AND p.model_id = :model_id "
-                "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
-                "GROUP BY 1, 2, 3"
-            ),
-            params,
-        )
-        return [(int(state), new, old, int(count)) for state, new, old, count in result]
-
-    def _staged(self) -> str:
-        """The staged rows as stored values (a subquery)."""
-        new_window = self._stage_instant("window_staged")
-        ts = self._stage_instant("ts_staged")
-        return (
-            f"(SELECT prediction_id, {new_window} AS window_start, {ts} AS ts, score, label, "
-            f"segment FROM {_STAGE})"
-        )
-
     def _upsert(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
         """The write when some ids are stored: classify each staged row (new, changed,
         identical), then insert the new and update the changed ones in one statement."""
@@ -244,7 +157,7 @@ class IngestRepository:
             " ON CONFLICT (model_id, prediction_id) DO UPDATE SET "
             "window_start = excluded.window_start, ts = excluded.ts, score = excluded.score, "
             "label = COALESCE(excluded.label, predictions.label), segment = excluded.segment "
-            f"WHERE {_differs('excluded', 'predictions')}"
+            f"WHERE {differs('excluded', 'predictions')}"
         )
         self.connection.execute(text(self._insert_sql() + upsert), params)
         self._drop(_STAGE)
@@ -253,13 +166,13 @@ class IngestRepository:
     def _result(
         self, rows: StagedRows, states: list[tuple[int, object, object, int]]
     ) -> WriteResult:
-        inserted = sum(count for state, _, _, count in states if state == _NEW)
-        updated = sum(count for state, _, _, count in states if state == _CHANGED)
+        inserted = sum(count for state, _, _, count in states if state == NEW)
+        updated = sum(count for state, _, _, count in states if state == CHANGED)
         touched: set[int] = set()
         for state, new_window, old_window, _ in states:
-            if state == _NEW:
+            if state == NEW:
                 touched.add(self._micros(new_window))
-            elif state == _CHANGED:  # both the window a row moves into and the one it leaves
+            elif state == CHANGED:  # both the window a row moves into and the one it leaves
                 touched.update((self._micros(new_window), self._micros(old_window)))
         unchanged = len(rows.ids) - inserted - updated
         return WriteResult(inserted, updated, unchanged, sorted(touched))
@@ -267,7 +180,7 @@ class IngestRepository:
     def _classify(self, params: dict[str, int]) -> list[tuple[int, object, object, int]]:
         """(state, new window, stored window, rows) of the staged rows, grouped.
 
-        The state is _NEW (id not stored), _CHANGED or _SAME, judged exactly as the upsert's
+        The state is NEW (id not stored), CHANGED or SAME, judged exactly as the upsert's
         WHERE judges it. Another transaction changing these ids between this read and the
         upsert can make the counts stale, never the stored rows.
         """
@@ -275,8 +188,8 @@ class IngestRepository:
         ts = self._stage_instant("ts_staged")
         result = self.connection.execute(
             text(
-                f"SELECT CASE WHEN p.prediction_id IS NULL THEN {_NEW} "
-                f"WHEN {_differs('n', 'p')} THEN {_CHANGED} ELSE {_SAME} END, "
+                f"SELECT CASE WHEN p.prediction_id IS NULL THEN {NEW} "
+                f"WHEN {differs('n', 'p')} THEN {CHANGED} ELSE {SAME} END, "
                 f"n.window_start, p.window_start, COUNT(*) "
                 f"FROM (SELECT prediction_id, {new_window} AS window_start, {ts} AS ts, score, "
                 f"label, segment FROM {_STAGE}) n "
@@ -482,25 +395,3 @@ class IngestRepository:
                 for start in sorted(window_starts)
             ],
         )
-
-
-_NEW: Final = 0
-_CHANGED: Final = 1
-_SAME: Final = 2
-
-
-def _differs(new: str, stored: str) -> str:
-    """SQL: the row ``new`` would change the row ``stored`` (the upsert's rule, in one place).
-
-    Every column but label is NOT NULL; a null new label keeps the stored one, so only a
-    non-null label different from the stored one (or set where none was) is a change.
-    """
-    columns = ("window_start", "ts", "score", "segment", "label")
-    return (
-        "("
-        + " OR ".join(
-            [f"{new}.{c} <> {stored}.{c}" for c in columns]
-            + [f"({new}.label IS NOT NULL AND {stored}.label IS NULL)"]
-        )
-        + ")"
-    )
