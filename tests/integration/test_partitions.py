@@ -165,3 +165,61 @@ def test_a_week_is_created_once_by_concurrent_batches_and_ahead_by_the_worker(
             name = week_table(model_id, start)
             found = session.execute(text("SELECT to_regclass(:n)"), {"n": name}).scalar_one()
             assert found is not None, name
+
+
+def test_retention_drops_whole_expired_weeks(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    backend: str,
+) -> None:
+    """Weeks wholly before the retention cut are dropped as tables, after their keys; the
+    week the cut falls in keeps its table, without the expired rows."""
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps one table")
+    admin, ingest = auth_headers("admin"), auth_headers("ingest")
+    spec = {"name": "short", "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
+    assert client.post("/v1/models", json=spec, headers=admin).status_code == 201
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    rows = [
+        {
+            "id": f"d{days}-{i}",
+            "timestamp": (today - timedelta(days=days, minutes=-i))
+            .isoformat()
+            .replace("+00:00", "Z"),
+            "score": 0.5,
+            "label": i % 2,
+        }
+        for days in (0, 1, 2, 20, 21)
+        for i in range(10)
+    ]
+    answer = client.post(
+        "/v1/models/short/batches", json={"batch_id": "b", "rows": rows}, headers=ingest
+    )
+    assert answer.status_code == 201, answer.text
+    worker = Worker(session_factory, WorkerConfig())
+    worker.drain()
+    patch = client.patch("/v1/models/short", json={"retention_windows": 5}, headers=admin)
+    assert patch.status_code == 200, patch.text
+    worker.drain()
+    while worker.expire_once():
+        pass
+    with session_factory() as session:
+        model_id = session.execute(text("SELECT id FROM models")).scalar_one()
+        weeks = (
+            session.execute(
+                text(
+                    "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                    "WHERE i.inhparent = to_regclass(:parent) ORDER BY 1"
+                ),
+                {"parent": f"predictions_m{model_id}"},
+            )
+            .scalars()
+            .all()
+        )
+        keys = session.execute(text("SELECT count(*) FROM prediction_keys")).scalar_one()
+        kept = session.execute(text("SELECT count(*) FROM predictions")).scalar_one()
+    old_weeks = {week_table(model_id, week_of(today - timedelta(days=d))) for d in (20, 21)}
+    assert not old_weeks & set(weeks), weeks  # dropped as tables
+    assert week_table(model_id, week_of(today)) in weeks
+    assert keys == kept == 30
