@@ -100,7 +100,9 @@ def wal_bytes(engine: Engine, start: str, end: str, exact: bool) -> int:
             connection.execute(
                 text(
                     "SELECT coalesce(sum(record_length), 0) FROM "
-                    "pg_get_wal_records_info(CAST(:start AS pg_lsn), CAST(:end AS pg_lsn)) "
+                    # Up to what is flushed: the batch's commit was, another's may not be.
+                    "pg_get_wal_records_info(CAST(:start AS pg_lsn), "
+                    "LEAST(CAST(:end AS pg_lsn), pg_current_wal_flush_lsn())) "
                     "WHERE block_ref LIKE :pattern"
                 ),
                 {"start": start, "end": end, "pattern": f"%/{database}/%"},
