@@ -14,7 +14,7 @@ write path. Then, each figure a median over repeated, interleaved runs:
    the same bytes into a plain, unpartitioned copy of the table with the old primary key;
 3. the worker's read of one (model, window): partitions in its plan;
 4. dropping a week: DETACH CONCURRENTLY + DROP, against deleting the same rows in
-   50,000-row chunks from the plain table.
+   50,000-row chunks from the plain table; then dropping the whole model (what a purge does).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
-from app.db.partitions import PREDICTIONS, drop_partition, model_table, week_table
+from app.db.partitions import KEYS, PREDICTIONS, drop_partition, model_table, week_table
 from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.staged_rows import StagedRows, predictions_copy_data
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
@@ -233,6 +233,12 @@ def main() -> None:
     )
     print(f"worker read, tables in plan: {worker_read_partitions(factory, model_id, 3)}")
     print(f"one week of {args.rows_per_week:,} rows: {drop_week(engine, factory, model_id, 1)}")
+    started = time.perf_counter()
+    for parent in (PREDICTIONS, KEYS):
+        drop_partition(engine, parent, model_table(parent, model_id))
+    print(
+        f"the whole model's tables dropped (a deleted model): {time.perf_counter() - started:.3f} s"
+    )
     with engine.begin() as connection:
         connection.execute(text(f"TRUNCATE {TABLES}"))
         connection.execute(text("DELETE FROM models"))
