@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.app import create_app
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
+from app.db.partitions import ensure_partitions, week_starts
 from app.db.tables import Prediction, Window
 from app.schemas.models import ModelCreate
 from app.services.models import add_model
@@ -78,7 +79,12 @@ def _reset(factory: sessionmaker[Session]) -> None:
             for table in list(tables):
                 session.execute(text(f'DELETE FROM "{table}"'))
         else:
-            session.execute(text("TRUNCATE models, predictions, windows RESTART IDENTITY CASCADE"))
+            session.execute(
+                text(
+                    "TRUNCATE models, predictions, prediction_keys, windows "
+                    "RESTART IDENTITY CASCADE"
+                )
+            )
 
 
 def _insert_generated(session: Session, model_id: int, spread: float, args: Any) -> None:
@@ -121,7 +127,19 @@ def _load(factory: sessionmaker[Session], name: str, spread: float, args: Any) -
                 "pi": args.pi,
                 "spread": spread,
             }
+            first = (FIRST - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+            days = first + np.arange(args.windows, dtype=np.int64) * 86_400_000_000
+            # Migration 0011: the week tables first, then the ids' keys with the rows.
+            ensure_partitions(session.connection(), model.id, week_starts(days))
             session.execute(text(_GENERATE), params)
+            session.execute(
+                text(
+                    "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+                    "SELECT model_id, prediction_id, window_start FROM predictions "
+                    "WHERE model_id = :model"
+                ),
+                params,
+            )
         for w in range(args.windows):
             session.add(
                 Window(model_id=model.id, window_start=FIRST + timedelta(w), dirty_version=1)

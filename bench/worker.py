@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import AlertStateRow, Pi0Version, SegmentReference, WindowMetrics
 from app.db.migrate import upgrade
+from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
@@ -102,7 +103,7 @@ def _reset(engine: Engine) -> None:
         connection.execute(
             text(
                 "TRUNCATE window_metric_values, window_metrics, pi0_versions, worker_heartbeats, "
-                "windows, predictions, batches, models RESTART IDENTITY CASCADE"
+                "windows, predictions, prediction_keys, batches, models RESTART IDENTITY CASCADE"
             )
         )
 
@@ -139,7 +140,18 @@ def _load(
             "pi": PI,
             "segments": segments,
         }
+        first = (FIRST - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+        days = first + np.arange(windows, dtype=np.int64) * 86_400_000_000
+        ensure_partitions(session.connection(), model_id, week_starts(days))  # migration 0011
         session.execute(text(_GENERATE), params)
+        session.execute(
+            text(
+                "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+                "SELECT model_id, prediction_id, window_start FROM predictions "
+                "WHERE model_id = :model"
+            ),
+            params,
+        )
         for w in range(windows):
             session.add(
                 Window(model_id=model_id, window_start=FIRST + timedelta(w), dirty_version=1)
