@@ -190,3 +190,26 @@ def create_coming_weeks(connection: Connection, now: datetime) -> None:
     weeks = [this_week, this_week + _WEEK_MICROS]
     for model_id in connection.execute(text("SELECT id FROM models ORDER BY id")).scalars():
         ensure_partitions(connection, model_id, weeks)
+
+
+def analyze_new_weeks(connection: Connection, model_id: int, windows: Iterable[datetime]) -> None:
+    """ANALYZE the week tables of these windows that have never been analyzed.
+
+    A week table autovacuum has not reached yet has no statistics, and the planner then takes
+    ``model_id = :m`` for a 0.5% filter where it keeps every row: it nested-looped a label
+    update of 2,900 ids over 240,000 rows for 39 s (0.18 s once the week was analyzed, which
+    took 0.014 s). Once per week table; cheap, and it blocks no writer.
+    """
+    names = sorted({week_table(model_id, week_of(window)) for window in windows})
+    if not names:
+        return
+    never = connection.execute(
+        text(
+            "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(CAST(:names AS text[])) "
+            "AND schemaname = current_schema() "
+            "AND last_analyze IS NULL AND last_autoanalyze IS NULL"
+        ),
+        {"names": names},
+    ).scalars()
+    for name in list(never):
+        connection.exec_driver_sql(f"ANALYZE {name}")

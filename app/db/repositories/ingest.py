@@ -25,7 +25,13 @@ from sqlalchemy.orm import Session
 
 from app.db.copy_binary import copy_in
 from app.db.driver import DriverConnection, driver_connection
-from app.db.partitions import KEYS, ensure_partitions, model_table, week_starts
+from app.db.partitions import (
+    KEYS,
+    analyze_new_weeks,
+    ensure_partitions,
+    model_table,
+    week_starts,
+)
 from app.db.repositories.partitioned_upsert import (
     CHANGED,
     NEW,
@@ -322,14 +328,15 @@ class IngestRepository:
         if self.is_postgres:
             # Lock the keys in id order first (see _id_order): whoever changes a row holds its
             # key, so the row locks below cannot deadlock.
-            self.connection.execute(
+            stored = self.connection.execute(
                 text(
-                    f"SELECT 1 FROM prediction_keys k JOIN {_LABEL_STAGE} s "
+                    f"SELECT k.window_start FROM prediction_keys k JOIN {_LABEL_STAGE} s "
                     f"ON k.prediction_id = s.prediction_id WHERE k.model_id = :model_id"
                     f"{self._id_order('k.prediction_id')} FOR NO KEY UPDATE OF k"
                 ),
                 params,
-            )
+            ).scalars()
+            analyze_new_weeks(self.connection, model_id, stored)
             update = (
                 f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
                 "JOIN prediction_keys k ON k.model_id = :model_id "

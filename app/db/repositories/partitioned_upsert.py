@@ -10,6 +10,7 @@ from typing import Final
 
 from sqlalchemy import Connection, text
 
+from app.db.partitions import analyze_new_weeks
 from app.db.repositories.staged_rows import PREDICTION_COLUMNS
 
 STAGE: Final = "ingest_stage"
@@ -80,6 +81,10 @@ def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[S
     )
     # A key deleted by retention between the two statements: its id is new again.
     connection.execute(insert_new_keys, params)
+    stored = connection.execute(
+        text(f"SELECT DISTINCT stored_window FROM {_KEY_STATE} WHERE NOT inserted")
+    ).scalars()
+    analyze_new_weeks(connection, params["model_id"], stored)
     states = _classify(connection, params)
     connection.execute(
         text(
