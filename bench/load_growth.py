@@ -36,7 +36,7 @@ from app.db.migrate import upgrade
 from app.db.repositories.staged_rows import StagedRows
 from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from app.settings import Settings
 from bench.ingest_floors import ID_PATTERNS, make_ids, write_calmon_floor
 
@@ -53,7 +53,7 @@ class BatchFigure:
     wal_bytes: int
 
 
-def batch_rows(
+def batch_rows(  # noqa: PLR0913 - one batch's coordinates in the load
     model_id: int, number: int, size: int, *, pattern: str, days: int, total: int, seed: int
 ) -> StagedRows:
     """Batch ``number``: ids of ``pattern``, timestamps in its slice of the load's time span."""
@@ -110,7 +110,7 @@ def wal_bytes(engine: Engine, start: str, end: str, exact: bool) -> int:
         )
 
 
-def run(
+def run(  # noqa: PLR0913 - the load's shape, all keyword
     engine: Engine, factory: sessionmaker[Session], *, rows: int, size: int, pattern: str, days: int
 ) -> list[BatchFigure]:
     with engine.begin() as connection:
@@ -118,7 +118,7 @@ def run(
         connection.execute(text("DELETE FROM models"))
     with factory.begin() as session:
         spec = ModelCreate(name="load-growth", threshold=0.5, granularity="day", timezone="UTC")
-        model_id = create_model(session, spec).id
+        model_id = add_model(session, spec).id
     exact = _walinspect(engine)
     figures = []
     for number in range(rows // size):

@@ -36,7 +36,7 @@ from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.staged_rows import StagedRows, predictions_copy_data
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
 from app.schemas.models import ModelCreate
-from app.services.models import create_model
+from app.services.models import add_model
 from app.settings import Settings
 from bench.ingest_floors import make_ids, write_calmon_floor
 from bench.load_growth import TABLES
@@ -209,7 +209,7 @@ def main() -> None:
         connection.execute(text(f"CREATE INDEX ON {_PLAIN} (model_id, window_start)"))
     with factory.begin() as session:
         spec = ModelCreate(name="weeks", threshold=0.5, granularity="day", timezone="UTC")
-        model_id = create_model(session, spec).id
+        model_id = add_model(session, spec).id
     rng = np.random.default_rng(5)
     stored: list[str] = []
     for week in range(args.weeks):

@@ -20,7 +20,7 @@ from app.db.migrate import alembic_config, upgrade
 from app.db.partitions import ensure_partitions, week_of, week_table
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
 from app.worker.loop import Worker, WorkerConfig
-from tests.conftest import AuthHeaders
+from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for
 from tests.support.worker_data import add_model
 
