@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 
 from sqlalchemy.orm import Session
@@ -63,12 +64,7 @@ def catalogue(
         spec = METRICS_BY_NAME[s.name]
         entries.append(
             CatalogueEntry(
-                name=spec.name,
-                label=spec.label,
-                lo=spec.lo,
-                hi=spec.hi,
-                higher_is_better=spec.higher_is_better,
-                prior_invariant=spec.prior_invariant,
+                **asdict(spec),
                 in_registry=True,
                 sensitivity=_sensitivity(s),
                 swing=swings.get(spec.name),

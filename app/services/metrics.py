@@ -191,15 +191,7 @@ def window_detail(
 
 
 def _version_out(v: Any) -> Pi0VersionOut:
-    return Pi0VersionOut(
-        version=v.version,
-        value=v.value,
-        policy=v.policy,
-        windows_used=v.windows_used,
-        rows_used=v.rows_used,
-        positives_used=v.positives_used,
-        computed_at=v.computed_at,
-    )
+    return Pi0VersionOut.model_validate(v, from_attributes=True)
 
 
 def pi0_info(session: Session, name: str) -> Pi0Out:
