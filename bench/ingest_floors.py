@@ -28,7 +28,9 @@ from app.db.driver import psycopg_connection
 from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.staged_rows import StagedRows
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.types import utcnow
+from app.ingest.timestamps import micros_to_datetime
 
 ID_PATTERNS = ("sequential", "random")
 _COPY_COLUMNS = ("model_id", "prediction_id", "window_start", "ts", "score", "label", "segment")
@@ -83,7 +85,7 @@ def write_best_floor(
         keys = [row[:3] for row in copy_rows]
         copy_in(raw, "prediction_keys", _COPY_COLUMNS[:3], keys, types=_COPY_TYPES[:3])
         copy_in(raw, "predictions", _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
-        IngestRepository(session).mark_windows_dirty(model_id, windows, utcnow())
+        WindowQueueRepository(session).mark_dirty(model_id, _datetimes(windows), utcnow())
     return time.perf_counter() - start
 
 
@@ -94,7 +96,9 @@ def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> floa
         _lock_model(session, rows.model_id)
         repository = IngestRepository(session)
         result = repository.write_rows(rows)
-        repository.mark_windows_dirty(rows.model_id, result.windows_touched, utcnow())
+        WindowQueueRepository(session).mark_dirty(
+            rows.model_id, _datetimes(result.windows_touched), utcnow()
+        )
     return time.perf_counter() - start
 
 
@@ -137,3 +141,8 @@ def _lock_model(session: Session, model_id: int) -> None:
 
 def _micros(instant: datetime) -> int:
     return (instant - _EPOCH) // timedelta(microseconds=1)
+
+
+def _datetimes(window_starts: list[int]) -> list[datetime]:
+    """The windows' Unix microseconds as the queue takes them."""
+    return [micros_to_datetime(start) for start in window_starts]

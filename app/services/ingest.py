@@ -21,6 +21,7 @@ from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.segments import SegmentRepository
 from app.db.repositories.staged_rows import StagedRows
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BatchConflictError, SegmentLimitError
@@ -120,14 +121,14 @@ def ingest_batch(
         raise DatabaseRejectedBatchError(
             f"the database refused a row of the batch, nothing was written: {_reason(error)}"
         ) from error
-    touched = result.windows_touched
-    repository.mark_windows_dirty(model.id, touched, now)
+    touched = [micros_to_datetime(start) for start in result.windows_touched]
+    WindowQueueRepository(session).mark_dirty(model.id, touched, now)
     accepted = BatchAccepted(
         batch_id=batch.batch_id,
         rows_inserted=result.inserted,
         rows_updated=result.updated,
         rows_unchanged=result.unchanged,
-        windows_touched=[micros_to_datetime(start) for start in touched],
+        windows_touched=touched,
     )
     # Stored as it goes on the wire, so a replay answers with the same bytes.
     batches.finish(batch_pk, result.inserted, result.updated, accepted.model_dump(mode="json"))
@@ -147,12 +148,13 @@ def update_labels(
     repository = IngestRepository(session)
     ids = [prediction_id for prediction_id, _ in updates]
     result = repository.update_labels(model.id, ids, [label for _, label in updates])
-    repository.mark_windows_dirty(model.id, result.changed_windows, now)
+    touched = [micros_to_datetime(start) for start in result.changed_windows]
+    WindowQueueRepository(session).mark_dirty(model.id, touched, now)
     return LabelsApplied(
         rows_updated=result.updated,
         rows_unchanged=result.unchanged,
         unknown_ids=result.unknown_ids,
-        windows_touched=[micros_to_datetime(start) for start in result.changed_windows],
+        windows_touched=touched,
     )
 
 

@@ -19,7 +19,6 @@ from typing import Any, Final
 import numpy as np
 import psycopg
 from sqlalchemy import Connection, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -46,8 +45,7 @@ from app.db.repositories.staged_rows import (
     predictions_copy_data,
     sqlite_datetimes,
 )
-from app.db.tables import Window
-from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
+from app.ingest.timestamps import datetime_to_micros
 
 _STAGE: Final = STAGE
 _LABEL_STAGE: Final = "ingest_label_stage"
@@ -366,39 +364,4 @@ class IngestRepository:
             updated=len(windows),
             unchanged=known - len(windows),
             unknown_ids=unknown_ids,
-        )
-
-    # -- windows ---------------------------------------------------------------------------
-
-    def mark_windows_dirty(self, model_id: int, window_starts: list[int], now: datetime) -> None:
-        """Create or bump each window's dirty_version (the worker's queue), in key order.
-
-        ``dirty_version = windows.dirty_version + 1`` is evaluated under the row lock the
-        upsert takes, so concurrent batches never lose a bump; taking the locks in sorted order
-        means two batches touching the same windows cannot deadlock.
-        """
-        if not window_starts:
-            return
-        dialect = postgresql if self.is_postgres else sqlite
-        statement = dialect.insert(Window)
-        statement = statement.on_conflict_do_update(
-            index_elements=["model_id", "window_start"],
-            set_={
-                "dirty_version": Window.dirty_version + 1,
-                "updated_at": statement.excluded.updated_at,
-            },
-        )
-        self.session.execute(
-            statement,
-            [
-                {
-                    "model_id": model_id,
-                    "window_start": micros_to_datetime(start),
-                    "dirty_version": 1,
-                    "computed_version": 0,
-                    "attempts": 0,
-                    "updated_at": now,
-                }
-                for start in sorted(window_starts)
-            ],
         )

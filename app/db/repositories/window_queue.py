@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from app.db.tables import Window
@@ -65,6 +66,39 @@ class WindowQueueRepository:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+
+    def mark_dirty(self, model_id: int, window_starts: list[datetime], now: datetime) -> None:
+        """Create or bump each window's dirty_version (what the worker claims), in key order.
+
+        ``dirty_version = windows.dirty_version + 1`` is evaluated under the row lock the
+        upsert takes, so concurrent batches never lose a bump; taking the locks in sorted order
+        means two batches touching the same windows cannot deadlock.
+        """
+        if not window_starts:
+            return
+        on_postgres = self.session.get_bind().dialect.name == "postgresql"
+        statement = (postgresql if on_postgres else sqlite).insert(Window)
+        statement = statement.on_conflict_do_update(
+            index_elements=["model_id", "window_start"],
+            set_={
+                "dirty_version": Window.dirty_version + 1,
+                "updated_at": statement.excluded.updated_at,
+            },
+        )
+        self.session.execute(
+            statement,
+            [
+                {
+                    "model_id": model_id,
+                    "window_start": start,
+                    "dirty_version": 1,
+                    "computed_version": 0,
+                    "attempts": 0,
+                    "updated_at": now,
+                }
+                for start in sorted(window_starts)
+            ],
+        )
 
     def claim_next(
         self, owner: str, lease: timedelta, now: datetime, model_id: int | None = None
