@@ -48,6 +48,7 @@ from app.services.periods import clear_pooled_cache
 from app.settings import Settings
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
+from bench.worker import store_keys_of_rows
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -132,14 +133,7 @@ def _load(factory: sessionmaker[Session], name: str, spread: float, args: Any) -
             # Migration 0011: the week tables first, then the ids' keys with the rows.
             ensure_partitions(session.connection(), model.id, week_starts(days))
             session.execute(text(_GENERATE), params)
-            session.execute(
-                text(
-                    "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
-                    "SELECT model_id, prediction_id, window_start FROM predictions "
-                    "WHERE model_id = :model"
-                ),
-                params,
-            )
+            store_keys_of_rows(session, params)
         for w in range(args.windows):
             session.add(
                 Window(model_id=model.id, window_start=FIRST + timedelta(w), dirty_version=1)

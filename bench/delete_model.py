@@ -20,7 +20,6 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import httpx
 import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,7 +30,7 @@ from app.services.models import add_model, purge_predictions
 from app.services.tokens import create_token
 from bench.ingest import MODEL, columnar_body, make_batches, post_batch, prepare, reset
 from bench.ingest_floors import preload
-from tests.support.server import running_server
+from tests.support.server import bearer_client, running_server
 
 
 def _ms(values: list[float]) -> str:
@@ -70,11 +69,7 @@ def run(database_url: str, rows: int, batch_rows: int, chunk_rows: int) -> None:
     try:
         with (
             running_server(database_url) as server,
-            httpx.Client(
-                base_url=server.base_url,
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=300,
-            ) as http,
+            bearer_client(server.base_url, token) as http,
         ):
             for _ in range(5):
                 batch_id, body = next(bodies)

@@ -60,7 +60,7 @@ from bench.ingest_floors import (
     write_best_floor,
     write_calmon_floor,
 )
-from tests.support.server import running_server
+from tests.support.server import bearer_client, running_server
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
 SPAN_MICROS = 7 * 86_400 * 1_000_000  # a week of traffic: 7 daily windows
@@ -355,11 +355,7 @@ def run(
         preload(engine, model_id, ids, stored_rows, datetime(2026, 11, 1, tzinfo=UTC))
         with (
             running_server(database_url) as server,
-            httpx.Client(
-                base_url=server.base_url,
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=300,
-            ) as http,
+            bearer_client(server.base_url, token) as http,
             CalmonClient(server.base_url, token, batch_rows=batch_rows, timeout=300) as client,
         ):
             warm_up(http, api_paths)

@@ -50,7 +50,7 @@ from bench.ingest import (
     prepare,
     reset,
 )
-from tests.support.server import REPO_ROOT, clean_environment, running_server
+from tests.support.server import REPO_ROOT, bearer_client, clean_environment, running_server
 
 COLUMNAR = "columnar JSON via API"
 ARRAYS = "client send (arrays)"
@@ -177,11 +177,7 @@ def run(
     try:
         with (
             running_server(database_url) as server,
-            httpx.Client(
-                base_url=server.base_url,
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=300,
-            ) as http,
+            bearer_client(server.base_url, token) as http,
             CalmonClient(server.base_url, token, batch_rows=batch_rows, timeout=300) as client,
         ):
             for number in range(parts):  # the inputs of every part, made before any timing

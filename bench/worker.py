@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -144,14 +145,7 @@ def _load(
         days = first + np.arange(windows, dtype=np.int64) * 86_400_000_000
         ensure_partitions(session.connection(), model_id, week_starts(days))  # migration 0011
         session.execute(text(_GENERATE), params)
-        session.execute(
-            text(
-                "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
-                "SELECT model_id, prediction_id, window_start FROM predictions "
-                "WHERE model_id = :model"
-            ),
-            params,
-        )
+        store_keys_of_rows(session, params)
         for w in range(windows):
             session.add(
                 Window(model_id=model_id, window_start=FIRST + timedelta(w), dirty_version=1)
@@ -515,3 +509,16 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def store_keys_of_rows(session: Session, params: dict[str, Any]) -> None:
+    """The ids' keys of rows generated straight into predictions (migration 0011: the keys
+    table holds each id's uniqueness and week), as the ingest writes them."""
+    session.execute(
+        text(
+            "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+            "SELECT model_id, prediction_id, window_start FROM predictions "
+            "WHERE model_id = :model"
+        ),
+        params,
+    )

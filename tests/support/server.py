@@ -151,3 +151,10 @@ def _wait_until_ready(server: LiveServer, timeout: float) -> None:
             poll=0.1,
             diagnostics=lambda: f"last answer: {last_status}\n{server.logs()}",
         )
+
+
+def bearer_client(base_url: str, token: str, timeout: float = 300.0) -> httpx.Client:
+    """An httpx client of a running server that sends the token with every request."""
+    return httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+    )
