@@ -11,16 +11,9 @@ server binaries; as root it runs them as the ``postgres`` user).
 from __future__ import annotations
 
 import argparse
-import glob
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import httpx
@@ -30,63 +23,10 @@ from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.services.tokens import create_token
 from app.settings import Settings
-from tests.support.server import free_port, running_server
+from bench.cluster import scratch_cluster
+from tests.support.server import running_server
 
 BATCH_ROWS = 500
-
-
-def _as_postgres(command: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
-
-
-@dataclass
-class Cluster:
-    """A scratch PostgreSQL cluster: its URL, and how to restart it."""
-
-    url: str
-    data: str
-    log: str
-
-    def pg_ctl(self, *args: str) -> None:
-        binary = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))[-1]
-        command = _as_postgres([binary, "-D", self.data, "-l", self.log, "-w", *args])
-        subprocess.run(command, check=True, capture_output=True)
-
-
-@contextmanager
-def scratch_cluster() -> Iterator[Cluster]:
-    """initdb, start on a free port, create a database; stop and delete it afterwards."""
-    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-    if not binaries:
-        raise SystemExit("PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are missing")
-    directory = tempfile.mkdtemp(prefix="calmon-faults-")
-    data, log = f"{directory}/data", f"{directory}/postgres.log"
-    if os.geteuid() == 0:
-        shutil.chown(directory, "postgres")
-    initdb = f"{binaries[-1]}/initdb"
-    subprocess.run(
-        _as_postgres([initdb, "-D", data, "-A", "trust", "-U", "postgres"]),
-        check=True,
-        capture_output=True,
-    )
-    port = free_port()
-    cluster = Cluster(f"postgresql+psycopg://postgres@127.0.0.1:{port}/calmon", data, log)
-    options = f"-p {port} -k {directory} -c listen_addresses=127.0.0.1"
-    cluster.pg_ctl("-o", options, "start")
-    try:
-        admin = create_engine(
-            f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres",
-            isolation_level="AUTOCOMMIT",
-        )
-        with admin.connect() as connection:
-            connection.execute(text("CREATE DATABASE calmon"))
-        admin.dispose()
-        yield cluster
-    finally:
-        try:
-            cluster.pg_ctl("-m", "immediate", "stop")
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 @dataclass

@@ -16,6 +16,13 @@ between the two, which counts other databases' writes too. Printed per
 million rows: median and p90 batch time, median WAL per batch; then the last million's median
 over the first million's (the issue's target: within 1.3x).
 
+``--scratch-cluster defaults|compose`` runs on a cluster of the bench's own instead
+(bench/cluster.py): PostgreSQL's default settings, or the ones docker-compose.yml gives its
+postgres service. ``--checkpoint-every-rows`` forces a CHECKPOINT at that cadence, as a server's
+checkpoint_timeout would in a longer life: after each one, the first change to every index page
+writes a full-page image, which a load shorter than checkpoint_timeout would otherwise never pay.
+The checkpoints the run saw (timed, requested by WAL volume, forced) are printed.
+
 The database's calmon tables are emptied first (it must be a scratch database).
 """
 
@@ -38,6 +45,7 @@ from app.ingest.windows import floor_to_windows
 from app.schemas.models import ModelCreate
 from app.services.models import add_model
 from app.settings import Settings
+from bench.cluster import compose_settings, scratch_cluster
 from bench.ingest_floors import ID_PATTERNS, make_ids, write_calmon_floor
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
@@ -110,9 +118,28 @@ def wal_bytes(engine: Engine, start: str, end: str, exact: bool) -> int:
         )
 
 
-def run(  # noqa: PLR0913 - the load's shape, all keyword
-    engine: Engine, factory: sessionmaker[Session], *, rows: int, size: int, pattern: str, days: int
-) -> list[BatchFigure]:
+def checkpoints(engine: Engine) -> int:
+    """Checkpoints the server has started since its statistics were reset."""
+    with engine.connect() as connection:
+        return int(
+            connection.execute(
+                text("SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")
+            ).scalar_one()
+        )
+
+
+@dataclass(frozen=True)
+class Load:
+    """The load's shape."""
+
+    rows: int
+    size: int
+    pattern: str
+    days: int
+    checkpoint_every_rows: int | None
+
+
+def run(engine: Engine, factory: sessionmaker[Session], load: Load) -> list[BatchFigure]:
     with engine.begin() as connection:
         connection.execute(text(f"TRUNCATE {TABLES}"))
         connection.execute(text("DELETE FROM models"))
@@ -121,8 +148,15 @@ def run(  # noqa: PLR0913 - the load's shape, all keyword
         model_id = add_model(session, spec).id
     exact = _walinspect(engine)
     figures = []
+    rows, size = load.rows, load.size
     for number in range(rows // size):
-        staged = batch_rows(model_id, number, size, pattern=pattern, days=days, total=rows, seed=7)
+        staged = batch_rows(
+            model_id, number, size, pattern=load.pattern, days=load.days, total=rows, seed=7
+        )
+        every = load.checkpoint_every_rows
+        if every and number and number * size % every == 0:
+            with engine.connect() as connection:
+                connection.execute(text("CHECKPOINT"))
         before = wal_position(engine)
         seconds = write_calmon_floor(factory, staged)
         sampled = exact and number % 10 == 0
@@ -133,6 +167,24 @@ def run(  # noqa: PLR0913 - the load's shape, all keyword
         if (number + 1) * size % MILLION == 0:
             print(f"  {(number + 1) * size:>11,} rows stored", file=sys.stderr, flush=True)
     return figures
+
+
+def stored_sizes(engine: Engine) -> dict[str, int]:
+    """Bytes of the ids' keys (heap, indexes) and of the rows (heap, indexes) once loaded: the
+    keys' indexes are what has to stay in shared_buffers (docs/scaling.md, sizing rule)."""
+    with engine.connect() as connection:
+        row = connection.execute(
+            text(
+                "SELECT coalesce(sum(pg_relation_size(oid)) FILTER (WHERE keys), 0), "
+                "coalesce(sum(pg_indexes_size(oid)) FILTER (WHERE keys), 0), "
+                "coalesce(sum(pg_relation_size(oid)) FILTER (WHERE NOT keys), 0), "
+                "coalesce(sum(pg_indexes_size(oid)) FILTER (WHERE NOT keys), 0) "
+                "FROM (SELECT oid, relname LIKE 'prediction_keys%' AS keys FROM pg_class "
+                "WHERE relkind = 'r' AND relname ~ '^prediction(s|_keys)') AS tables"
+            )
+        ).one()
+    names = ("keys heap", "keys indexes", "rows heap", "rows indexes")
+    return {name: int(size) for name, size in zip(names, row, strict=True)}
 
 
 def _walinspect(engine: Engine) -> bool:
@@ -166,31 +218,60 @@ def report(figures: list[BatchFigure], pattern: str) -> None:
     print(f"last million / first million (median batch time): {last / first:.2f}x")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--database-url", required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--database-url", help="a scratch database of a running server")
+    where.add_argument(
+        "--scratch-cluster",
+        choices=("defaults", "compose"),
+        help="a cluster of the bench's own, with PostgreSQL's or docker-compose.yml's settings",
+    )
     parser.add_argument("--rows", type=int, default=10 * MILLION)
     parser.add_argument("--batch-rows", type=int, default=50_000)
     parser.add_argument("--ids", choices=(*ID_PATTERNS, "both"), default="random")
     parser.add_argument("--days", type=int, default=10, help="daily windows the load spans")
-    args = parser.parse_args()
-    upgrade(args.database_url)
-    engine = create_db_engine(Settings(database_url=args.database_url, migrate_on_start=False))
+    parser.add_argument("--checkpoint-every-rows", type=int, help="force a CHECKPOINT this often")
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a server setting for --scratch-cluster, over the chosen ones (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    if args.database_url:
+        measure(args.database_url, args)
+        return
+    settings = compose_settings() if args.scratch_cluster == "compose" else {}
+    settings |= dict(setting.split("=", 1) for setting in args.setting)
+    print(f"scratch cluster, settings: {settings or 'PostgreSQL defaults'}")
+    with scratch_cluster(settings) as cluster:
+        measure(cluster.url, args)
+
+
+def measure(url: str, args: argparse.Namespace) -> None:
+    upgrade(url)
+    engine = create_db_engine(Settings(database_url=url, migrate_on_start=False))
     factory = create_session_factory(engine)
     patterns = ID_PATTERNS if args.ids == "both" else (args.ids,)
     try:
         for pattern in patterns:
-            started = time.perf_counter()
-            figures = run(
-                engine,
-                factory,
-                rows=args.rows,
-                size=args.batch_rows,
-                pattern=pattern,
-                days=args.days,
-            )
+            load = Load(args.rows, args.batch_rows, pattern, args.days, args.checkpoint_every_rows)
+            started, checkpoints_before = time.perf_counter(), checkpoints(engine)
+            figures = run(engine, factory, load)
             report(figures, pattern)
-            print(f"({time.perf_counter() - started:.0f} s in all)")
+            sizes = stored_sizes(engine)
+            rows = len(figures) * load.size
+            print(
+                "stored: "
+                + ", ".join(f"{name} {size / 1e6:,.0f} MB" for name, size in sizes.items())
+                + f" ({sizes['keys indexes'] / rows:.0f} bytes of key indexes an id)"
+            )
+            print(
+                f"({time.perf_counter() - started:.0f} s in all, "
+                f"{checkpoints(engine) - checkpoints_before} checkpoints)"
+            )
     finally:
         with engine.begin() as connection:
             connection.execute(text(f"TRUNCATE {TABLES}"))
