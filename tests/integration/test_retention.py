@@ -5,15 +5,19 @@ rows, and a late label for one of its ids is listed in unknown_ids. Both backend
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version, WindowMetrics
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import Prediction
+from app.services.models import get_model
 from app.worker.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
@@ -105,3 +109,40 @@ def test_old_raw_rows_go_and_what_was_computed_from_them_stays(
     answer = client.post(f"/v1/models/{MODEL}/labels", json=labels, headers=ingest).json()
     assert answer["unknown_ids"] == ["d4-0"]
     assert answer["rows_updated"] == 1
+
+
+def test_a_batch_in_flight_keeps_its_window_from_the_cutoff(
+    backend: str,
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+) -> None:
+    """The race of a cutoff moving while a batch is in flight: the batch checked its window
+    against the old cutoff and marked it dirty, uncommitted; retention must wait for it (its
+    lock of the model row) and then stop before that window, not cut it (its rows would be
+    acknowledged, then deleted and never counted). PostgreSQL: SQLite has one writer at a time."""
+    if backend != "postgresql":
+        pytest.skip("SQLite serialises the two writers itself")
+    admin, ingest = auth_headers("admin"), auth_headers("ingest")
+    spec = {"name": MODEL, "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
+    assert client.post("/v1/models", json=spec, headers=admin).status_code == 201
+    body = {"batch_id": "day-5", "rows": _rows(5, 50)}
+    assert client.post(f"/v1/models/{MODEL}/batches", json=body, headers=ingest).status_code == 201
+    worker = Worker(session_factory, WorkerConfig(options=ComputeOptions(replicates=50)))
+    worker.drain()
+    patched = client.patch(f"/v1/models/{MODEL}", json={"retention_windows": 2}, headers=admin)
+    assert patched.status_code == 200, patched.text
+    worker.drain()
+
+    in_flight_window = TODAY - timedelta(days=4)
+    with session_factory() as batch:  # what an ingest batch holds until it commits
+        model = get_model(batch, MODEL, share=True)
+        WindowQueueRepository(batch).mark_dirty(model.id, [in_flight_window], datetime.now(UTC))
+        expiring = threading.Thread(target=worker.expire_once)
+        expiring.start()
+        expiring.join(timeout=0.5)  # it waits for the batch's lock (or has not started yet)
+        batch.commit()
+    expiring.join(timeout=30)
+    assert not expiring.is_alive()
+    kept = client.get(f"/v1/models/{MODEL}", headers=auth_headers("read")).json()["raw_kept_from"]
+    assert kept == in_flight_window.isoformat().replace("+00:00", "Z")

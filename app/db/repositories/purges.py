@@ -97,6 +97,14 @@ class PurgeRepository:
             )
         )
 
+    def lock_model_for_cutoff(self, model_id: int) -> MonitoredModel | None:
+        """The model's row FOR UPDATE, which conflicts with the FOR KEY SHARE every ingest batch
+        holds: it waits for the batches in flight (their dirty marks are then visible) and holds
+        new ones until the cutoff is committed (they then read it and refuse expired rows)."""
+        return self.session.scalar(
+            select(MonitoredModel).where(MonitoredModel.id == model_id).with_for_update()
+        )
+
     def keep_raw_from(self, model_id: int, start: datetime) -> None:
         """Record that raw rows of windows before ``start`` are (being) deleted."""
         self.session.execute(
