@@ -15,22 +15,24 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import Engine, make_url
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session
 
 from app.client.send_command import add_send
-from app.db.engine import create_db_engine, create_session_factory, redacted_url
-from app.db.migrate import current_revisions, head_revisions, upgrade
 from app.demo.command import add_demo
 from app.errors import CalmonError, PayloadValidationError, ServiceUnavailableError
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
-from app.services import tokens as token_service
 from app.settings import Settings, SettingsError, describe_invalid, get_settings
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
+
+# The database stack (SQLAlchemy, Alembic, the services) is imported by the commands that use a
+# database, not here: `calmon send` and `calmon demo` talk HTTP only, and importing it cost their
+# every start about a third of a second.
 
 logger = logging.getLogger("calmon.cli")
 
@@ -39,6 +41,9 @@ Subparsers = Any  # argparse's _SubParsersAction is private API
 
 
 def _migrate(settings: Settings) -> None:
+    from app.db.engine import redacted_url  # noqa: PLC0415
+    from app.db.migrate import upgrade  # noqa: PLC0415
+
     logger.info("migrating", extra={"database": redacted_url(settings.database_url)})
     upgrade(settings.database_url)
     logger.info("migrated")
@@ -53,6 +58,8 @@ def _require_existing_sqlite(settings: Settings, command: str) -> None:
     """
     if not settings.is_sqlite:
         return
+    from sqlalchemy import make_url  # noqa: PLC0415
+
     database = make_url(settings.database_url).database
     if not database or database == ":memory:" or Path(database).exists():
         return
@@ -128,6 +135,8 @@ def _parse_scopes(text: str) -> list[Scope]:
 def _ensure_schema(settings: Settings, engine: Engine) -> None:
     """Migrate the embedded database if needed; elsewhere say what to run instead of failing
     later with "no such table"."""
+    from app.db.migrate import current_revisions, head_revisions  # noqa: PLC0415
+
     if set(current_revisions(engine)) == set(head_revisions(settings.database_url)):
         return
     if not settings.should_migrate_on_start:
@@ -136,6 +145,9 @@ def _ensure_schema(settings: Settings, engine: Engine) -> None:
 
 
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    from app.db.engine import create_db_engine, create_session_factory  # noqa: PLC0415
+    from app.services import tokens as token_service  # noqa: PLC0415
+
     _require_existing_sqlite(settings, "token")
     engine = create_db_engine(settings)
     try:
@@ -178,6 +190,8 @@ def _read_only(
     settings: Settings, command: str, query: Callable[[Session], BaseModel]
 ) -> BaseModel:
     """Run one read-only service call in its own transaction, as the API would."""
+    from app.db.engine import create_db_engine, create_session_factory  # noqa: PLC0415
+
     _require_existing_sqlite(settings, command)
     engine = create_db_engine(settings)
     try:
@@ -342,13 +356,27 @@ def run(argv: Sequence[str], settings: Settings) -> int:
         # Domain errors carry a readable message; show it rather than a traceback.
         print(f"calmon: {exc.message}", file=sys.stderr)
         return 1
-    except OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        print(
-            f"calmon: cannot use the database {redacted_url(settings.database_url)}: {reason}",
-            file=sys.stderr,
-        )
+    except Exception as exc:
+        reason = _database_unusable(exc, settings)
+        if reason is None:
+            raise
+        print(f"calmon: {reason}", file=sys.stderr)
         return 1
+
+
+def _database_unusable(exc: Exception, settings: Settings) -> str | None:
+    """What to say when ``exc`` is the database refusing a connection or a statement; None
+    for any other error. A command that never imported SQLAlchemy cannot have raised one."""
+    if "sqlalchemy" not in sys.modules:
+        return None
+    from sqlalchemy.exc import OperationalError  # noqa: PLC0415
+
+    from app.db.engine import redacted_url  # noqa: PLC0415
+
+    if not isinstance(exc, OperationalError):
+        return None
+    reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+    return f"cannot use the database {redacted_url(settings.database_url)}: {reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,3 +52,33 @@ def test_a_password_with_an_unencoded_at_sign_is_never_shown(tmp_path: Path) -> 
     assert "s3cr" not in output
     assert "pa@ss" not in output
     assert "t-pa" not in output
+
+
+def test_an_unreachable_database_is_one_line_naming_it(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    url = f"postgresql+psycopg://calmon:secret@127.0.0.1:{port}/calmon"
+    done = _calmon("token", "list", cwd=tmp_path, env={"CALMON_DATABASE_URL": url})
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].startswith(  # after the log lines, what to act on
+        f"calmon: cannot use the database postgresql+psycopg://calmon:***@127.0.0.1:{port}/calmon: "
+    )
+    assert "Traceback" not in done.stderr
+    assert "secret" not in done.stderr
+
+
+def test_the_http_commands_start_without_the_database_stack() -> None:
+    """`calmon send` and `calmon demo` talk HTTP only: the CLI imports SQLAlchemy and Alembic in
+    the commands that use a database, not at start (about a third of a second each start)."""
+    probe = "import sys, app.cli; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=clean_environment({"PYTHONPATH": str(REPO_ROOT)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    loaded = done.stdout
+    assert "'httpx'" in loaded  # the probe sees what the CLI imported
+    assert "'sqlalchemy'" not in loaded
+    assert "'alembic'" not in loaded
