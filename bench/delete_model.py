@@ -11,7 +11,6 @@ way the worker does (``purge_predictions``, one chunk per transaction), in a sec
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
 import sys
@@ -28,6 +27,7 @@ from app.db.engine import create_session_factory
 from app.schemas.models import ModelCreate
 from app.services.models import add_model, purge_predictions
 from app.services.tokens import create_token
+from bench.arguments import write_load_parser
 from bench.ingest import MODEL, columnar_body, make_batches, post_batch, prepare, reset
 from bench.ingest_floors import preload
 from tests.support.server import bearer_client, running_server
@@ -116,12 +116,7 @@ def _admin_token(factory: sessionmaker[Session]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--batch-rows", type=int, default=50_000)
+    parser = write_load_parser(__doc__, rows=2_000_000)
     parser.add_argument("--chunk-rows", type=int, default=50_000)
     args = parser.parse_args(argv)
     run(args.database_url, args.rows, args.batch_rows, args.chunk_rows)

@@ -22,7 +22,6 @@ a rotating order, so that load from elsewhere on the machine falls on all paths 
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import io
@@ -52,6 +51,7 @@ from app.services.ingest import limits_from
 from app.services.models import add_model
 from app.services.tokens import create_token
 from app.settings import Settings
+from bench.arguments import write_load_parser
 from bench.ingest_floors import (
     ID_PATTERNS,
     best_floor_rows,
@@ -445,12 +445,7 @@ def client_ratio(results: list[PathResult]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--batch-rows", type=int, default=50_000)
+    parser = write_load_parser(__doc__, rows=1_000_000)
     parser.add_argument("--ids", choices=[*ID_PATTERNS, "both"], default="both")
     parser.add_argument(
         "--stored-rows", type=int, nargs="+", default=[0], help="rows stored before, per run"

@@ -22,7 +22,6 @@ real `calmon send` process, which a file pays once.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ import pyarrow.parquet as pq
 
 from app.client import CalmonClient
 from app.client.files import PredictionFile
+from bench.arguments import write_load_parser
 from bench.ingest import (
     CSV_HEADER,
     MODEL,
@@ -267,12 +267,7 @@ def report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--database-url", required=True, help="a scratch PostgreSQL database")
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--batch-rows", type=int, default=50_000)
+    parser = write_load_parser(__doc__, rows=1_000_000)
     parser.add_argument("--parts", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
