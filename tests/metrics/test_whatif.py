@@ -17,6 +17,7 @@ from app.metrics.compare import compare_average_precision, window_difference_int
 from app.metrics.registry import METRIC_NAMES
 from app.metrics.sensitivity import contingency_grid, metric_surface
 from app.metrics.skew import average_precision_at_skew, temporal_precision
+from app.metrics.types import Interval
 from app.metrics.whatif import (
     NOTHING_FLAGGED,
     along_trajectory,
@@ -33,6 +34,18 @@ def _sketch(seed: int, spread: float = 1.0, threshold: float = 1.5, n: int = 500
     labels = (rng.random(n) < 0.04).astype(np.int8)
     scores = np.where(labels == 1, rng.normal(2.0, spread, n), rng.normal(0.0, 1.0, n))
     return build_sketch(np.round(scores, 2), labels, threshold=threshold)
+
+
+def _bracketing(
+    precision: Interval | None, area: Interval | None, exact: float | None, exact_area: float
+) -> Interval:
+    """Both intervals exist and hold the exact values strictly inside; the area's interval."""
+    assert precision is not None
+    assert area is not None
+    assert exact is not None
+    assert precision[0] < exact < precision[1]
+    assert area[0] < exact_area < area[1]
+    return area
 
 
 def test_at_the_sketchs_own_prior_every_metric_is_its_regular_value_bit_for_bit() -> None:
@@ -143,11 +156,7 @@ def test_range_intervals_hold_the_exact_means_and_narrow_with_more_data() -> Non
         for weight in (None, [(0.01, 1.0), (0.05, 3.0)]):
             analysis = over_range(sketch, 0.01, 0.05, weight)
             precision, area = range_intervals(sketch, analysis, weight, replicates=400)
-            assert precision is not None
-            assert area is not None
-            assert analysis.precision is not None
-            assert precision[0] < analysis.precision < precision[1]
-            assert area[0] < analysis.average_precision < area[1]
+            area = _bracketing(precision, area, analysis.precision, analysis.average_precision)
         assert area is not None
         widths.append(area[1] - area[0])
     assert widths[1] < widths[0]
@@ -190,11 +199,7 @@ def test_trajectory_intervals_hold_the_exact_means_and_narrow_with_more_data() -
         for points, interpolation in ((rising, "log"), (edges, "linear")):
             analysis = along_trajectory(sketch, points, interpolation)  # type: ignore[arg-type]
             precision, area = trajectory_intervals(sketch, analysis, points, replicates=400)
-            assert precision is not None
-            assert area is not None
-            assert analysis.precision is not None
-            assert precision[0] < analysis.precision < precision[1]
-            assert area[0] < analysis.average_precision < area[1]
+            area = _bracketing(precision, area, analysis.precision, analysis.average_precision)
             width = area[1] - area[0]
         widths.append(width)
     assert widths[1] < widths[0]
