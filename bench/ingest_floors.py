@@ -89,6 +89,23 @@ def write_best_floor(
     return time.perf_counter() - start
 
 
+def write_one_table_floor(
+    factory: sessionmaker[Session], model_id: int, copy_rows: list[tuple[Any, ...]], table: str
+) -> float:
+    """The best floor on one unpartitioned ``table`` (predictions' layout before migration
+    0011, where the primary key kept ids unique): lock the model row, one COPY, mark the windows
+    dirty; seconds taken."""
+    windows = sorted({_micros(row[2]) for row in copy_rows})
+    start = time.perf_counter()
+    with factory.begin() as session:
+        _lock_model(session, model_id)
+        raw = psycopg_connection(session)
+        assert raw is not None
+        copy_in(raw, table, _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
+        WindowQueueRepository(session).mark_dirty(model_id, _datetimes(windows), utcnow())
+    return time.perf_counter() - start
+
+
 def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> float:
     """calmon's repository writes, straight from ready arrays; seconds taken."""
     start = time.perf_counter()

@@ -23,6 +23,14 @@ checkpoint_timeout would in a longer life: after each one, the first change to e
 writes a full-page image, which a load shorter than checkpoint_timeout would otherwise never pay.
 The checkpoints the run saw (timed, requested by WAL volume, forced) are printed.
 
+``--writer`` chooses what writes each batch, so that calmon's growth can be read beside the
+growth of the cheapest writes with the same guarantees (the brief's "compare with the true
+floor"): ``calmon`` (its repository code, above), ``best`` (bench/ingest_floors.py's best floor:
+plain binary COPY into the same keys and week tables) and ``one-table`` (plain binary COPY into
+one unpartitioned table laid out as predictions was before migration 0011: primary key (model,
+id), an index on (model, window)). Whatever slows down with the store in all three is the unique
+index over random ids, not calmon's code.
+
 The database's calmon tables are emptied first (it must be a scratch database).
 """
 
@@ -46,12 +54,29 @@ from app.schemas.models import ModelCreate
 from app.services.models import add_model
 from app.settings import Settings
 from bench.cluster import compose_settings, scratch_cluster
-from bench.ingest_floors import ID_PATTERNS, make_ids, write_calmon_floor
+from bench.ingest_floors import (
+    ID_PATTERNS,
+    best_floor_rows,
+    make_ids,
+    write_best_floor,
+    write_calmon_floor,
+    write_one_table_floor,
+)
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
 DAY_MICROS = 86_400 * 1_000_000
 MILLION = 1_000_000
 TABLES = "predictions, prediction_keys, windows, batches"
+WRITERS = ("calmon", "best", "one-table")
+ONE_TABLE = "load_growth_one_table"
+# predictions as migration 0010 left it, before it was partitioned.
+_ONE_TABLE_DDL = (
+    f"CREATE TABLE {ONE_TABLE} (model_id integer NOT NULL, "
+    'prediction_id varchar(200) COLLATE "C" NOT NULL, window_start timestamptz NOT NULL, '
+    "ts timestamptz NOT NULL, score double precision NOT NULL, label smallint, "
+    "segment varchar(100) DEFAULT 'all' NOT NULL, PRIMARY KEY (model_id, prediction_id)); "
+    f"CREATE INDEX ON {ONE_TABLE} (model_id, window_start)"
+)
 
 
 @dataclass(frozen=True)
@@ -137,12 +162,31 @@ class Load:
     pattern: str
     days: int
     checkpoint_every_rows: int | None
+    writer: str = "calmon"
 
 
-def run(engine: Engine, factory: sessionmaker[Session], load: Load) -> list[BatchFigure]:
+def write_batch(factory: sessionmaker[Session], staged: StagedRows, writer: str) -> float:
+    """Seconds ``writer`` takes to write the batch (rows converted for a plain COPY before)."""
+    if writer == "calmon":
+        return write_calmon_floor(factory, staged)
+    copy_rows = best_floor_rows(staged)
+    if writer == "best":
+        return write_best_floor(factory, staged.model_id, copy_rows)
+    return write_one_table_floor(factory, staged.model_id, copy_rows, ONE_TABLE)
+
+
+def empty(engine: Engine) -> None:
     with engine.begin() as connection:
         connection.execute(text(f"TRUNCATE {TABLES}"))
         connection.execute(text("DELETE FROM models"))
+        connection.execute(text(f"DROP TABLE IF EXISTS {ONE_TABLE}"))
+
+
+def run(engine: Engine, factory: sessionmaker[Session], load: Load) -> list[BatchFigure]:
+    empty(engine)
+    if load.writer == "one-table":
+        with engine.begin() as connection:
+            connection.execute(text(_ONE_TABLE_DDL))
     with factory.begin() as session:
         spec = ModelCreate(name="load-growth", threshold=0.5, granularity="day", timezone="UTC")
         model_id = add_model(session, spec).id
@@ -158,7 +202,7 @@ def run(engine: Engine, factory: sessionmaker[Session], load: Load) -> list[Batc
             with engine.connect() as connection:
                 connection.execute(text("CHECKPOINT"))
         before = wal_position(engine)
-        seconds = write_calmon_floor(factory, staged)
+        seconds = write_batch(factory, staged, load.writer)
         sampled = exact and number % 10 == 0
         wal = (
             wal_bytes(engine, before, wal_position(engine), sampled) if sampled or not exact else -1
@@ -180,8 +224,9 @@ def stored_sizes(engine: Engine) -> dict[str, int]:
                 "coalesce(sum(pg_relation_size(oid)) FILTER (WHERE NOT keys), 0), "
                 "coalesce(sum(pg_indexes_size(oid)) FILTER (WHERE NOT keys), 0) "
                 "FROM (SELECT oid, relname LIKE 'prediction_keys%' AS keys FROM pg_class "
-                "WHERE relkind = 'r' AND relname ~ '^prediction(s|_keys)') AS tables"
-            )
+                "WHERE relkind = 'r' AND relname ~ :tables) AS tables"
+            ),
+            {"tables": f"^(prediction(s|_keys)|{ONE_TABLE})"},
         ).one()
     names = ("keys heap", "keys indexes", "rows heap", "rows indexes")
     return {name: int(size) for name, size in zip(names, row, strict=True)}
@@ -197,8 +242,8 @@ def _walinspect(engine: Engine) -> bool:
     return True
 
 
-def report(figures: list[BatchFigure], pattern: str) -> None:
-    print(f"\n{pattern} ids: per million rows stored before the batch")
+def report(figures: list[BatchFigure], pattern: str, writer: str) -> None:
+    print(f"\n{pattern} ids, {writer} writer: per million rows stored before the batch")
     print("| rows stored | batches | median s | p90 s | median WAL MB/batch |")
     print("| --- | ---: | ---: | ---: | ---: |")
     millions: dict[int, list[BatchFigure]] = {}
@@ -216,6 +261,8 @@ def report(figures: list[BatchFigure], pattern: str) -> None:
         )
     first, last = medians[min(medians)], medians[max(medians)]
     print(f"last million / first million (median batch time): {last / first:.2f}x")
+    if len(medians) > 2:  # the issue's own protocol: a load onto a store of 1M rows
+        print(f"last million / second million (median batch time): {last / medians[1]:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -232,6 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ids", choices=(*ID_PATTERNS, "both"), default="random")
     parser.add_argument("--days", type=int, default=10, help="daily windows the load spans")
     parser.add_argument("--checkpoint-every-rows", type=int, help="force a CHECKPOINT this often")
+    parser.add_argument(
+        "--writer", choices=WRITERS, default="calmon", help="what writes each batch (above)"
+    )
     parser.add_argument(
         "--setting",
         action="append",
@@ -257,10 +307,17 @@ def measure(url: str, args: argparse.Namespace) -> None:
     patterns = ID_PATTERNS if args.ids == "both" else (args.ids,)
     try:
         for pattern in patterns:
-            load = Load(args.rows, args.batch_rows, pattern, args.days, args.checkpoint_every_rows)
+            load = Load(
+                args.rows,
+                args.batch_rows,
+                pattern,
+                args.days,
+                args.checkpoint_every_rows,
+                args.writer,
+            )
             started, checkpoints_before = time.perf_counter(), checkpoints(engine)
             figures = run(engine, factory, load)
-            report(figures, pattern)
+            report(figures, pattern, load.writer)
             sizes = stored_sizes(engine)
             rows = len(figures) * load.size
             print(
@@ -273,9 +330,7 @@ def measure(url: str, args: argparse.Namespace) -> None:
                 f"{checkpoints(engine) - checkpoints_before} checkpoints)"
             )
     finally:
-        with engine.begin() as connection:
-            connection.execute(text(f"TRUNCATE {TABLES}"))
-            connection.execute(text("DELETE FROM models"))
+        empty(engine)
         engine.dispose()
 
 

@@ -34,3 +34,20 @@ def test_load_growth_runs_on_a_cluster_with_the_compose_settings(
     assert re.search(r"\| 0M-1M \| 4 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|", out), out
     assert re.search(r"1 checkpoints\)", out), out
     assert re.search(r"stored: keys heap [0-9,]+ MB, keys indexes [0-9,]+ MB", out), out
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.parametrize("writer", ["best", "one-table"])
+def test_the_floors_load_too(writer: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The floors whose growth calmon's is read against (docs/scaling.md) keep running."""
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        pytest.skip("PostgreSQL's server binaries are not installed")
+    arguments = ["--scratch-cluster", "defaults", "--rows", "100000", "--batch-rows", "25000"]
+    main([*arguments, "--writer", writer])
+    out = capsys.readouterr().out
+    assert f"random ids, {writer} writer" in out
+    assert re.search(r"\| 0M-1M \| 4 \| [0-9.]+ \|", out), out
+    stored = re.search(r"rows heap ([0-9,]+) MB", out)
+    assert stored, out
+    assert int(stored.group(1).replace(",", "")) > 0, out
