@@ -21,7 +21,6 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Text,
-    UniqueConstraint,
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -29,9 +28,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from app.db.base import Base
 from app.db.types import UtcDateTime, utcnow
 from app.monitoring.vocabulary import GRANULARITIES, PI0_POLICIES
-
-# BIGINT on PostgreSQL; SQLite only auto-increments a column declared exactly INTEGER.
-BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -91,11 +87,12 @@ class Batch(Base):
     """One accepted ingest request, kept so that a retry with the same batch_id is idempotent."""
 
     __tablename__ = "batches"
-    __table_args__ = (UniqueConstraint("model_id", "batch_id"),)
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
-    batch_id: Mapped[str] = mapped_column(String(200))
+    # Keyed by the model first, like every per-model table (docs/scaling.md, Citus).
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True
+    )
+    batch_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     content_hash: Mapped[str] = mapped_column(String(64))
     row_count: Mapped[int] = mapped_column(Integer)
     inserted_rows: Mapped[int] = mapped_column(Integer)

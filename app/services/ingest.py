@@ -94,8 +94,7 @@ def ingest_batch(
     _check_retention(model, windows)
     content_hash = batch.content_hash()
     batches = BatchRepository(session)
-    batch_pk = batches.claim(model.id, batch.batch_id, content_hash, batch.rows)
-    if batch_pk is None:
+    if not batches.claim(model.id, batch.batch_id, content_hash, batch.rows):
         stored_hash, stored = batches.find(model.id, batch.batch_id)
         if stored_hash != content_hash:
             raise BatchConflictError(
@@ -131,7 +130,9 @@ def ingest_batch(
         windows_touched=touched,
     )
     # Stored as it goes on the wire, so a replay answers with the same bytes.
-    batches.finish(batch_pk, result.inserted, result.updated, accepted.model_dump(mode="json"))
+    batches.finish(
+        model.id, batch.batch_id, result.inserted, result.updated, accepted.model_dump(mode="json")
+    )
     return IngestOutcome(created=True, response=accepted)
 
 

@@ -17,8 +17,8 @@ class BatchRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def claim(self, model_id: int, batch_id: str, content_hash: str, rows: int) -> int | None:
-        """Insert the batch record; None if this (model, batch_id) already exists.
+    def claim(self, model_id: int, batch_id: str, content_hash: str, rows: int) -> bool:
+        """Insert the batch record; False if this (model, batch_id) already exists.
 
         On PostgreSQL a concurrent transaction holding the same key makes this wait for it to
         end: if it commits we see the conflict (and then its stored response), if it rolls back
@@ -38,9 +38,9 @@ class BatchRepository:
                 response={},
             )
             .on_conflict_do_nothing(index_elements=["model_id", "batch_id"])
-            .returning(Batch.id)
+            .returning(Batch.batch_id)
         )
-        return self.session.execute(statement).scalar_one_or_none()
+        return self.session.execute(statement).scalar_one_or_none() is not None
 
     def find(self, model_id: int, batch_id: str) -> tuple[str, dict[str, Any]]:
         """The content hash and stored response of an existing batch."""
@@ -51,10 +51,12 @@ class BatchRepository:
         ).one()
         return row.content_hash, row.response
 
-    def finish(self, batch_pk: int, inserted: int, updated: int, response: dict[str, Any]) -> None:
+    def finish(
+        self, model_id: int, batch_id: str, inserted: int, updated: int, response: dict[str, Any]
+    ) -> None:
         """Store the counts and the response a retry of this batch gets back."""
         self.session.execute(
             update(Batch)
-            .where(Batch.id == batch_pk)
+            .where(Batch.model_id == model_id, Batch.batch_id == batch_id)
             .values(inserted_rows=inserted, updated_rows=updated, response=response)
         )
