@@ -70,38 +70,28 @@ def best_floor_rows(rows: StagedRows) -> list[tuple[Any, ...]]:
 
 
 def write_best_floor(
-    factory: sessionmaker[Session], model_id: int, copy_rows: list[tuple[Any, ...]]
+    factory: sessionmaker[Session],
+    model_id: int,
+    copy_rows: list[tuple[Any, ...]],
+    *,
+    one_table: str | None = None,
 ) -> float:
     """One transaction: lock the model row, COPY the rows into predictions, mark the windows
-    dirty; seconds taken."""
-    windows = sorted({_micros(row[2]) for row in copy_rows})
-    start = time.perf_counter()
-    with factory.begin() as session:
-        _lock_model(session, model_id)
-        # The same partitioned layout: the weeks' tables, the keys that keep ids unique.
-        ensure_partitions(session.connection(), model_id, week_starts(np.array(windows)))
-        raw = psycopg_connection(session)
-        assert raw is not None
-        keys = [row[:3] for row in copy_rows]
-        copy_in(raw, "prediction_keys", _COPY_COLUMNS[:3], keys, types=_COPY_TYPES[:3])
-        copy_in(raw, "predictions", _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
-        WindowQueueRepository(session).mark_dirty(model_id, _datetimes(windows), utcnow())
-    return time.perf_counter() - start
-
-
-def write_one_table_floor(
-    factory: sessionmaker[Session], model_id: int, copy_rows: list[tuple[Any, ...]], table: str
-) -> float:
-    """The best floor on one unpartitioned ``table`` (predictions' layout before migration
-    0011, where the primary key kept ids unique): lock the model row, one COPY, mark the windows
-    dirty; seconds taken."""
+    dirty; seconds taken. With ``one_table``, the rows go into that one unpartitioned table
+    instead, whose own primary key keeps ids unique (no keys to write)."""
     windows = sorted({_micros(row[2]) for row in copy_rows})
     start = time.perf_counter()
     with factory.begin() as session:
         _lock_model(session, model_id)
         raw = psycopg_connection(session)
         assert raw is not None
-        copy_in(raw, table, _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
+        if one_table is None:
+            # The same partitioned layout: the weeks' tables, the keys that keep ids unique.
+            ensure_partitions(session.connection(), model_id, week_starts(np.array(windows)))
+            keys = [row[:3] for row in copy_rows]
+            copy_in(raw, "prediction_keys", _COPY_COLUMNS[:3], keys, types=_COPY_TYPES[:3])
+        target = one_table or "predictions"
+        copy_in(raw, target, _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
         WindowQueueRepository(session).mark_dirty(model_id, _datetimes(windows), utcnow())
     return time.perf_counter() - start
 

@@ -24,12 +24,12 @@ writes a full-page image, which a load shorter than checkpoint_timeout would oth
 The checkpoints the run saw (timed, requested by WAL volume, forced) are printed.
 
 ``--writer`` chooses what writes each batch, so that calmon's growth can be read beside the
-growth of the cheapest writes with the same guarantees (the brief's "compare with the true
-floor"): ``calmon`` (its repository code, above), ``best`` (bench/ingest_floors.py's best floor:
-plain binary COPY into the same keys and week tables) and ``one-table`` (plain binary COPY into
-one unpartitioned table laid out as predictions was before migration 0011: primary key (model,
-id), an index on (model, window)). Whatever slows down with the store in all three is the unique
-index over random ids, not calmon's code.
+growth of the cheapest writes with the same guarantees: ``calmon`` (its repository code, above),
+``best`` (bench/ingest_floors.py's best floor: plain binary COPY into the same keys and week
+tables) and ``one-table`` (plain binary COPY into one unpartitioned table with predictions'
+columns, keyed as predictions was before migration 0011: primary key (model, id), an index on
+(model, window)). Whatever slows down with the store in all three is the unique index over
+random ids, not calmon's code.
 
 The database's calmon tables are emptied first (it must be a scratch database).
 """
@@ -60,7 +60,6 @@ from bench.ingest_floors import (
     make_ids,
     write_best_floor,
     write_calmon_floor,
-    write_one_table_floor,
 )
 
 START_MICROS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000
@@ -69,12 +68,10 @@ MILLION = 1_000_000
 TABLES = "predictions, prediction_keys, windows, batches"
 WRITERS = ("calmon", "best", "one-table")
 ONE_TABLE = "load_growth_one_table"
-# predictions as migration 0010 left it, before it was partitioned.
+# predictions' columns, keyed as before migration 0011 partitioned it.
 _ONE_TABLE_DDL = (
-    f"CREATE TABLE {ONE_TABLE} (model_id integer NOT NULL, "
-    'prediction_id varchar(200) COLLATE "C" NOT NULL, window_start timestamptz NOT NULL, '
-    "ts timestamptz NOT NULL, score double precision NOT NULL, label smallint, "
-    "segment varchar(100) DEFAULT 'all' NOT NULL, PRIMARY KEY (model_id, prediction_id)); "
+    f"CREATE TABLE {ONE_TABLE} (LIKE predictions INCLUDING DEFAULTS INCLUDING CONSTRAINTS, "
+    "PRIMARY KEY (model_id, prediction_id)); "
     f"CREATE INDEX ON {ONE_TABLE} (model_id, window_start)"
 )
 
@@ -170,9 +167,8 @@ def write_batch(factory: sessionmaker[Session], staged: StagedRows, writer: str)
     if writer == "calmon":
         return write_calmon_floor(factory, staged)
     copy_rows = best_floor_rows(staged)
-    if writer == "best":
-        return write_best_floor(factory, staged.model_id, copy_rows)
-    return write_one_table_floor(factory, staged.model_id, copy_rows, ONE_TABLE)
+    one_table = ONE_TABLE if writer == "one-table" else None
+    return write_best_floor(factory, staged.model_id, copy_rows, one_table=one_table)
 
 
 def empty(engine: Engine) -> None:
