@@ -46,7 +46,7 @@ from app.schemas.models import ModelCreate
 from app.services.models import add_model
 from app.services.periods import clear_pooled_cache
 from app.settings import Settings
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from bench.worker import store_keys_of_rows
 

@@ -60,10 +60,10 @@ from app.db.types import utcnow
 from app.metrics import ClassHistogram, CurveSketch, ScoreHistogram, evaluate, nowcast_window
 from app.metrics.types import Float64Array, Int64Array
 from app.settings import Settings
-from app.worker.compute import ComputeOptions, compute_claim
-from app.worker.judging import load_references
-from app.worker.scores import counted_parts, flagged, stored_edges
-from app.worker.series import recompute_series
+from app.windows.compute import ComputeOptions, compute_claim
+from app.windows.judging import load_references
+from app.windows.scores import counted_parts, flagged, stored_edges
+from app.windows.series import recompute_series
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
 THRESHOLD = 1.5

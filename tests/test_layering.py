@@ -2,10 +2,11 @@
 
 Two rules:
 
-1. Arrows point down only: app.worker and app.api sit on app.services, which sits on app.db and
-   the pure layers (app.ingest: parsing, validation, windows; app.monitoring; app.metrics). No
-   lower layer imports app.worker or app.api, app.db no service, the pure layers no app.db and
-   no database library, and app.metrics nothing else from app.
+1. Arrows point down only: app.worker and app.api sit on the use cases (app.services, and
+   app.windows: a claimed window's computation), which sit on app.db and the pure layers
+   (app.ingest: parsing, validation, windows; app.monitoring; app.metrics). No lower layer
+   imports app.worker or app.api, app.services not app.windows, app.db no use case, the pure
+   layers no app.db and no database library, and app.metrics nothing else from app.
 2. SQL lives in app/db, and only app/db/driver.py reaches the DB-API connection. Outside app/db
    no module imports a SQL builder or a driver (sqlalchemy's ``select``, ``text``, ``insert``,
    ``update``, ``delete``, ...; ``sqlalchemy.dialects``, ``sqlalchemy.sql``, ``psycopg``,
@@ -27,11 +28,14 @@ APP_DIR = Path(app.__file__).parent
 # What each lower layer must not import (docs/architecture.md, "Layers and arrows"). app.worker
 # and app.api sit on top; app.metrics imports nothing else from app at all.
 _TOP = ("app.worker", "app.api")
+# app.windows (a claimed window's computation) is a use case beside app.services.
+_USE_CASES = ("app.services", "app.windows")
 FORBIDDEN = {
-    "app.services": _TOP,
-    "app.db": ("app.services", *_TOP),
-    "app.ingest": ("app.db", "app.services", *_TOP),
-    "app.monitoring": ("app.ingest", "app.db", "app.services", *_TOP),
+    "app.services": (*_TOP, "app.windows"),
+    "app.windows": _TOP,
+    "app.db": (*_USE_CASES, *_TOP),
+    "app.ingest": ("app.db", *_USE_CASES, *_TOP),
+    "app.monitoring": ("app.ingest", "app.db", *_USE_CASES, *_TOP),
     "app.metrics": ("app",),
 }
 # The pure layers do no I/O: no database library at all, not even a Session type.
@@ -159,6 +163,9 @@ def test_the_app_keeps_its_layers() -> None:
         ("app.services.x", "from app.worker.loop import run", "must not import app.worker"),
         ("app.db.repositories.x", "import app.api.deps", "must not import app.api"),
         ("app.db.x", "from app.services.models import get_model", "must not import app.services"),
+        ("app.db.x", "from app.windows.compute import compute_claim", "must not import app.windo"),
+        ("app.windows.x", "from app.worker.loop import Worker", "must not import app.worker"),
+        ("app.services.x", "from app.windows import compute", "must not import app.windows"),
         ("app.ingest.x", "from app.api import deps", "must not import app.api"),
         ("app.ingest.x", "from app.db.tables import Batch", "must not import app.db"),
         ("app.metrics.x", "from ..worker import loop", "must not import app.worker"),
@@ -196,3 +203,31 @@ def test_a_violation_is_caught(module: str, source: str, expected: str) -> None:
 )
 def test_allowed_code_passes(module: str, source: str) -> None:
     assert violations(module, source) == []
+
+
+VERDICT_TYPES = frozenset({"StoredVerdict", "Judgement"})
+VERDICT_HOME = "app.monitoring"
+VERDICT_READERS = "app.db"  # a repository rebuilds the stored verdict from its row
+
+
+def verdicts_decided(module: str, source: str) -> list[str]:
+    """Where ``module`` builds a verdict itself: every verdict rule lives in app.monitoring
+    (app/monitoring/verdicts.py), which the rest of the app only calls."""
+    if _within(module, (VERDICT_HOME, VERDICT_READERS)):
+        return []
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and _handle_name(node.func) in VERDICT_TYPES:
+            found.append(f"{module}:{node.lineno}: a verdict decided outside {VERDICT_HOME}")
+    return found
+
+
+def test_verdicts_are_decided_in_monitoring_only() -> None:
+    found = [v for name, path in _app_modules() for v in verdicts_decided(name, path.read_text())]
+    assert found == [], "\n".join(found)
+
+
+def test_a_verdict_built_elsewhere_is_caught() -> None:
+    source = 'verdict = StoredVerdict("reference", "part of it")'
+    assert verdicts_decided("app.windows.judging", source) != []
+    assert verdicts_decided("app.monitoring.verdicts", source) == []

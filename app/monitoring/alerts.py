@@ -16,7 +16,7 @@ from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose, eva
 from app.metrics.drift import Decomposition
 from app.monitoring.detector import DetectorState, Evidence, advance, weigh
 from app.monitoring.pi0 import WindowLabels
-from app.monitoring.verdicts import Judgement, PriorCheck, judge
+from app.monitoring.verdicts import Judgement, PriorCheck, StoredVerdict, judge
 from app.monitoring.vocabulary import AlertState, Signal
 
 PRIMARY_METRIC = "average_precision"
@@ -92,6 +92,16 @@ class WindowVerdict:
     judgement: Judgement
     effects: Decomposition
     evidence: dict[str, Any]
+
+    def issued(self, judged_at: datetime, reference_version: int) -> StoredVerdict:
+        """The verdict as stored: issued now, against ``reference_version``, once."""
+        return StoredVerdict(
+            self.judgement.verdict,
+            self.judgement.reason,
+            judged_at=judged_at,
+            reference_version=reference_version,
+            evidence=self.evidence,
+        )
 
 
 @dataclass(frozen=True)

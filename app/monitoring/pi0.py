@@ -107,3 +107,34 @@ def needs_new_version(current: float | None, candidate: float | None, tolerance:
     if current is None:
         return True
     return abs(candidate - current) > tolerance * current
+
+
+@dataclass(frozen=True)
+class CurrentPi0:
+    """The version a model's series is at now (what :func:`next_version` compares with)."""
+
+    value: float
+    policy: Pi0PolicyName
+
+
+def next_version(
+    policy: Pi0Policy,
+    history: Sequence[WindowLabels],
+    current: CurrentPi0 | None,
+    tolerance: float,
+) -> Pi0Estimate | None:
+    """The estimate to cut as a new pi0 version, or None if the current one stands.
+
+    A new version is cut on the first estimate, on a policy change (or a new fixed value), and
+    when the estimate moves by more than ``tolerance`` relative to the current one.
+    """
+    estimate = estimate_pi0(policy, history)
+    if estimate.value is None:
+        return None
+    new_fixed = policy.name == "fixed" and current is not None and current.value != estimate.value
+    changed_policy = current is not None and (current.policy != policy.name or new_fixed)
+    if changed_policy or needs_new_version(
+        current.value if current is not None else None, estimate.value, tolerance
+    ):
+        return estimate
+    return None

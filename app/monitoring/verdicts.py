@@ -141,6 +141,21 @@ class StoredVerdict:
         }
 
 
+def within_reference(
+    part_of_it: bool, reference_version: int, judged_at: datetime
+) -> StoredVerdict:
+    """The verdict of a mature window at or before its segment's reference's last window:
+    ``reference`` if it is one of the reference's windows, ``insufficient_data`` if it matured
+    after the reference was frozen (it is never judged: the reference's period is its own)."""
+    if part_of_it:
+        verdict: Verdict = "reference"
+        reason = f"part of reference version {reference_version}"
+    else:
+        verdict = "insufficient_data"
+        reason = f"not judged: before or during the reference of version {reference_version}"
+    return StoredVerdict(verdict, reason, judged_at=judged_at, reference_version=reference_version)
+
+
 def provisional(counts_reason: str | None, shift: str | None = None) -> StoredVerdict:
     """The verdict of a window not judged yet: ``score_shift`` if its scores are one (``shift``
     says why: app/monitoring/nowcast.py), ``insufficient_data`` with the reason otherwise."""

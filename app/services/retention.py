@@ -3,7 +3,7 @@
 What is kept forever is everything computed from them: window metrics, sketches, score counts,
 pi0 versions, verdicts and alert states, so the series, a pi0 recomputation (which reads
 sketches, never rows) and the dashboard work as before. A window whose rows are gone is never
-recomputed from rows (app/worker/compute.py keeps its stored values) and refuses new rows
+recomputed from rows (app/windows/compute.py keeps its stored values) and refuses new rows
 (app/services/ingest.py); a late label for one of its ids finds no row and is listed in
 ``unknown_ids``.
 """

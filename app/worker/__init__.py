@@ -1,3 +1,3 @@
-"""The worker: claims dirty windows, reads their rows, computes and stores their metrics,
-nowcasts and verdicts (`calmon worker`, or a thread beside the API on SQLite).
+"""The worker: claims dirty windows under a lease and hands each to app.windows, which computes
+and stores it (`calmon worker`, or a thread beside the API on SQLite).
 """

@@ -29,7 +29,7 @@ from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.services.models import purge_predictions
 from app.services.retention import create_coming_weeks_tables, expire_predictions
-from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
+from app.windows.compute import ComputeOptions, LeaseLostError, compute_claim
 
 logger = logging.getLogger("calmon.worker")
 # Seconds between two checks that this and next week's tables exist (PostgreSQL).

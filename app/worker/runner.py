@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.clock import database_now
 from app.db.engine import create_db_engine, create_session_factory
 from app.settings import Settings
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 
 logger = logging.getLogger("calmon.worker")

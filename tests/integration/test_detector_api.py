@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import AlertStateRow, WindowMetrics
 from app.db.repositories.monitoring import MonitoringRepository
-from app.worker import judging
+from app.windows import judging
 from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import day_start, gaussian_window
 from tests.support.worker_data import drain, find_model_id, insert_rows

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.metrics_tables import WindowMetrics
 from app.db.tables import Batch, ModelPurge, ModelSegment, MonitoredModel, Prediction, Window
 from app.services.models import purge_predictions
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 

@@ -18,7 +18,7 @@ from app.db.metrics_tables import Pi0Version, WindowMetrics
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import Prediction
 from app.services.models import get_model
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 

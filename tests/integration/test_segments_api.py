@@ -10,7 +10,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import ModelSegment
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 

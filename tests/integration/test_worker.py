@@ -20,8 +20,8 @@ from app.db.tables import Window
 from app.db.types import utcnow
 from app.metrics import METRIC_NAMES, CurveSketch, bootstrap
 from app.metrics.prior_grid import IntervalGrid
-from app.worker.compute import ComputeOptions, LeaseLostError, compute_claim
-from app.worker.evaluation import seed_for
+from app.windows.compute import ComputeOptions, LeaseLostError, compute_claim
+from app.windows.evaluation import seed_for
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
 from tests.support.worker_data import (

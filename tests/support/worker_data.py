@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.models import ModelRepository
 from app.db.tables import MonitoredModel, Prediction, PredictionKey, Window
-from app.worker.compute import ComputeOptions
+from app.windows.compute import ComputeOptions
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.streams import Day
 

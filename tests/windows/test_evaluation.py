@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from app.metrics import build_sketch
-from app.worker.evaluation import SegmentInput, evaluate_segment
+from app.windows.evaluation import SegmentInput, evaluate_segment
 from tests.support.synthetic import siblini_window
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -7,7 +7,7 @@ recomputation's intervals are the stored ones moved along their prior grid (with
 hundredths of an interval width of a fresh bootstrap, see app/metrics/prior_grid.py).
 
 The verdict is not decided here: a window's stored verdict is carried over from its previous
-computation once issued (app/worker/judging.py issues it), and is provisional until then.
+computation once issued (app/windows/judging.py issues it), and is provisional until then.
 """
 
 from __future__ import annotations

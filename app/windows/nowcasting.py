@@ -43,9 +43,9 @@ from app.monitoring.nowcast import (
 )
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
-from app.worker.evaluation import seed_for
-from app.worker.judging import ModelReferences
-from app.worker.scores import stored_edges
+from app.windows.evaluation import seed_for
+from app.windows.judging import ModelReferences
+from app.windows.scores import stored_edges
 
 
 def run_nowcasts(

@@ -8,11 +8,11 @@ After the claim (the loop's own short transaction), two steps in two transaction
    refresh pi0 from the label counts; if pi0 moved past the tolerance, recompute the rest of the
    series from stored sketches (no raw rows); write the window (its effects against its
    segment's reference, its verdict carried over if it was issued before); run the drop detector
-   (app/worker/judging.py: freeze references, judge mature windows, store alert states) and the
-   nowcasts (app/worker/nowcasting.py: label-free estimates of the windows after each
+   (app/windows/judging.py: freeze references, judge mature windows, store alert states) and the
+   nowcasts (app/windows/nowcasting.py: label-free estimates of the windows after each
    reference); mark the claimed version computed, all in one commit.
 
-The window's scores are also counted on its model's score bins (app/worker/scores.py; the
+The window's scores are also counted on its model's score bins (app/windows/scores.py; the
 first window with enough rows cuts them).
 """
 
@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -38,16 +39,16 @@ from app.db.types import utcnow
 from app.metrics import build_sketch
 from app.metrics.types import Float64Array
 from app.monitoring.maturity import immaturity
-from app.monitoring.pi0 import WindowLabels, estimate_pi0, needs_new_version
+from app.monitoring.pi0 import CurrentPi0, WindowLabels, next_version
 from app.monitoring.verdicts import provisional
-from app.monitoring.vocabulary import SEGMENT_ALL
+from app.monitoring.vocabulary import SEGMENT_ALL, Pi0PolicyName
 from app.services.model_settings import model_policy
 from app.services.retention import rows_dropped
-from app.worker.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
-from app.worker.judging import ModelReferences, load_references, run_detector
-from app.worker.nowcasting import run_nowcasts
-from app.worker.rows import window_parts
-from app.worker.scores import (
+from app.windows.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
+from app.windows.judging import ModelReferences, load_references, run_detector
+from app.windows.nowcasting import run_nowcasts
+from app.windows.rows import window_parts
+from app.windows.scores import (
     counted_parts,
     flagged,
     propose_edges,
@@ -55,7 +56,7 @@ from app.worker.scores import (
     settle_bins,
     stored_edges,
 )
-from app.worker.series import FreshWindow, recompute_series
+from app.windows.series import FreshWindow, recompute_series
 
 
 @dataclass(frozen=True)
@@ -207,28 +208,19 @@ def _lock_model(session: Session, model_id: int) -> MonitoredModel:
 def refresh_pi0(
     repo: WindowMetricsRepository, model: MonitoredModel, window: WindowLabels
 ) -> tuple[Pi0Version | None, bool]:
-    """The model's pi0 version after counting ``window`` in; True if a new version was cut.
-
-    A new version is cut on the first estimate, on a policy change, and when the estimate moves
-    by more than ``pi0_tolerance`` relative to the current one. A new version means the stored
-    series must be recomputed at it (on the first one, windows stored before any pi0 existed).
-    """
+    """The model's pi0 version after counting ``window`` in; True if a new version was cut
+    (app.monitoring.pi0.next_version decides). A new version means the stored series must be
+    recomputed at it (on the first one, windows stored before any pi0 existed)."""
     policy = model_policy(model)
     history = [
         w for w in repo.history(model.id, SEGMENT_ALL) if w.window_start != window.window_start
     ]
-    estimate = estimate_pi0(policy, [*history, window])
     current = repo.current_pi0(model.id)
-    if estimate.value is None:
-        return (current if current is not None and current.policy == policy.name else None), False
-    changed_policy = current is not None and (
-        current.policy != policy.name
-        or (policy.name == "fixed" and current.value != estimate.value)
-    )
-    if not changed_policy and not needs_new_version(
-        current.value if current is not None else None, estimate.value, model.pi0_tolerance
-    ):
-        return current, False
+    known = CurrentPi0(current.value, cast(Pi0PolicyName, current.policy)) if current else None
+    estimate = next_version(policy, [*history, window], known, model.pi0_tolerance)
+    if estimate is None or estimate.value is None:
+        same_policy = current is not None and current.policy == policy.name
+        return (current if same_policy else None), False
     version = repo.add_pi0_version(
         Pi0Version(
             model_id=model.id,

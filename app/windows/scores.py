@@ -25,8 +25,8 @@ from app.metrics import ScoreHistogram, bin_edges
 from app.metrics.mixture import edges_from_bytes, edges_to_bytes
 from app.metrics.types import Float64Array
 from app.monitoring.nowcast import MIN_BIN_ROWS
-from app.worker.evaluation import Evaluated, SegmentInput
-from app.worker.rows import window_parts
+from app.windows.evaluation import Evaluated, SegmentInput
+from app.windows.rows import window_parts
 
 
 def stored_edges(repo: NowcastRepository, model_id: int) -> Float64Array | None:

@@ -46,10 +46,10 @@ from app.monitoring.alerts import (
 from app.monitoring.detector import DetectorState, threshold_for
 from app.monitoring.maturity import immaturity
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
-from app.monitoring.verdicts import StoredVerdict
+from app.monitoring.verdicts import within_reference
 from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
 from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
-from app.worker.evaluation import seed_for
+from app.windows.evaluation import seed_for
 
 JUDGEMENTS_PER_PASS = 500
 
@@ -234,17 +234,7 @@ def _judge_segment(
         start = window.labels.window_start
         if start > frozen.last_window:
             continue
-        part = start in chosen
-        verdict = StoredVerdict(
-            "reference" if part else "insufficient_data",
-            (
-                f"part of reference version {frozen.version}"
-                if part
-                else f"not judged: before or during the reference of version {frozen.version}"
-            ),
-            judged_at=now,
-            reference_version=frozen.version,
-        )
+        verdict = within_reference(start in chosen, frozen.version, now)
         judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
     after = [w for w in mature if w.labels.window_start > frozen.last_window]
     after = after[: budget.take(len(after))]  # the oldest first: the detector runs in order
@@ -270,13 +260,7 @@ def _judge_segment(
             detection_drop=settings.detection_drop,
             alert_floor=settings.alert_floor,
         )
-        verdict = StoredVerdict(
-            outcome.judgement.verdict,
-            outcome.judgement.reason,
-            judged_at=now,
-            reference_version=frozen.version,
-            evidence=outcome.evidence,
-        )
+        verdict = outcome.issued(now, frozen.version)
         judged.append(
             {
                 "window_start": start,

@@ -24,8 +24,8 @@ from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.maturity import immaturity
 from app.monitoring.verdicts import StoredVerdict, provisional
-from app.worker.evaluation import SegmentInput, evaluate_segment, rows_for
-from app.worker.judging import ModelReferences
+from app.windows.evaluation import SegmentInput, evaluate_segment, rows_for
+from app.windows.judging import ModelReferences
 
 
 @dataclass(frozen=True)
