@@ -57,13 +57,14 @@ from app.monitoring.alerts import (
     judge_window,
 )
 from app.monitoring.detector import threshold_for
-from app.monitoring.maturity import is_mature
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
 from bench.simulation import HEALTHY_MU, gaussian_sketch, mu_for, sketch_with
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
-RULE = ReferenceRule(windows=14, min_positives=500, min_label_coverage=0.8)
+MATURITY = MaturityRule(min_label_coverage=0.8)
+RULE = ReferenceRule(windows=14, min_positives=500, maturity=MATURITY)
 DETECTION_DROP = 0.3
 PI0_TOLERANCE = 0.1
 FLAT_PI = 0.005
@@ -114,7 +115,7 @@ class Engine:
         """What the worker does after storing windows: pi0, references, judgements."""
         windows = sorted({w for w, _ in self.sketches})
         history = [self.counts[(w, "all")] for w in windows]
-        estimate = estimate_pi0(Pi0Policy("historical", min_label_coverage=0.8), history).value
+        estimate = estimate_pi0(Pi0Policy("historical", mature=MATURITY.is_mature), history).value
         if needs_new_version(self.pi0, estimate, PI0_TOLERANCE):
             self.pi0 = estimate
         if self.pi0 is None:
@@ -178,7 +179,7 @@ class Engine:
             if window <= log.reference_end or window in log.judged or key not in self.counts:
                 continue
             counts = self.counts[key]
-            if not is_mature(counts, RULE.min_label_coverage):
+            if not MATURITY.is_mature(counts):
                 continue
             result = evaluate_sketch(self._sketch(window, segment), pi0=self.pi0)
             self.alerts[segment], outcome = judge_window(
@@ -309,7 +310,7 @@ def run_late_labels(days: Sequence[Day], size: int, seed: int) -> tuple[SegmentL
                 else None
             )
             engine.observe(t, "all", labelled, n)
-            if is_mature(engine.counts[(t, "all")], RULE.min_label_coverage):
+            if MATURITY.is_mature(engine.counts[(t, "all")]):
                 matured[t] = today
         engine.step(today)
     return engine.logs["all"], matured

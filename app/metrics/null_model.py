@@ -82,7 +82,9 @@ class NullModel:
         below = float(counts.negatives_below[0])
         positive_share = positives / positives.sum()
         negative_share = np.concatenate((negatives, [below])) / (negatives.sum() + below)
-        blocked = _calibrated_ap(positive_share[None, :], negative_share[None, :-1], 1.0, p0)[0]
+        blocked = grouped_calibrated_ap(
+            positive_share[None, :], negative_share[None, :-1], 1.0, p0
+        )[0]
         return cls(
             pi0=p0,
             value=float(exact),
@@ -105,7 +107,7 @@ class NullModel:
         rng = np.random.default_rng(seed)
         hits = _multinomial(rng, positives, self._positive_share, replicates)
         false = _poisson(rng, negatives * self._negative_share[:-1], replicates)
-        values = _calibrated_ap(hits, false, float(negatives), self.pi0)
+        values = grouped_calibrated_ap(hits, false, float(negatives), self.pi0)
         shifted: Float64Array = values + self._shift
         return shifted
 
@@ -158,18 +160,24 @@ def _poisson(rng: np.random.Generator, mean: Float64Array, replicates: int) -> F
     return out
 
 
-def _calibrated_ap(
-    hits: Float64Array, false: Float64Array, negatives: float, pi0: float
+def grouped_calibrated_ap(
+    hits: Float64Array, false: Float64Array, negatives: float | Float64Array, pi0: float
 ) -> Float64Array:
-    """Calibrated AP per row of block counts (each block one tie group, as scikit-learn ties).
+    """Calibrated AP per row of tie-group counts, groups ordered from the highest score down
+    (each group one tie group, as scikit-learn ties).
 
-    True positive rates are taken against each row's own positives (their total varies under
-    Poisson draws), false positive rates against ``negatives``.
+    ``hits`` and ``false`` are the positives and negatives of each group, shape ``(R, G)``;
+    ``negatives`` the rows' negatives in all (a scalar or one per row: ``false`` may leave out
+    the negatives below the last group). True positive rates are taken against each row's own
+    positives (their total varies under Poisson draws), false positive rates against
+    ``negatives``. A row without positives gives NaN.
     """
     totals = hits.sum(axis=1, keepdims=True)
-    tpr = np.cumsum(hits, axis=1) / totals
-    fpr = np.cumsum(false, axis=1) / negatives
-    flagged = pi0 * tpr + (1.0 - pi0) * fpr
-    precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
-    result: Float64Array = (hits * precision).sum(axis=1) / totals[:, 0]
+    below = np.asarray(negatives, dtype=np.float64).reshape(-1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpr = np.cumsum(hits, axis=1) / totals
+        fpr = np.cumsum(false, axis=1) / below
+        flagged = pi0 * tpr + (1.0 - pi0) * fpr
+        precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
+        result: Float64Array = (hits * precision).sum(axis=1) / totals[:, 0]
     return result

@@ -7,7 +7,7 @@ than a relative tolerance, so a long history does not churn on every new window.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -38,7 +38,9 @@ class Pi0Policy:
     reference_start: datetime | None = None
     reference_end: datetime | None = None
     fixed: float | None = None
-    min_label_coverage: float = 0.0
+    mature: Callable[[WindowLabels], bool] | None = None
+    """Which windows' labels are complete enough to inform pi0 (app/monitoring/maturity.py's
+    rule); None takes every labelled window."""
 
 
 @dataclass(frozen=True)
@@ -54,19 +56,14 @@ class Pi0Estimate:
 
 
 def usable_windows(policy: Pi0Policy, history: Sequence[WindowLabels]) -> list[WindowLabels]:
-    """Windows that may inform pi0: enough label coverage, and inside the policy's range.
+    """Windows that may inform pi0: mature, and inside the policy's range.
 
-    Windows under the minimum label coverage are left out because their labelled rows are the
-    early-labelled ones, which in fraud are biased towards positives (chargebacks arrive first).
+    Immature windows are left out because their labelled rows are the early-labelled ones,
+    which in fraud are biased towards positives (chargebacks arrive first).
     """
     ordered = sorted(history, key=lambda w: w.window_start)
-    covered = [
-        w
-        for w in ordered
-        if w.labelled > 0
-        and w.label_coverage is not None
-        and w.label_coverage >= policy.min_label_coverage
-    ]
+    mature = policy.mature
+    covered = [w for w in ordered if w.labelled > 0 and (mature is None or mature(w))]
     if policy.name == "reference":
         start, end = policy.reference_start, policy.reference_end
         return [
@@ -93,7 +90,7 @@ def estimate_pi0(policy: Pi0Policy, history: Sequence[WindowLabels]) -> Pi0Estim
     rows = sum(w.labelled for w in used)
     positives = sum(w.positives for w in used)
     if rows == 0:
-        return Pi0Estimate(None, policy.name, 0, 0, 0, "no labelled window with enough coverage")
+        return Pi0Estimate(None, policy.name, 0, 0, 0, "no mature labelled window")
     if positives in (0, rows):
         reason = "history has no positives" if positives == 0 else "history has no negatives"
         return Pi0Estimate(None, policy.name, len(used), rows, positives, reason)

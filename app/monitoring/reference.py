@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.monitoring.maturity import is_mature
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.vocabulary import ReferenceKind
 
@@ -41,7 +41,7 @@ class ReferenceRule:
 
     windows: int
     min_positives: int
-    min_label_coverage: float
+    maturity: MaturityRule
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class ReferenceChoice:
 
 def usable(window: WindowLabels, rule: ReferenceRule) -> bool:
     """A window that can be part of a reference: mature, with positives to measure AP on."""
-    return window.positives > 0 and is_mature(window, rule.min_label_coverage)
+    return window.positives > 0 and rule.maturity.is_mature(window)
 
 
 def choose_reference(
@@ -88,7 +88,7 @@ def choose_reference(
             and (spec.end is None or w.window_start < spec.end)
         )
         after = spec.end is not None and any(
-            w.window_start >= spec.end and is_mature(w, rule.min_label_coverage) for w in ordered
+            w.window_start >= spec.end and rule.maturity.is_mature(w) for w in ordered
         )
         if not chosen:
             return ReferenceChoice((), False, "no usable window in the reference period yet")

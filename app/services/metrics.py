@@ -33,7 +33,7 @@ from app.schemas.metrics import (
     WindowMetricOut,
     WorkerOut,
 )
-from app.services.model_settings import model_policy
+from app.services.model_settings import maturity_rule, model_policy
 from app.services.nowcast import nowcast_out, nowcast_point
 from app.services.segments import check_segment
 
@@ -198,7 +198,7 @@ def pi0_info(session: Session, name: str) -> Pi0Out:
     """The model's current pi0, its versions, and the window counts the policy draws on."""
     model = _model(session, name)
     repo = WindowMetricsRepository(session)
-    policy = model_policy(model)
+    policy = model_policy(model, maturity_rule(model))
     history = repo.history(model.id, "all")
     used = {w.window_start for w in usable_windows(policy, history)}
     versions = repo.pi0_versions(model.id)

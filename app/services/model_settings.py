@@ -9,9 +9,10 @@ from zoneinfo import ZoneInfo
 
 from app.db.metrics_tables import ReferenceSpec as ReferenceSpecRow
 from app.db.tables import MonitoredModel
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy
 from app.monitoring.reference import ReferenceRule, ReferenceSpec
-from app.monitoring.vocabulary import Pi0PolicyName, ReferenceKind
+from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity, Pi0PolicyName, ReferenceKind
 
 
 def local_midnight(day: date | None, timezone: str) -> datetime | None:
@@ -23,15 +24,24 @@ def _day_after(day: date | None, timezone: str) -> datetime | None:
     return local_midnight(day + timedelta(days=1), timezone) if day is not None else None
 
 
-def model_policy(model: MonitoredModel) -> Pi0Policy:
-    """The model's pi0 policy; reference dates are inclusive days in the model's time zone."""
+def maturity_rule(model: MonitoredModel) -> MaturityRule:
+    """How the model's windows mature (app/monitoring/maturity.py)."""
+    return MaturityRule(
+        min_label_coverage=model.min_label_coverage,
+        window_length=WINDOW_LENGTH[cast(Granularity, model.granularity)],
+    )
+
+
+def model_policy(model: MonitoredModel, maturity: MaturityRule) -> Pi0Policy:
+    """The model's pi0 policy, from its mature windows; reference dates are inclusive days in
+    the model's time zone."""
     return Pi0Policy(
         name=cast(Pi0PolicyName, model.pi0_policy),
         lookback_windows=model.pi0_lookback_windows,
         reference_start=local_midnight(model.pi0_reference_start, model.timezone),
         reference_end=_day_after(model.pi0_reference_end, model.timezone),
         fixed=model.pi0_fixed,
-        min_label_coverage=model.min_label_coverage,
+        mature=maturity.is_mature,
     )
 
 
@@ -55,18 +65,18 @@ class MonitorSettings:
     alert_floor: float | None
 
     @property
-    def min_label_coverage(self) -> float:
-        """Label coverage that makes a window mature."""
-        return self.rule.min_label_coverage
+    def maturity(self) -> MaturityRule:
+        """How the model's windows mature."""
+        return self.rule.maturity
 
 
-def monitor_settings(model: MonitoredModel) -> MonitorSettings:
+def monitor_settings(model: MonitoredModel, maturity: MaturityRule) -> MonitorSettings:
     """The model's reference rule, detector tuning and alert floor."""
     return MonitorSettings(
         rule=ReferenceRule(
             windows=model.reference_windows,
             min_positives=model.reference_min_positives,
-            min_label_coverage=model.min_label_coverage,
+            maturity=maturity,
         ),
         detection_drop=model.detection_drop,
         alert_floor=model.alert_floor,

@@ -21,8 +21,9 @@ from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import CurveSketch, pool_sketches
 from app.metrics.skew import skew_range_from_history
-from app.monitoring.maturity import is_mature
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
+from app.services.model_settings import maturity_rule
 
 _CACHE_SIZE = 32
 POOL_ITERATIONS = 50
@@ -122,11 +123,11 @@ class Period:
         return float(values.mean()), float(values.std(ddof=0))
 
 
-def _usable(window: PeriodWindow, min_label_coverage: float) -> bool:
+def _usable(window: PeriodWindow, maturity: MaturityRule) -> bool:
     counts = WindowLabels(
         window.window_start, window.labelled, window.positives, window.label_coverage
     )
-    return window.has_sketch and window.positives > 0 and is_mature(counts, min_label_coverage)
+    return window.has_sketch and window.positives > 0 and maturity.is_mature(counts)
 
 
 def load_period(
@@ -138,10 +139,9 @@ def load_period(
 ) -> Period:
     """The model's mature windows of ``segment`` in [start, end), pooled; 404 if there are none."""
     repository = WindowMetricsRepository(session)
+    maturity = maturity_rule(model)
     windows = [
-        w
-        for w in repository.period_windows(model.id, segment, start, end)
-        if _usable(w, model.min_label_coverage)
+        w for w in repository.period_windows(model.id, segment, start, end) if _usable(w, maturity)
     ]
     if not windows:
         span = f"[{start.isoformat() if start else '-inf'}, {end.isoformat() if end else 'inf'})"

@@ -38,11 +38,10 @@ from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import build_sketch
 from app.metrics.types import Float64Array
-from app.monitoring.maturity import immaturity
 from app.monitoring.pi0 import CurrentPi0, WindowLabels, next_version
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL, Pi0PolicyName
-from app.services.model_settings import model_policy
+from app.services.model_settings import maturity_rule, model_policy
 from app.services.retention import rows_dropped
 from app.windows.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
 from app.windows.judging import ModelReferences, load_references, run_detector
@@ -211,7 +210,7 @@ def refresh_pi0(
     """The model's pi0 version after counting ``window`` in; True if a new version was cut
     (app.monitoring.pi0.next_version decides). A new version means the stored series must be
     recomputed at it (on the first one, windows stored before any pi0 existed)."""
-    policy = model_policy(model)
+    policy = model_policy(model, maturity_rule(model))
     history = [
         w for w in repo.history(model.id, SEGMENT_ALL) if w.window_start != window.window_start
     ]
@@ -256,7 +255,7 @@ def store_window(
         segment = current.source.segment
         result = current.result.to_dict() if current.result is not None else None
         verdict = issued.get(segment) or provisional(
-            immaturity(current.source.labels, model.min_label_coverage)
+            maturity_rule(model).immaturity(current.source.labels)
         )
         row, metric_rows = rows_for(
             model.id,

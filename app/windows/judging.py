@@ -44,11 +44,15 @@ from app.monitoring.alerts import (
     judge_window,
 )
 from app.monitoring.detector import DetectorState, threshold_for
-from app.monitoring.maturity import immaturity
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
 from app.monitoring.verdicts import within_reference
 from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
-from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
+from app.services.model_settings import (
+    MonitorSettings,
+    maturity_rule,
+    monitor_settings,
+    reference_spec,
+)
 from app.windows.evaluation import seed_for
 
 JUDGEMENTS_PER_PASS = 500
@@ -120,7 +124,7 @@ def run_detector(
     references: ModelReferences,
 ) -> None:
     """Freeze the references that can be frozen, judge what can be judged, store the states."""
-    settings = monitor_settings(model)
+    settings = monitor_settings(model, maturity_rule(model))
     unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
     for window in monitoring.unjudged(model.id):
         unjudged[window.segment].append(window)
@@ -181,7 +185,7 @@ def _try_freeze(
     """Freeze the segment's reference if its windows are there (the choice says which, or why
     not)."""
     assert references.pi0 is not None
-    settings = monitor_settings(model)
+    settings = monitor_settings(model, maturity_rule(model))
     choice: ReferenceChoice = choose_reference(
         references.spec, settings.rule, metrics_repo.history(model.id, segment)
     )
@@ -228,7 +232,7 @@ def _judge_segment(
     """Judge the segment's mature windows after its reference, oldest first; mark the windows
     of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
     frozen = reference.reference
-    mature = [w for w in unjudged if immaturity(w.labels, settings.min_label_coverage) is None]
+    mature = [w for w in unjudged if settings.maturity.is_mature(w.labels)]
     now = utcnow()
     for window in mature:
         start = window.labels.window_start

@@ -33,7 +33,6 @@ from app.metrics import (
 )
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import FrozenReference
-from app.monitoring.maturity import immaturity
 from app.monitoring.nowcast import (
     NOWCASTS_PER_PASS,
     RECENT_WINDOWS,
@@ -43,6 +42,7 @@ from app.monitoring.nowcast import (
 )
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
+from app.services.model_settings import maturity_rule
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
 from app.windows.scores import stored_edges
@@ -155,7 +155,7 @@ def _estimated(
     )
     row["nowcast"] = stored_nowcast(estimate, frozen.version, recent_fit)
     if not window.judged:
-        counts_reason = immaturity(window.labels, model.min_label_coverage)
+        counts_reason = maturity_rule(model).immaturity(window.labels)
         row.update(provisional(counts_reason, shift_reason(estimate.fit, recent_fit)).columns())
     return row
 

@@ -22,8 +22,8 @@ from app.db.types import utcnow
 from app.metrics import CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
-from app.monitoring.maturity import immaturity
 from app.monitoring.verdicts import StoredVerdict, provisional
+from app.services.model_settings import maturity_rule
 from app.windows.evaluation import SegmentInput, evaluate_segment, rows_for
 from app.windows.judging import ModelReferences
 
@@ -125,7 +125,7 @@ def _recompute_segment(
             assert fresh is not None  # only the fresh window has no stored row
             source_version, duration = fresh.source_version, fresh.duration_seconds
             verdict = issued.get(source.segment) or provisional(
-                immaturity(source.labels, model.min_label_coverage)
+                maturity_rule(model).immaturity(source.labels)
             )
         else:
             source_version, duration = stored_row.source_version, stored_row.duration_seconds

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -24,7 +25,9 @@ def test_historical_pi0_is_count_weighted_not_a_mean_of_ratios() -> None:
 
 def test_windows_under_the_label_coverage_are_left_out() -> None:
     history = [_w(0, 1_000, 10), _w(1, 500, 100, coverage=0.3)]
-    estimate = estimate_pi0(Pi0Policy("historical", min_label_coverage=0.8), history)
+    estimate = estimate_pi0(
+        Pi0Policy("historical", mature=MaturityRule(min_label_coverage=0.8).is_mature), history
+    )
     assert estimate.value == pytest.approx(0.01)
     assert estimate.windows_used == 1
 

@@ -6,12 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.monitoring.maturity import immaturity, is_mature
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
-RULE = ReferenceRule(windows=3, min_positives=100, min_label_coverage=0.8)
+COVERAGE = MaturityRule(min_label_coverage=0.8)
+RULE = ReferenceRule(windows=3, min_positives=100, maturity=COVERAGE)
 
 
 def _w(day: int, positives: int = 50, labelled: int = 5_000, coverage: float = 1.0) -> WindowLabels:
@@ -35,13 +36,32 @@ def _days(choice_windows: tuple[WindowLabels, ...]) -> list[int]:
     ],
 )
 def test_maturity(window: WindowLabels, reason: str | None) -> None:
-    found = immaturity(window, 0.8)
+    found = COVERAGE.immaturity(window)
     if reason is None:
         assert found is None
-        assert is_mature(window, 0.8)
+        assert COVERAGE.is_mature(window)
     else:
         assert found is not None
         assert reason in found
+
+
+def test_a_label_horizon_matures_a_window_on_the_models_clock_only() -> None:
+    # A fraud-only feed: no explicit legitimate labels, so coverage says nothing; the window
+    # ends a day after it starts and its rows count as legitimate 30 days after that.
+    rule = MaturityRule(min_label_coverage=0.8, horizon=timedelta(days=30))
+    fraud_only = _w(0, positives=40, labelled=40, coverage=0.01)
+    due = DAY0 + timedelta(days=31)
+    assert rule.due(DAY0) == due
+    waiting = rule.immaturity(fraud_only)
+    assert waiting is not None
+    assert "nothing received" in waiting
+    assert "label_horizon_days" in waiting
+    early = MaturityRule(0.8, timedelta(days=30), clock=due - timedelta(microseconds=1))
+    assert not early.is_mature(fraud_only)
+    assert MaturityRule(0.8, timedelta(days=30), clock=due).is_mature(fraud_only)
+    # Hourly windows end an hour after they start.
+    hourly = MaturityRule(0.8, timedelta(days=1), clock=due, window_length=timedelta(hours=1))
+    assert hourly.due(DAY0) == DAY0 + timedelta(hours=25)
 
 
 def test_automatic_reference_takes_the_first_usable_windows_until_it_has_enough() -> None:

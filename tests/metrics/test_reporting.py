@@ -1,0 +1,185 @@
+"""Labels still arriving (app/metrics/reporting.py): arrivals, chain-ladder completeness, the
+early estimates and the early drop test's likelihood ratio."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import ndtr
+
+from app.metrics import InvalidInputError
+from app.metrics.reporting import (
+    UNKNOWN_LOOK,
+    Arrivals,
+    Cells,
+    Completeness,
+    EstimateSettings,
+    LabelsSoFar,
+    TiltTest,
+    binned_average_precision,
+    binormal_axis,
+    develop,
+    dispersion,
+    estimate_window,
+    tilt_for_drop,
+    tilted,
+)
+
+EDGES = np.linspace(-3.0, 4.0, 36)
+BINS = EDGES.size + 1
+THRESHOLD_BIN = int(np.searchsorted(EDGES, 2.0, side="right"))
+
+
+def _normal_shares(mu: float) -> np.ndarray:
+    cdf = ndtr(np.concatenate([[-np.inf], EDGES, [np.inf]]) - mu)
+    return np.diff(cdf)
+
+
+LEGIT = _normal_shares(0.0)
+FRAUD = _normal_shares(2.5)
+
+
+def _cells() -> Cells:
+    flagged = np.arange(BINS) >= THRESHOLD_BIN
+    return Cells(of_bin=flagged.astype(np.int64), flagged=flagged, reference_shares=FRAUD)
+
+
+def test_arrivals_count_by_look_and_survive_bytes() -> None:
+    arrivals = Arrivals.of(
+        frauds=([3, 3, 3, 30, 30], [1, 1, 4, UNKNOWN_LOOK, 9], [1, 1, 2, 0, 2]),
+        cleared=([1, 1, 0], [1, 2, 2], [1, 1, 3]),
+    )
+    assert arrivals.frauds == 5
+    assert arrivals.unknown_times == 1
+    assert arrivals.frauds_per_bin(BINS, 1)[3] == 2
+    assert arrivals.frauds_per_bin(BINS, 1)[30] == 1  # unknown time: arrived, it is there
+    assert arrivals.frauds_per_bin(BINS)[3] == 3
+    assert arrivals.cleared(flagged=True, source=1, by_look=1) == 1
+    assert arrivals.cleared(flagged=True, source=None, by_look=None) == 2
+    flagged = np.arange(BINS) >= 20
+    assert arrivals.frauds_where(flagged, source=2, by_look=None) == 1
+    cumulative = arrivals.cumulative(np.zeros(BINS, dtype=np.int64), 1, 5)
+    # Unknown times and arrivals after the horizon (look 9 > 5) are left out of the development.
+    assert cumulative.tolist() == [[0, 2, 2, 2, 3, 3]]
+    again = Arrivals.from_bytes(arrivals.to_bytes())
+    assert again.to_bytes() == arrivals.to_bytes()
+    with pytest.raises(InvalidInputError):
+        Arrivals.from_bytes(arrivals.to_bytes()[:-1])
+
+
+def test_the_chain_ladder_recovers_a_known_reporting_curve() -> None:
+    # Every window: 40 frauds, a quarter labelled at look 1, half by look 2, all by look 3.
+    curve = np.array([0, 10, 20, 40])
+    windows = 20
+    cumulative = np.tile(curve, (windows, 1, 1))
+    ages = np.arange(windows, 0, -1)  # the newest window is 1 look old
+    development = develop(cumulative, ages, recent=5, replicates=50, seed=1)
+    assert development.completeness[0].tolist() == [0.0, 0.25, 0.5, 1.0]
+    # Identical windows: every bootstrap replicate agrees.
+    np.testing.assert_allclose(development.replicates[:, 0, 1], 0.25)
+    assert development.at(7).look == 7  # past the horizon: F is 1
+    assert development.at(7).value.tolist() == [1.0]
+
+
+def test_the_chain_ladder_follows_recent_reporting() -> None:
+    # Old windows labelled slowly (10% by look 1), the 10 newest fast (60% by look 1).
+    slow, fast = np.array([0, 10, 100]), np.array([0, 60, 100])
+    cumulative = np.stack([slow] * 30 + [fast] * 10)[:, None, :]
+    ages = np.arange(40, 0, -1) + 2
+    development = develop(cumulative, ages, recent=10, replicates=20, seed=0)
+    assert development.completeness[0, 1] == pytest.approx(0.6)
+
+
+def test_development_is_unknown_where_no_window_is_old_enough() -> None:
+    cumulative = np.array([[[0, 5, 10, 10]]])
+    development = develop(cumulative, [1], recent=5, replicates=10, seed=0)
+    assert np.isnan(development.completeness[0, 0])
+    assert np.isnan(development.completeness[0, 1])  # needs a window 2 looks old: none
+
+
+def _thinned(
+    rng: np.random.Generator, mu: float, frauds: int, f_cells: np.ndarray
+) -> tuple[np.ndarray, LabelsSoFar]:
+    cells = _cells()
+    legit = rng.multinomial(20_000, LEGIT)
+    bins = rng.multinomial(frauds, _normal_shares(mu))
+    observed = rng.binomial(bins, f_cells[cells.of_bin])
+    return bins, LabelsSoFar.of(observed, legit + bins)
+
+
+def test_complete_labels_are_their_own_estimate() -> None:
+    rng = np.random.default_rng(0)
+    development = develop(np.ones((3, 2, 2)), [5, 5, 5], recent=3, replicates=20, seed=0)
+    bins, labels = _thinned(rng, 2.5, 100, np.ones(2))
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_shape=1.0, shape_strength=20.0)
+    estimate = estimate_window(labels, _cells(), development.at(1), settings, seed=1)
+    assert estimate.values["frauds_total"] == bins.sum()
+    assert estimate.intervals["frauds_total"] == (bins.sum(), bins.sum())
+    assert estimate.values["recall"] == pytest.approx(bins[THRESHOLD_BIN:].sum() / bins.sum())
+
+
+def test_early_estimates_cover_what_the_complete_labels_show() -> None:
+    # Flagged frauds 90% labelled (feedback), the others 15% (early chargebacks); the truth is
+    # the window's eventual frauds. The 95% intervals cover it about 95% of the time.
+    rng = np.random.default_rng(2)
+    f_cells = np.array([0.15, 0.9])
+    replicates = np.tile(f_cells, (100, 1))
+    completeness = Completeness(3, f_cells, replicates)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_shape=1.0, shape_strength=20.0)
+    covered, errors = [], []
+    for seed in range(120):
+        bins, labels = _thinned(rng, 2.5, 100, f_cells)
+        estimate = estimate_window(labels, _cells(), completeness, settings, seed=seed)
+        low, high = estimate.intervals["frauds_total"] or (np.nan, np.nan)
+        covered.append(low <= bins.sum() <= high)
+        errors.append(abs(estimate.values["frauds_total"] - bins.sum()) / bins.sum())
+    assert 0.88 <= np.mean(covered) <= 1.0
+    assert np.mean(errors) < 0.15
+
+
+def test_binormal_axis_of_normal_legitimate_scores_is_the_score() -> None:
+    axis = binormal_axis(LEGIT * 1e7)
+    middles = (EDGES[:-1] + EDGES[1:]) / 2
+    inner = slice(5, 30)
+    np.testing.assert_allclose(axis[1:-1][inner], middles[inner], atol=0.05)
+
+
+def test_the_drop_tilt_lowers_binned_average_precision_by_the_drop() -> None:
+    axis = binormal_axis(LEGIT * 1e7)
+    theta = tilt_for_drop(FRAUD, LEGIT, axis, pi0=0.005, drop=0.3)
+    assert theta < 0
+    before = binned_average_precision(FRAUD, LEGIT, 0.005)[0]
+    after = binned_average_precision(tilted(FRAUD, axis, theta)[0], LEGIT, 0.005)[0]
+    assert after == pytest.approx(0.7 * before, rel=1e-6)
+
+
+@pytest.mark.parametrize("frauds", [10, 100])
+def test_the_early_likelihood_ratio_has_expectation_one_without_a_drop(frauds: int) -> None:
+    # What makes a CUSUM of it keep its false-alarm bound: E[exp(LLR)] = 1 under "no drop",
+    # whatever the window's size and how thinned its labels are; and it drifts up under a drop.
+    rng = np.random.default_rng(5)
+    axis = binormal_axis(LEGIT * 1e7)
+    drop = tilt_for_drop(FRAUD, LEGIT, axis, pi0=0.005, drop=0.3)
+    test = TiltTest(FRAUD, axis, null_tilt=0.0, drop_tilt=drop)
+    f_bins = np.where(np.arange(BINS) >= THRESHOLD_BIN, 0.9, 0.2)
+    reach = FRAUD * f_bins
+    healthy, degraded = [], []
+    for _ in range(4000):
+        observed = rng.multinomial(frauds, reach / reach.sum())
+        healthy.append(test.evidence(observed, f_bins).log_likelihood_ratio)
+    worse = tilted(FRAUD, axis, drop)[0] * f_bins
+    for _ in range(500):
+        observed = rng.multinomial(frauds, worse / worse.sum())
+        degraded.append(test.evidence(observed, f_bins).log_likelihood_ratio)
+    assert np.mean(np.exp(healthy)) == pytest.approx(1.0, abs=0.1)
+    assert np.mean(healthy) < 0 < np.mean(degraded)
+
+
+def test_dispersion_is_about_one_for_independent_frauds_and_larger_for_bursts() -> None:
+    rng = np.random.default_rng(3)
+    axis = binormal_axis(LEGIT * 1e7)
+    independent = np.stack([rng.multinomial(100, FRAUD) for _ in range(200)])
+    assert dispersion(independent, FRAUD, axis) == pytest.approx(1.0, abs=0.25)
+    # Bursts: 20 entities of 5 frauds each, one bin per entity.
+    bursts = np.stack([5 * rng.multinomial(20, FRAUD) for _ in range(200)])
+    assert dispersion(bursts, FRAUD, axis) > 3.0
