@@ -29,6 +29,7 @@ from bench.label_feeds import (
     labelled_by,
     simulate,
 )
+from bench.label_feeds_report import describe
 from bench.simulation import HEALTHY_MU, THRESHOLD, mu_for, population_average_precision
 
 STEADY = prior_drift("steady", 200, np.random.default_rng(0))
@@ -354,6 +355,15 @@ def _same(a: SimWindow, b: SimWindow) -> bool:
         np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
         for x, y in zip(vars(a).values(), vars(b).values(), strict=True)
     )
+
+
+def test_describe_prints_a_row_per_feed_and_group() -> None:
+    lines: list[str] = []
+    describe(size=25, windows=20, seed=1, out=lines.append)
+    arrivals = [line for line in lines if line.startswith("| default |")]
+    assert len(arrivals) == 3  # two arrival rows and the review row
+    assert [line.split(" | ")[1] for line in arrivals[:2]] == ["flagged", "not flagged"]
+    assert sum(line.startswith("| burst_mean 4 |") for line in lines) == 3
 
 
 def test_a_config_out_of_range_is_refused() -> None:
