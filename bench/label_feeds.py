@@ -52,11 +52,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, ndtri
 
 from app.metrics import CurveSketch, ScoreHistogram, bin_edges
 from app.metrics.types import BoolArray, Float64Array, Int64Array
 from bench.detection import DAY0, Day, mean_pi
+from bench.label_feeds_draws import (
+    final_sketch,
+    partition,
+    review_probability,
+    truncated_lognormal,
+)
 from bench.simulation import HEALTHY_MU, THRESHOLD
 
 Int8Array = npt.NDArray[np.int8]
@@ -188,87 +193,6 @@ def _edges(day: Day, rng: np.random.Generator) -> Float64Array:
 
 
 @dataclass(frozen=True)
-class _Partition:
-    """A window's rows on the score axis cut at ``points`` (ascending: the bin edges, the
-    threshold, the frauds' scores) into slots, ascending: the interval below ``points[0]``,
-    ``points[0]`` itself, the next interval, ..., the interval above ``points[-1]``. Legitimate
-    rows lie in the intervals (slot ``2 i``), frauds on the points (slot ``2 k + 1``)."""
-
-    points: Float64Array
-    rows: Int64Array
-    """Rows per slot."""
-    lower: Float64Array
-    """Each slot's lowest score (-inf for the first)."""
-
-    @property
-    def legit(self) -> Int64Array:
-        cells: Int64Array = self.rows[0::2]
-        return cells
-
-    @property
-    def flagged(self) -> BoolArray:
-        above: BoolArray = self.lower >= THRESHOLD
-        return above
-
-
-def _partition(
-    rng: np.random.Generator, legit: int, edges: Float64Array, fraud_scores: Float64Array
-) -> _Partition:
-    points = np.union1d(np.union1d(edges, fraud_scores), [THRESHOLD])
-    # P(legit > point) from the upper tail: exact where the frauds' scores sit.
-    beyond = ndtr(-points)
-    cells = rng.multinomial(legit, -np.diff(np.concatenate(([1.0], beyond, [0.0]))))
-    rows = np.empty(2 * points.size + 1, dtype=np.int64)
-    rows[0::2] = cells
-    rows[1::2] = np.bincount(np.searchsorted(points, fraud_scores), minlength=points.size)
-    lower = np.concatenate(([-np.inf], np.repeat(points, 2)))
-    return _Partition(points, rows, lower)
-
-
-def _queue_mean(lo: Float64Array, hi: Float64Array, share: float) -> Float64Array:
-    """The review ramp's mean over queue positions [lo, hi] (see the module docstring)."""
-    if share <= 0.0:
-        return np.zeros_like(lo)
-    slope = 2.0 * (1.0 - share) if share >= 0.5 else 1.0 / (2.0 * share)
-    end = 1.0 / slope if slope > 0 else np.inf
-
-    def integral(q: Float64Array) -> Float64Array:
-        c = np.minimum(q, end)
-        out: Float64Array = c - slope * c * c / 2.0
-        return out
-
-    width = hi - lo
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = (integral(hi) - integral(lo)) / width
-    at_point = np.clip(1.0 - slope * lo, 0.0, 1.0)
-    result: Float64Array = np.where(width > 0, mean, at_point)
-    return result
-
-
-def _review_probability(config: FeedConfig, part: _Partition) -> Float64Array:
-    """Per slot, the chance an investigator reviews one of its rows."""
-    flagged = part.flagged
-    if not config.feedback_by_score:
-        return np.where(flagged, config.feedback_share, 0.0)
-    queue = max(int(part.rows[flagged].sum()), 1)
-    # Flagged slots are the top ones, so the rows above a flagged slot are all in the queue.
-    above = part.rows[::-1].cumsum()[::-1] - part.rows
-    ramp = _queue_mean(above / queue, (above + part.rows) / queue, config.feedback_share)
-    return np.where(flagged, ramp, 0.0)
-
-
-def _truncated_lognormal(
-    rng: np.random.Generator, median: Float64Array, sigma: float, cap: Float64Array
-) -> Float64Array:
-    """Log-normal delays conditioned on ``<= cap`` (a redraw of the tail, as one inverse-CDF
-    draw: the uniform is confined to the CDF's range below the cap)."""
-    reach = ndtr(np.log(cap / median) / sigma)
-    u = (1.0 - rng.random(median.size)) * reach  # in (0, reach]: never ndtri(0)
-    delays: Float64Array = median * np.exp(sigma * ndtri(u))
-    return delays
-
-
-@dataclass(frozen=True)
 class _Frauds:
     scores: Float64Array
     owner: Int64Array
@@ -291,8 +215,10 @@ class _WindowDraw:
         scores, owner = self._fraud_scores(day.pi * n, day.mu["all"])
         if scores.size > n:
             raise ValueError(f"window {index}: {scores.size} frauds drawn for {n} rows")
-        part = _partition(self.rng, n - scores.size, self.edges, scores)
-        review = _review_probability(self.config, part)
+        part = partition(self.rng, n - scores.size, self.edges, scores)
+        review = review_probability(
+            part, self.config.feedback_share, by_score=self.config.feedback_by_score
+        )
         cleared = self.rng.binomial(part.legit, review[0::2])
         point = np.searchsorted(part.points, scores)
         frauds = _Frauds(
@@ -309,16 +235,13 @@ class _WindowDraw:
         ).astype(np.int8)
         slot_bins = np.searchsorted(self.edges, part.lower, side="right")
         cleared_bins = np.repeat(slot_bins[0::2], cleared)
+        per_bin = np.bincount(slot_bins, weights=part.rows, minlength=self.edges.size + 1)
         return SimWindow(
             index=index,
             start=DAY0 + timedelta(days=index),
             rows=n,
             frauds=scores.size,
-            rows_per_bin=_frozen(
-                np.bincount(slot_bins, weights=part.rows, minlength=self.edges.size + 1).astype(
-                    np.int64
-                )
-            ),
+            rows_per_bin=_frozen(per_bin.astype(np.int64)),
             flagged=int(part.rows[part.flagged].sum()),
             fraud_scores=_frozen(scores),
             fraud_bins=_frozen(np.searchsorted(self.edges, scores, side="right")),
@@ -328,7 +251,7 @@ class _WindowDraw:
             fraud_sources=_frozen(sources),
             cleared_bins=_frozen(cleared_bins),
             cleared_arrival_days=_frozen(self.rng.random(cleared_bins.size)),
-            final=_final_sketch(part, point, sources != NEVER),
+            final=final_sketch(part, point, sources != NEVER),
         )
 
     def _fraud_scores(self, expected: float, mu: float) -> tuple[Float64Array, Int64Array]:
@@ -363,33 +286,10 @@ class _WindowDraw:
         scale = config.chargeback_median_days * self.speed
         median = scale * np.where(noticed, 1.0, config.misses_slower)
         cap = config.horizon_days - (latest - earliest)
-        delay = _truncated_lognormal(self.rng, median, config.chargeback_sigma, cap)
+        delay = truncated_lognormal(self.rng, median, config.chargeback_sigma, cap)
         filed = self.rng.random(starts.size) >= config.never_reported
         arrival[waiting] = np.where(filed, latest + delay - 1.0, np.inf)[claim]
         return arrival
-
-
-def _final_sketch(part: _Partition, point: Int64Array, reported: BoolArray) -> CurveSketch:
-    """The window's sketch from its partition: reported frauds positive, the rest negative."""
-    k = part.points.size
-    positives = np.bincount(point[reported], minlength=k).astype(np.int64)
-    negatives = part.rows.copy()
-    negatives[1::2] -= positives  # never-reported frauds stay negatives at their own scores
-    total = int(negatives.sum())
-    strictly_above = total - np.cumsum(negatives)  # per slot, negatives in the slots above it
-    entries = np.flatnonzero((positives > 0) | (part.points == THRESHOLD))[::-1]
-    above = strictly_above[2 * entries + 1]
-    tied = negatives[2 * entries + 1]
-    previous = np.concatenate(([0], above[:-1] + tied[:-1]))
-    return CurveSketch.of_counts(
-        n=int(part.rows.sum()),
-        threshold=THRESHOLD,
-        scores=part.points[entries],
-        positives_at=positives[entries],
-        negatives_tied=tied,
-        negatives_between=above - previous,
-        negatives_below=total - int(above[-1] + tied[-1]),
-    )
 
 
 def _frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:

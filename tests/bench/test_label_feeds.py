@@ -23,12 +23,10 @@ from bench.label_feeds import (
     FeedConfig,
     SimWindow,
     Stream,
-    _final_sketch,
-    _partition,
-    _queue_mean,
     labelled_by,
     simulate,
 )
+from bench.label_feeds_draws import final_sketch, partition, queue_mean
 from bench.label_feeds_report import describe
 from bench.simulation import HEALTHY_MU, THRESHOLD, mu_for, population_average_precision
 
@@ -107,7 +105,7 @@ def test_feedback_reviews_the_share_of_flagged_rows_and_arrives_within_the_next_
 @pytest.mark.parametrize("share", [0.0, 0.3, 0.5, 0.9, 1.0])
 def test_the_review_ramp_falls_with_the_queue_and_averages_the_share(share: float) -> None:
     cuts = np.linspace(0.0, 1.0, 1001)
-    ramp = _queue_mean(cuts[:-1], cuts[1:], share)
+    ramp = queue_mean(cuts[:-1], cuts[1:], share)
     assert ramp.mean() == pytest.approx(share, abs=1e-9)
     assert np.all(np.diff(ramp) <= 1e-12)
     assert np.all((ramp >= 0.0) & (ramp <= 1.0))
@@ -279,9 +277,9 @@ def test_the_final_sketch_is_the_sketch_of_the_rows_it_counts() -> None:
     rng = np.random.default_rng(5)
     edges = np.array([-1.0, 0.0, 1.0, THRESHOLD, 2.5, 3.0])
     frauds = rng.normal(HEALTHY_MU, 1.0, 40)
-    part = _partition(rng, 3_000, edges, frauds)
+    part = partition(rng, 3_000, edges, frauds)
     reported = rng.random(frauds.size) < 0.8
-    sketch = _final_sketch(part, np.searchsorted(part.points, frauds), reported)
+    sketch = final_sketch(part, np.searchsorted(part.points, frauds), reported)
     p = part.points
     inside = np.concatenate(([p[0] - 1.0], (p[:-1] + p[1:]) / 2.0, [p[-1] + 1.0]))
     scores = np.concatenate([np.repeat(inside, part.legit), frauds])
