@@ -22,6 +22,7 @@ _MODEL: Final[dict[str, Any]] = {
     "reference_min_positives": 500,
     "detection_drop": 0.3,
     "retention_windows": None,
+    "label_horizon_days": None,
     "raw_kept_from": None,
     "created_at": "2026-10-01T08:00:00Z",
     "updated_at": "2026-10-01T08:00:00Z",

@@ -261,7 +261,10 @@ def post_labels(
     now = utcnow()
     limits = service.limits_from(settings, now)
     updates = parse_labels(
-        body, labels_media(request.headers.get("content-type")), settings.max_rows_per_request
+        body,
+        labels_media(request.headers.get("content-type")),
+        settings.max_rows_per_request,
+        limits.max_timestamp_micros,
     )
     body.clear()
     return service.update_labels(session, name, updates, limits, now)
