@@ -55,6 +55,7 @@ from bench.arguments import write_load_parser
 from bench.ingest_floors import (
     ID_PATTERNS,
     best_floor_rows,
+    labelled_rows,
     make_ids,
     preload,
     write_best_floor,
@@ -185,10 +186,10 @@ def reset(engine: Engine) -> None:
 
 def staged_rows(model_id: int, batch: Batch) -> StagedRows:
     """The floor's input: the batch as the repository takes it, prepared before timing."""
-    return StagedRows(
-        model_id=model_id,
-        ids=batch.ids,
-        timestamps=batch.micros,
+    return labelled_rows(
+        model_id,
+        batch.ids,
+        micros=batch.micros,
         windows=floor_to_windows(batch.micros, "day", "Europe/Paris"),
         scores=batch.scores,
         labels=np.array([-1 if v is None else v for v in batch.labels], dtype=np.int8),

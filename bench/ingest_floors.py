@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -30,11 +31,24 @@ from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.staged_rows import StagedRows
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.types import utcnow
-from app.ingest.timestamps import micros_to_datetime
+from app.ingest.label_times import with_defaults
+from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
+from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
 ID_PATTERNS = ("sequential", "random")
-_COPY_COLUMNS = ("model_id", "prediction_id", "window_start", "ts", "score", "label", "segment")
+_COPY_COLUMNS = (
+    "model_id",
+    "prediction_id",
+    "window_start",
+    "ts",
+    "score",
+    "label",
+    "segment",
+    "labelled_at",
+    "label_source",
+)
 _COPY_TYPES = ["int4", "text", "timestamptz", "timestamptz", "float8", "int2", "text"]
+_COPY_TYPES += ["timestamptz", "int2"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -47,11 +61,36 @@ def make_ids(pattern: str, tag: str, first: int, n: int, rng: np.random.Generato
     return [bytes(row).hex() for row in rng.integers(0, 256, (n, 16), dtype=np.uint8)]
 
 
+def labelled_rows(  # noqa: PLR0913 - StagedRows' fields
+    model_id: int,
+    ids: list[str],
+    *,
+    micros: npt.NDArray[np.int64],
+    windows: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    labels: npt.NDArray[np.int8],
+    segments: list[str],
+) -> StagedRows:
+    """Rows as the ingest service hands them to the repository: labelled rows sent without a
+    time or source get the defaults (received now, confirmed), as the API's do."""
+    none_sent = np.full(len(ids), UNKNOWN_LABEL_TIME, dtype=np.int64)
+    times, sources = with_defaults(
+        labels >= 0, none_sent, np.zeros(len(ids), np.int8), micros, datetime_to_micros(utcnow())
+    )
+    return StagedRows(model_id, ids, micros, windows, scores, labels, segments, times, sources)
+
+
 def best_floor_rows(rows: StagedRows) -> list[tuple[Any, ...]]:
     """The COPY rows of the best floor, converted and sorted by id (byte order) before timing."""
     labels = [None if v < 0 else v for v in rows.labels.tolist()]
     stamps = [_EPOCH + timedelta(microseconds=v) for v in rows.timestamps.tolist()]
     windows = [_EPOCH + timedelta(microseconds=v) for v in rows.windows.tolist()]
+    # The same label times and sources calmon stores (defaults filled in for labelled rows).
+    labelled_at = [
+        None if v == UNKNOWN_LABEL_TIME else _EPOCH + timedelta(microseconds=v)
+        for v in rows.labelled_at.tolist()
+    ]
+    sources = [None if v == UNKNOWN_LABEL_SOURCE else v for v in rows.sources.tolist()]
     copy_rows = list(
         zip(
             [rows.model_id] * len(rows.ids),
@@ -61,6 +100,8 @@ def best_floor_rows(rows: StagedRows) -> list[tuple[Any, ...]]:
             rows.scores.tolist(),
             labels,
             rows.segments,
+            labelled_at,
+            sources,
             strict=True,
         )
     )
@@ -103,8 +144,12 @@ def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> floa
         _lock_model(session, rows.model_id)
         repository = IngestRepository(session)
         result = repository.write_rows(rows)
+        newest = {
+            micros_to_datetime(window): micros_to_datetime(event)
+            for window, event in result.newest_events.items()
+        }
         WindowQueueRepository(session).mark_dirty(
-            rows.model_id, _datetimes(result.windows_touched), utcnow()
+            rows.model_id, _datetimes(result.windows_touched), utcnow(), newest
         )
     return time.perf_counter() - start
 
@@ -121,7 +166,8 @@ def preload(engine: Engine, model_id: int, pattern: str, rows: int, start: datet
         ensure_partitions(connection, model_id, week_starts(week))
         connection.execute(
             text(
-                f"INSERT INTO predictions ({', '.join(_COPY_COLUMNS)}) SELECT :model_id, {ids}, "
+                f"INSERT INTO predictions ({', '.join(_COPY_COLUMNS[:7])}) "
+                f"SELECT :model_id, {ids}, "
                 ":start, :start + (i % 86400) * interval '1 second', (i % 1000) / 1000.0, "
                 "CASE WHEN i % 3 = 0 THEN NULL ELSE (i % 200 = 0)::int END, 'FR' "
                 "FROM generate_series(1, :rows) AS i"

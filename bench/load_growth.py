@@ -57,6 +57,7 @@ from bench.cluster import compose_settings, scratch_cluster
 from bench.ingest_floors import (
     ID_PATTERNS,
     best_floor_rows,
+    labelled_rows,
     make_ids,
     write_best_floor,
     write_calmon_floor,
@@ -95,10 +96,10 @@ def batch_rows(  # noqa: PLR0913 - one batch's coordinates in the load
     micros = np.sort(rng.integers(begin, max(end, begin + 1), size))
     positives = rng.random(size) < 0.005
     labels = np.where(rng.random(size) < 0.7, positives.astype(np.int8), -1).astype(np.int8)
-    return StagedRows(
-        model_id=model_id,
-        ids=make_ids(pattern, "g", first, size, rng),
-        timestamps=micros,
+    return labelled_rows(
+        model_id,
+        make_ids(pattern, "g", first, size, rng),
+        micros=micros,
         windows=floor_to_windows(micros, "day", "UTC"),
         scores=np.clip(rng.beta(1, 8, size) + 0.5 * positives, 0, 1).round(6),
         labels=labels,

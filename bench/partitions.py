@@ -33,18 +33,26 @@ from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.partitions import KEYS, PREDICTIONS, drop_partition, model_table, week_table
 from app.db.repositories.ingest import IngestRepository
-from app.db.repositories.staged_rows import StagedRows, predictions_copy_data
+from app.db.repositories.labels import LabelRepository
+from app.db.repositories.staged_rows import (
+    PREDICTION_COLUMNS,
+    StagedLabels,
+    StagedRows,
+    predictions_copy_data,
+)
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
+from app.db.types import utcnow
+from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
 from app.schemas.models import ModelCreate
 from app.services.models import add_model
 from app.settings import Settings
-from bench.ingest_floors import make_ids, write_calmon_floor
+from bench.ingest_floors import labelled_rows, make_ids, write_calmon_floor
 from bench.load_growth import TABLES
 
 MONDAY = datetime(2025, 1, 6, tzinfo=UTC)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PLAIN = "bench_predictions_plain"
-_COLUMNS = "model_id, prediction_id, window_start, ts, score, label, segment"
+_COLUMNS = ", ".join(PREDICTION_COLUMNS)  # predictions_copy_data's stream
 
 
 def _micros(instant: datetime) -> int:
@@ -56,10 +64,10 @@ def week_rows(model_id: int, week: int, rows: int, rng: np.random.Generator) -> 
     start = _micros(MONDAY + timedelta(weeks=week))
     days = rng.integers(0, 7, rows)
     windows = start + days * 86_400_000_000
-    return StagedRows(
-        model_id=model_id,
-        ids=make_ids("random", "w", 0, rows, rng),
-        timestamps=windows + rng.integers(0, 86_400_000_000, rows),
+    return labelled_rows(
+        model_id,
+        make_ids("random", "w", 0, rows, rng),
+        micros=windows + rng.integers(0, 86_400_000_000, rows),
         windows=windows.astype(np.int64),
         scores=rng.random(rows),
         labels=np.where(rng.random(rows) < 0.5, -1, 0).astype(np.int8),
@@ -84,7 +92,13 @@ def label_lookup(factory: sessionmaker[Session], model_id: int, ids: list[str]) 
     labels = [1] * len(ids)
     with factory() as session:
         started = time.perf_counter()
-        IngestRepository(session).update_labels(model_id, ids, labels)
+        staged = StagedLabels(
+            ids,
+            np.array(labels, dtype=np.int8),
+            np.full(len(ids), UNKNOWN_LABEL_TIME, dtype=np.int64),
+            np.full(len(ids), LABEL_SOURCE_CODES["chargeback"], dtype=np.int8),
+        )
+        LabelRepository(session).update(model_id, staged, utcnow())
         keyed = time.perf_counter() - started
         session.rollback()
     with factory() as session:

@@ -22,6 +22,7 @@ _MODEL: Final[dict[str, Any]] = {
     "reference_min_positives": 500,
     "detection_drop": 0.3,
     "retention_windows": None,
+    "label_horizon_days": None,
     "raw_kept_from": None,
     "created_at": "2026-10-01T08:00:00Z",
     "updated_at": "2026-10-01T08:00:00Z",
@@ -100,6 +101,14 @@ ROW_BATCH: Final[dict[str, Any]] = {
         },
         {"id": "tx-2", "timestamp": "2026-11-01T10:00:05Z", "score": 0.12, "label": 0},
         {"id": "tx-3", "timestamp": "2026-11-01T10:00:09Z", "score": 0.71, "label": None},
+        {
+            "id": "tx-8",
+            "timestamp": "2026-11-01T10:00:12Z",
+            "score": 0.88,
+            "label": 1,
+            "labelled_at": "2026-11-01T15:40:00Z",
+            "source": "feedback",
+        },
     ],
 }
 COLUMNAR_BATCH: Final[dict[str, Any]] = {
@@ -118,9 +127,14 @@ CSV_BATCH: Final = (
     "tx-7,2026-11-01T12:00:03Z,0.97,1,\n"
 )
 LABELS_JSON: Final[dict[str, Any]] = {
-    "labels": [{"id": "tx-3", "label": 1}, {"id": "tx-404", "label": 0}]
+    "labels": [
+        {"id": "tx-3", "label": 1, "labelled_at": "2026-11-20T09:12:00Z", "source": "chargeback"},
+        {"id": "tx-404", "label": 0},
+    ]
 }
-LABELS_CSV: Final = "id,label\ntx-3,1\ntx-404,0\n"
+LABELS_CSV: Final = (
+    "id,label,labelled_at,source\ntx-3,1,2026-11-20T09:12:00Z,chargeback\ntx-404,0,,\n"
+)
 
 REQUESTS: Final[dict[tuple[str, str], dict[str, Any]]] = {
     ("post", "/v1/models"): {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,9 @@ import orjson
 # datetime64[us] UTC timestamps.
 Column = list[Any] | np.ndarray[Any, Any]
 # The API's column names, in its order.
-COLUMNS = ("id", "timestamp", "score", "label", "segment")
+COLUMNS = ("id", "timestamp", "score", "label", "segment", "labelled_at", "source")
+# The columns of a label update (POST .../labels).
+LABEL_COLUMNS = ("id", "label", "labelled_at", "source")
 # A batch id is at most 200 characters (README, "Idempotency"); the prefix leaves room for
 # the row range and the digest.
 MAX_PREFIX = 120
@@ -94,15 +96,12 @@ def timestamp_column(values: Any) -> Column:
     UTC) become a datetime64[us] array, sent as ISO strings with ``Z``; strings pass as they
     are (they must carry an offset); numbers are Unix seconds.
     """
-    if getattr(getattr(values, "dtype", None), "tz", None) is not None:
-        # A tz-aware pandas column (any resolution): its UTC instants as naive datetime64.
-        utc = values.dt.tz_convert("UTC") if hasattr(values, "dt") else values.tz_convert("UTC")
-        values = utc.tz_localize(None) if not hasattr(utc, "dt") else utc.dt.tz_localize(None)
-    array = np.asarray(values)
-    if np.issubdtype(array.dtype, np.datetime64):
-        if np.isnat(array).any():
+    datetimes = _utc_datetimes(values)  # a tz-aware pandas column: its UTC instants
+    if datetimes is not None:
+        if np.isnat(datetimes).any():
             raise ValueError("timestamp column has missing values (NaT)")
-        return array.astype("datetime64[us]")
+        return datetimes.astype("datetime64[us]")
+    array = np.asarray(values)
     if array.dtype.kind in "iuf":
         result: list[Any] = array.tolist()
         return result
@@ -145,6 +144,46 @@ def _label_value(value: Any) -> Any:
     return value
 
 
+def label_time_column(values: Any) -> Column:
+    """When each label arrived, as the API takes it: ISO 8601 with an offset.
+
+    numpy ``datetime64`` (naive, read as UTC) and pandas datetimes (aware ones converted to
+    UTC) are sent as text with ``Z``; strings pass as they are; a missing time (None, NaT, NaN)
+    is null, for which the server takes the moment it receives the label. Numbers are sent as
+    they are, for the server to refuse: a label time is never Unix seconds.
+    """
+    array = _utc_datetimes(values)
+    if array is not None:
+        if not np.isnat(array).any():
+            return array.astype("datetime64[us]")
+        texts = np.datetime_as_string(array.astype("datetime64[us]"), unit="us").tolist()
+        return [None if text == "NaT" else text + "Z" for text in texts]
+    return [
+        value if type(value) is str else None if _missing(value) else _timestamp_value(value)
+        for value in _as_list(values)
+    ]
+
+
+def source_column(values: Any) -> list[str | None]:
+    """Where each label comes from (feedback, chargeback, confirmed); missing: none sent (the
+    server takes ``confirmed``). Any other word is sent for the server to refuse by row."""
+    return [
+        value if type(value) is str else None if _missing(value) else str(value)
+        for value in _as_list(values)
+    ]
+
+
+def _utc_datetimes(values: Any) -> np.ndarray[Any, Any] | None:
+    """``values`` as naive UTC datetime64 if they are datetimes of numpy or pandas, else None."""
+    if getattr(getattr(values, "dtype", None), "tz", None) is not None:
+        utc = values.dt.tz_convert("UTC") if hasattr(values, "dt") else values.tz_convert("UTC")
+        values = utc.tz_localize(None) if not hasattr(utc, "dt") else utc.dt.tz_localize(None)
+    if not hasattr(values, "dtype"):
+        return None
+    array = np.asarray(values)
+    return array if np.issubdtype(array.dtype, np.datetime64) else None
+
+
 def segment_column(values: Any) -> list[str | None]:
     """Segments as strings; a missing one means the whole-model segment ``all``."""
     # A str is taken as it is without a call per value (most of this function's time).
@@ -183,30 +222,56 @@ def _missing(value: Any) -> bool:
         return True
 
 
-def arrays_to_columns(
-    ids: Any, timestamps: Any, scores: Any, labels: Any = None, segments: Any = None
-) -> dict[str, Column]:
-    """The columns of a whole feed from array-likes of equal length."""
-    columns: dict[str, Column] = {
-        "id": id_column(ids),
-        "timestamp": timestamp_column(timestamps),
-        "score": score_column(scores),
+_CONVERTERS: dict[str, Callable[[Any], Column]] = {
+    "id": id_column,
+    "timestamp": timestamp_column,
+    "score": score_column,
+    "label": label_column,
+    "segment": segment_column,
+    "labelled_at": label_time_column,
+    "source": source_column,
+}
+
+
+def arrays_to_columns(arrays: Mapping[str, Any]) -> dict[str, Column]:
+    """The columns of a feed from array-likes of equal length by API column name (None: the
+    column is not sent)."""
+    columns = {
+        name: _CONVERTERS[name](values) for name, values in arrays.items() if values is not None
     }
-    if labels is not None:
-        columns["label"] = label_column(labels)
-    if segments is not None:
-        columns["segment"] = segment_column(segments)
     lengths = {name: len(values) for name, values in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"columns have different lengths: {lengths}")
     return columns
 
 
+def label_entries(chunk: Chunk) -> list[dict[str, Any]]:
+    """A chunk of label columns (LABEL_COLUMNS) as the entries of a label update; a missing
+    time or source is left out (the server's defaults apply), a missing label is sent as null
+    for the server to refuse by entry."""
+    listed = {name: _json_values(values) for name, values in chunk.columns.items()}
+    return [
+        {
+            name: value
+            for name, value in zip(listed, entry, strict=True)
+            if value is not None or name in ("id", "label")
+        }
+        for entry in zip(*listed.values(), strict=True)
+    ]
+
+
+def _json_values(values: Column) -> list[Any]:
+    if isinstance(values, np.ndarray):
+        decoded: list[Any] = orjson.loads(column_json(values))
+        return decoded
+    return values
+
+
 def frame_arrays(frame: Any) -> dict[str, Any]:
     """The columns of a pandas DataFrame whose columns are named as the API's, by name.
 
-    ``id``, ``timestamp`` and ``score`` are required; ``label`` and ``segment`` optional. Other
-    columns are refused here, as the server would refuse them.
+    ``id``, ``timestamp`` and ``score`` are required; ``label``, ``segment``, ``labelled_at``
+    and ``source`` optional. Other columns are refused here, as the server would refuse them.
     """
     unknown = sorted(set(map(str, frame.columns)) - set(COLUMNS))
     if unknown:
@@ -227,12 +292,7 @@ def array_chunks(arrays: dict[str, Any], batch_rows: int) -> Iterator[Chunk]:
         raise ValueError(f"columns have different lengths: {lengths}")
     for start in range(0, lengths["id"], batch_rows):
         part = {name: _rows(values, start, start + batch_rows) for name, values in sized.items()}
-        yield Chunk(
-            start,
-            arrays_to_columns(
-                part["id"], part["timestamp"], part["score"], part.get("label"), part.get("segment")
-            ),
-        )
+        yield Chunk(start, arrays_to_columns(part))
 
 
 def _sized(values: Any) -> Any:

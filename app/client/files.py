@@ -1,8 +1,11 @@
-"""Reading a prediction file (CSV, JSON lines, Parquet) as chunks for the client.
+"""Reading a prediction or label file (CSV, JSON lines, Parquet) as chunks for the client.
 
-A file's columns are named as the API's (``id``, ``timestamp``, ``score`` and optionally
-``label``, ``segment``). Values are converted only as far as JSON needs (a CSV score is text);
-checking them is the server's job, which names the row and field of every bad value.
+A file's columns are named as the API's: a prediction file has ``id``, ``timestamp``, ``score``
+and optionally ``label``, ``segment``, ``labelled_at``, ``source``; a label file (no
+``timestamp`` and no ``score``) has ``id``, ``label`` and optionally ``labelled_at``, ``source``,
+and goes to the label endpoint (a chargeback export as it is). Values are converted only as far
+as JSON needs (a CSV score is text); checking them is the server's job, which names the row and
+field of every bad value.
 """
 
 from __future__ import annotations
@@ -17,13 +20,18 @@ from typing import Any, Literal
 import numpy as np
 import orjson
 
+from app.client import file_kinds
 from app.client.columns import (
-    COLUMNS,
     Chunk,
     Column,
+    label_time_column,
     split,
     timestamp_column,
 )
+from app.client.file_kinds import FeedKind, FileFormatError, check_names, feed_kind
+from app.client.json_lines import jsonl_chunks
+
+__all__ = ["FeedKind", "FileFormat", "FileFormatError", "PredictionFile", "feed_kind"]
 
 FileFormat = Literal["csv", "jsonl", "parquet"]
 SUFFIXES: dict[str, FileFormat] = {
@@ -34,25 +42,20 @@ SUFFIXES: dict[str, FileFormat] = {
     ".pq": "parquet",
 }
 
-# What pyarrow's readers parse at a time (a line must fit in it).
-_BLOCK_BYTES = 8 << 20
-
-
-class FileFormatError(ValueError):
-    """The file cannot be read as a prediction feed; the message says why and where."""
-
 
 @dataclass(frozen=True)
 class PredictionFile:
-    """A file to import: where it is, its format and how many data rows it holds."""
+    """A file to import: where it is, its format, how many data rows it holds and whether it
+    holds predictions or labels only."""
 
     path: Path
     format: FileFormat
     rows: int
+    kind: FeedKind = "predictions"
 
     @classmethod
     def open(cls, path: Path, file_format: FileFormat | None = None) -> PredictionFile:
-        """Detect the format (from the suffix unless given) and count the rows."""
+        """Detect the format (from the suffix unless given) and the kind, and count the rows."""
         resolved = file_format or SUFFIXES.get(path.suffix.lower())
         if resolved is None:
             raise FileFormatError(
@@ -60,19 +63,40 @@ class PredictionFile:
                 "csv, jsonl or parquet"
             )
         if resolved == "parquet":
-            rows = _parquet(path).metadata.num_rows
+            parquet = _parquet(path)
+            rows = parquet.metadata.num_rows
+            kind = feed_kind(list(parquet.schema_arrow.names))
         else:
             lines = _count_lines(path)
             rows = lines - 1 if resolved == "csv" and lines else lines
-        return cls(path, resolved, rows)
+            kind = feed_kind(_first_names(path, resolved))
+        return cls(path, resolved, rows, kind)
 
     def chunks(self, batch_rows: int) -> Iterator[Chunk]:
         """The file's rows in order, ``batch_rows`` at a time."""
         if self.format == "csv":
             return _csv_chunks(self.path, batch_rows)
         if self.format == "jsonl":
-            return _jsonl_chunks(self.path, batch_rows)
+            return jsonl_chunks(self.path, batch_rows, self.kind)
         return _parquet_chunks(self.path, batch_rows)
+
+
+def _first_names(path: Path, file_format: FileFormat) -> list[str]:
+    """The CSV header's names, or the keys of the first JSON line ([] if unreadable: the
+    chunks report it, naming the line)."""
+    with path.open("rb") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            if file_format == "csv":
+                header = next(csv.reader([line.decode("utf-8", "replace")]), [])
+                return [name.strip() for name in header]
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return []
+            return list(record) if isinstance(record, dict) else []
+    return []
 
 
 def _count_lines(path: Path) -> int:
@@ -84,15 +108,6 @@ def _count_lines(path: Path) -> int:
             count += block.count(b"\n")
             last = block[-1:]
     return count + (last != b"\n")
-
-
-def _check_names(names: list[str], where: str) -> None:
-    unknown = [name for name in names if name not in COLUMNS]
-    if unknown:
-        raise FileFormatError(f"{where}: unknown columns {unknown}; expected {list(COLUMNS)}")
-    missing = [name for name in ("id", "timestamp", "score") if name not in names]
-    if missing:
-        raise FileFormatError(f"{where}: missing columns {missing}")
 
 
 def _csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
@@ -130,7 +145,7 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
     with path.open("rb") as handle:
         header = next(csv.reader([handle.readline().decode("utf-8")]), [])
     names = [name.strip() for name in header]
-    _check_names(names, f"{path}: header line")
+    check_names(names, f"{path}: header line")
     options = pcsv.ConvertOptions(
         column_types=dict.fromkeys(header, pa.string()),
         strings_can_be_null=False,
@@ -140,7 +155,9 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
     pending: list[Any] = []  # record batches read and not yet sent
     try:
         reader = pcsv.open_csv(
-            path, read_options=pcsv.ReadOptions(block_size=_BLOCK_BYTES), convert_options=options
+            path,
+            read_options=pcsv.ReadOptions(block_size=file_kinds.BLOCK_BYTES),
+            convert_options=options,
         )
         for block in reader:
             pending.append(block)
@@ -189,7 +206,7 @@ def _csv_module_blocks(path: Path) -> Iterator[dict[str, list[str]]]:
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
-        _check_names(header, f"{path}: header line")
+        check_names(header, f"{path}: header line")
         line = 2
         while rows := list(islice(reader, 50_000)):
             if set(map(len, rows)) != {len(header)}:
@@ -239,124 +256,9 @@ _CSV_COLUMNS: dict[str, Callable[[list[str]], list[Any]]] = {
     "score": _csv_numbers,
     "label": lambda values: [_LABELS.get(value, value) for value in values],
     "segment": lambda values: [value or None for value in values],
+    "labelled_at": lambda values: [value or None for value in values],
+    "source": lambda values: [value or None for value in values],
 }
-
-
-def _jsonl_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
-    """pyarrow's JSON reader when it is installed and the lines fit its typed schema (about
-    40% less CPU than building every line's objects); else, or from the first block it refuses
-    (numeric timestamps, an unknown field, a line that is not JSON...), line by line with
-    orjson, which sends odd values on for the server to refuse and names a bad line. Both cut
-    the same chunks, so a fallback midway sends each row once."""
-    try:
-        import pyarrow as pa  # noqa: PLC0415 - optional extra
-    except ImportError:
-        yield from _orjson_jsonl_chunks(path, batch_rows)
-        return
-    sent = 0
-    try:
-        for chunk in _arrow_jsonl_chunks(path, batch_rows):
-            yield chunk
-            sent += chunk.rows
-    except pa.ArrowInvalid:
-        yield from _orjson_jsonl_chunks(path, batch_rows, skip=sent)
-
-
-def _arrow_jsonl_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
-    import pyarrow as pa  # noqa: PLC0415 - optional extra
-    import pyarrow.json as pjson  # noqa: PLC0415
-
-    schema = pa.schema(
-        [
-            ("id", pa.string()),
-            ("timestamp", pa.string()),
-            ("score", pa.float64()),
-            ("label", pa.int8()),
-            ("segment", pa.string()),
-        ]
-    )
-    reader = pjson.open_json(
-        path,
-        read_options=pjson.ReadOptions(block_size=_BLOCK_BYTES),
-        parse_options=pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"),
-    )
-    first = 0
-    pending: list[Any] = []  # record batches read and not yet sent
-    for block in reader:
-        pending.append(block)
-        table = pa.Table.from_batches(pending)
-        start = 0
-        while table.num_rows - start >= batch_rows:
-            yield Chunk(first, _arrow_json_columns(table.slice(start, batch_rows)))
-            start += batch_rows
-            first += batch_rows
-        pending = table.slice(start).to_batches()
-    table = pa.Table.from_batches(pending, schema=schema)
-    if table.num_rows:
-        yield Chunk(first, _arrow_json_columns(table))
-
-
-def _arrow_json_columns(table: Any) -> dict[str, Column]:
-    columns: dict[str, Column] = {name: table.column(name).to_pylist() for name in COLUMNS}
-    # Scores as a float64 array (a null is NaN, written as null again).
-    columns["score"] = table.column("score").to_numpy()
-    return columns
-
-
-def _orjson_jsonl_chunks(path: Path, batch_rows: int, skip: int = 0) -> Iterator[Chunk]:
-    """Chunks from record ``skip`` on (a multiple of ``batch_rows``)."""
-    records: list[dict[str, Any]] = []
-    first = 0
-    with path.open("rb") as handle:
-        number = 1  # the line number of the block's first line
-        while lines := list(islice(handle, 50_000)):
-            records.extend(_jsonl_records(path, lines, number))
-            number += len(lines)
-            while len(records) >= batch_rows:
-                if first >= skip:
-                    yield Chunk(first, _record_columns(records[:batch_rows]))
-                del records[:batch_rows]
-                first += batch_rows
-    if records and first >= skip:
-        yield Chunk(first, _record_columns(records))
-
-
-def _jsonl_records(path: Path, lines: list[bytes], number: int) -> list[dict[str, Any]]:
-    """A block of lines as records, parsed as one JSON array: one orjson call instead of one a
-    line (about a fifth of the CPU). Anything unexpected (not JSON, not one object per line,
-    an unknown field) is found again line by line, to name the line."""
-    kept = [line for line in lines if line.strip()]
-    try:
-        records = orjson.loads(b"[" + b",".join(kept) + b"]")
-    except orjson.JSONDecodeError:
-        records = None
-    if (
-        records is not None
-        and len(records) == len(kept)
-        and all(type(record) is dict for record in records)
-        and set().union(*records) <= set(COLUMNS)
-    ):
-        parsed: list[dict[str, Any]] = records
-        return parsed
-    numbered = enumerate(lines, start=number)
-    return [_jsonl_record(path, text, line) for line, text in numbered if text.strip()]
-
-
-def _jsonl_record(path: Path, text: bytes, line: int) -> dict[str, Any]:
-    try:
-        record = orjson.loads(text)
-    except orjson.JSONDecodeError as error:
-        raise FileFormatError(f"{path}: line {line} is not JSON: {error}") from None
-    if not isinstance(record, dict):
-        raise FileFormatError(f"{path}: line {line} is not a JSON object")
-    unknown = set(record) - set(COLUMNS)
-    if unknown:
-        raise FileFormatError(f"{path}: line {line}: unknown fields {sorted(unknown)}")
-    return record
-
-
-def _record_columns(records: list[dict[str, Any]]) -> dict[str, Column]:
-    return {name: [record.get(name) for record in records] for name in COLUMNS}
 
 
 def _parquet(path: Path) -> Any:
@@ -374,7 +276,7 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
 
     parquet = _parquet(path)
     names = list(parquet.schema_arrow.names)
-    _check_names(names, str(path))
+    check_names(names, str(path))
     first = 0
     for record_batch in parquet.iter_batches(batch_size=batch_rows):
         columns: dict[str, Column] = {}
@@ -383,14 +285,16 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
             if name == "score" and pa.types.is_floating(column.type) and not column.null_count:
                 columns[name] = column.to_numpy()  # written by orjson straight from the array
                 continue
-            if name == "timestamp" and pa.types.is_timestamp(column.type):
+            if name in ("timestamp", "labelled_at") and pa.types.is_timestamp(column.type):
                 if column.type.tz is None:
                     raise FileFormatError(
-                        f"{path}: the timestamp column has no time zone; store it as UTC "
-                        "(timestamp with tz) so that no window is guessed"
+                        f"{path}: the {name} column has no time zone; store it as UTC "
+                        "(timestamp with tz) so that no instant is guessed"
                     )
                 utc = column.cast(pa.timestamp("us", "UTC")).to_numpy(zero_copy_only=False)
-                columns[name] = timestamp_column(np.asarray(utc).astype("datetime64[us]"))
+                instants = np.asarray(utc).astype("datetime64[us]")
+                convert = timestamp_column if name == "timestamp" else label_time_column
+                columns[name] = convert(instants)
             else:
                 columns[name] = column.to_pylist()
         yield from split(columns, batch_rows, first)

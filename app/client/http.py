@@ -32,8 +32,7 @@ from app.client.columns import (
     array_chunks,
     encode_chunk,
     frame_arrays,
-    id_column,
-    label_column,
+    label_entries,
 )
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
@@ -181,6 +180,8 @@ class CalmonClient:
         scores: Any,
         labels: Any = None,
         segments: Any = None,
+        labelled_at: Any = None,
+        sources: Any = None,
         prefix: str = "client",
         on_batch: Callable[[BatchResult], None] | None = None,
     ) -> SendResult:
@@ -188,6 +189,9 @@ class CalmonClient:
 
         Timestamps: numpy ``datetime64`` (read as UTC), aware datetimes or pandas datetimes,
         ISO strings with an offset, or Unix seconds. Labels: 0, 1, or None/NaN (not known yet).
+        ``labelled_at``: when each label arrived (datetimes as timestamps, or ISO strings; None
+        or NaT: when the server receives it); ``sources``: feedback, chargeback or confirmed
+        (None: confirmed). Both only for rows with a label.
         The rows go in chunks of ``batch_rows``; each chunk's batch id is derived from
         ``prefix``, its position and its content, so re-sending the same feed writes nothing.
         """
@@ -197,6 +201,8 @@ class CalmonClient:
             "score": scores,
             "label": labels,
             "segment": segments,
+            "labelled_at": labelled_at,
+            "source": sources,
         }
         return self.send_chunks(model, array_chunks(arrays, self.batch_rows), prefix, on_batch)
 
@@ -209,7 +215,8 @@ class CalmonClient:
         on_batch: Callable[[BatchResult], None] | None = None,
     ) -> SendResult:
         """Send a pandas DataFrame with columns id, timestamp, score and optionally label,
-        segment (pandas itself is not a dependency of calmon: pass a frame you have)."""
+        segment, labelled_at, source (pandas itself is not a dependency of calmon: pass a frame
+        you have)."""
         chunks = array_chunks(frame_arrays(frame), self.batch_rows)
         return self.send_chunks(model, chunks, prefix, on_batch)
 
@@ -255,25 +262,28 @@ class CalmonClient:
             rows_unchanged=answer.get("rows_unchanged", 0),
         )
 
-    def send_labels(self, model: str, *, ids: Any, labels: Any) -> LabelResult:
-        """Set the labels (0 or 1) of predictions already sent, e.g. a chargeback feed.
+    def send_labels(
+        self, model: str, *, ids: Any, labels: Any, labelled_at: Any = None, sources: Any = None
+    ) -> LabelResult:
+        """Set the labels (0 or 1) of predictions already sent, e.g. a chargeback feed, with
+        when each arrived (``labelled_at``: datetimes or ISO strings; None: when the server
+        receives it) and where from (``sources``: feedback, chargeback or confirmed, the
+        default).
 
-        Replaying a label feed changes nothing, so retries need no batch id.
+        Replaying a label feed changes nothing (the first arrival of a label value keeps its
+        time and source), so retries need no batch id.
         """
-        id_values, label_values = id_column(ids), label_column(labels)
-        if len(id_values) != len(label_values):
-            raise ValueError("ids and labels have different lengths")
+        arrays = {"id": ids, "label": labels, "labelled_at": labelled_at, "source": sources}
+        return self.send_label_chunks(model, array_chunks(arrays, self.batch_rows))
+
+    def send_label_chunks(
+        self, model: str, chunks: Iterable[Chunk], on_chunk: Callable[[int], None] | None = None
+    ) -> LabelResult:
+        """Send chunks of label columns (id, label, optionally labelled_at, source), one label
+        update each, in order; ``on_chunk`` is told each chunk's rows once it is applied."""
         total = LabelResult()
-        for start in range(0, len(id_values), self.batch_rows):
-            entries = [
-                {"id": i, "label": lab}
-                for i, lab in zip(
-                    id_values[start : start + self.batch_rows],
-                    label_values[start : start + self.batch_rows],
-                    strict=True,
-                )
-            ]
-            body = orjson.dumps({"labels": entries})
+        for chunk in chunks:
+            body = orjson.dumps({"labels": label_entries(chunk)})
             headers = {"Content-Type": "application/json"}
             if self.compress:
                 body = gzip.compress(body, compresslevel=1, mtime=0)
@@ -284,6 +294,8 @@ class CalmonClient:
             total.rows_updated += answer["rows_updated"]
             total.rows_unchanged += answer["rows_unchanged"]
             total.unknown_ids.extend(answer["unknown_ids"])
+            if on_chunk is not None:
+                on_chunk(chunk.rows)
         return total
 
     # --- reading -------------------------------------------------------------------------

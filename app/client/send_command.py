@@ -2,7 +2,9 @@
 
 Resumable by construction: each batch's id is the file's name, the batch's first row and a
 hash of its rows, so a run that was killed and is started again replays what the service
-already stored (nothing written twice) and sends the rest.
+already stored (nothing written twice) and sends the rest. A label file (``id``, ``label``,
+optionally ``labelled_at``, ``source``) goes to the label endpoint, where sending a label
+again changes nothing: resumable too.
 """
 
 from __future__ import annotations
@@ -57,7 +59,11 @@ class Progress:
 
     def update(self, batch: BatchResult) -> None:
         """Count a batch in; show the line if a second passed (or on every batch on a tty)."""
-        self.sent += batch.rows
+        self.add(batch.rows)
+
+    def add(self, rows: int) -> None:
+        """Count ``rows`` more sent (a batch, a label update)."""
+        self.sent += rows
         now = time.monotonic()
         if self.quiet:
             return
@@ -93,9 +99,7 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
         retries=args.retries,
     ) as client:
         try:
-            result = client.send_chunks(
-                args.model, feed.chunks(args.batch_rows), feed.path.name, progress.update
-            )
+            summary = _send(client, args.model, feed, args.batch_rows, progress)
         except FileFormatError as error:
             print(f"calmon: {error}", file=sys.stderr)
             return 1
@@ -106,15 +110,32 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
             # Raised once the retries are spent: the service is down or unreachable.
             print(f"calmon: cannot reach {client.base_url}: {error}", file=sys.stderr)
             return 1
-    print(
-        f"{feed.path}: {result.rows:,} rows in {result.batches} batches: "
+    print(f"{feed.path}: {summary}", file=sys.stderr)
+    return 0
+
+
+def _send(
+    client: CalmonClient, model: str, feed: PredictionFile, batch_rows: int, progress: Progress
+) -> str:
+    """Send the file's rows (predictions as batches, labels as label updates); the summary."""
+    chunks = feed.chunks(batch_rows)
+    if feed.kind == "labels":
+        labels = client.send_label_chunks(model, chunks, progress.add)
+        unknown = labels.unknown_ids
+        shown = f" (first: {', '.join(unknown[:5])})" if unknown else ""
+        return (
+            f"{progress.sent:,} labels: {labels.rows_updated:,} changed, "
+            f"{labels.rows_unchanged:,} already as sent, "
+            f"{len(unknown):,} ids the model does not have{shown}"
+        )
+    result = client.send_chunks(model, chunks, feed.path.name, progress.update)
+    return (
+        f"{result.rows:,} rows in {result.batches} batches: "
         f"{result.rows_inserted:,} inserted, {result.rows_updated:,} updated, "
         f"{result.rows_unchanged:,} unchanged, "
         f"{result.replayed_batches} batches already stored (replayed), "
-        f"{len(result.windows_touched)} windows touched",
-        file=sys.stderr,
+        f"{len(result.windows_touched)} windows touched"
     )
-    return 0
 
 
 def _rows_in_file(error: CalmonAPIError, rows_before: int) -> str:
@@ -131,11 +152,17 @@ def add_send(subparsers: Any) -> None:
     """Register `calmon send`."""
     parser = subparsers.add_parser(
         "send",
-        help="import a CSV, JSON-lines or Parquet file of predictions (resumable)",
+        help="import a CSV, JSON-lines or Parquet file of predictions or labels (resumable)",
         description="Send a file's predictions to a running service in columnar, gzipped "
-        "batches. Killed and started again, it lands every row exactly once.",
+        "batches. Killed and started again, it lands every row exactly once. A label file "
+        "(columns id, label and optionally labelled_at, source; no timestamp, no score), "
+        "such as a chargeback export, sets the labels of predictions already sent.",
     )
-    parser.add_argument("file", help="columns id, timestamp, score and optionally label, segment")
+    parser.add_argument(
+        "file",
+        help="predictions: columns id, timestamp, score and optionally label, segment, "
+        "labelled_at, source; labels: id, label and optionally labelled_at, source",
+    )
     parser.add_argument("--model", required=True, help="the registered model's name")
     parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="default: suffix")
     parser.add_argument("--batch-rows", type=int, default=DEFAULT_BATCH_ROWS)

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
 from app.db.types import UtcDateTime, utcnow
-from app.monitoring.vocabulary import GRANULARITIES, PI0_POLICIES
+from app.monitoring.vocabulary import GRANULARITIES, LABEL_SOURCE_CODES, PI0_POLICIES
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -72,6 +72,7 @@ class MonitoredModel(Base):
     reference_min_positives: Mapped[int] = mapped_column(Integer, default=500, server_default="500")
     detection_drop: Mapped[float] = mapped_column(Double, default=0.3, server_default="0.3")
     retention_windows: Mapped[int | None] = mapped_column(Integer)
+    label_horizon_days: Mapped[int | None] = mapped_column(Integer)
     # Where retention has deleted raw rows up to: older windows are never recomputed from rows
     # (their stored metrics stand) and refuse new rows.
     raw_kept_from: Mapped[datetime | None] = mapped_column(UtcDateTime)
@@ -125,6 +126,15 @@ class Prediction(Base):
     __tablename__ = "predictions"
     __table_args__ = (
         CheckConstraint("label IS NULL OR label IN (0, 1)", name="label"),
+        CheckConstraint(
+            f"label_source IN ({', '.join(map(str, LABEL_SOURCE_CODES.values()))})",
+            name="label_source",
+        ),
+        # A label's time and source describe the label: none without one.
+        CheckConstraint(
+            "label IS NOT NULL OR (labelled_at IS NULL AND label_source IS NULL)",
+            name="label_set",
+        ),
         # PostgreSQL's primary key (model_id, window_start, prediction_id) serves the same
         # reads there (migration 0011); app.db.schema's filter leaves it out of the comparison.
         Index(None, "model_id", "window_start", info={"sqlite_only": True}),
@@ -137,6 +147,11 @@ class Prediction(Base):
     score: Mapped[float] = mapped_column(Double)
     label: Mapped[int | None] = mapped_column(SmallInteger)
     segment: Mapped[str] = mapped_column(String(100), default="all", server_default="all")
+    # When the label arrived (the first arrival of its value) and where from
+    # (app.monitoring.vocabulary.LABEL_SOURCE_CODES); NULL for labels stored before migration
+    # 0013, whose arrival is unknown.
+    labelled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    label_source: Mapped[int | None] = mapped_column(SmallInteger)
 
 
 class PredictionKey(Base):
@@ -200,6 +215,10 @@ class Window(Base):
     updated_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, onupdate=utcnow, server_default=func.now()
     )
+    # The newest event instant ingest brought into the window: a row's timestamp, a label's
+    # labelled_at. The model's clock is the newest over its windows: how far its data has
+    # come, whatever the wall clock of the machine says.
+    newest_event: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
 
 class ApiToken(Base):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from app.errors import CalmonError, ConflictError, ErrorDetail, PayloadValidationError
 
@@ -77,3 +81,34 @@ class SegmentLimitError(PayloadValidationError):
     """The batch would give its model more segments than allowed: 422, nothing written."""
 
     code = "too_many_segments"
+
+
+class Problems:
+    """Collects the first problems of each field and counts all of them.
+
+    Checks look at rows in order, so the first MAX_REPORTED_ERRORS problems of each field
+    contain the first MAX_REPORTED_ERRORS of the batch once merged and sorted.
+    """
+
+    def __init__(self) -> None:
+        self.reported: list[RowError] = []
+        self.total = 0
+        self._per_field: dict[str, int] = {}
+
+    def add_mask(
+        self, field: str, bad: npt.NDArray[np.bool_], message: str | Callable[[int], str]
+    ) -> None:
+        """Every row where ``bad`` holds; ``message`` may be a function of the row."""
+        rows = np.flatnonzero(bad)
+        self.total += len(rows)
+        self.reported.extend(
+            RowError(row, field, message if isinstance(message, str) else message(row))
+            for row in rows[:MAX_REPORTED_ERRORS].tolist()
+        )
+
+    def add(self, error: RowError) -> None:
+        self.total += 1
+        seen = self._per_field.get(error.field, 0)
+        if seen < MAX_REPORTED_ERRORS:
+            self._per_field[error.field] = seen + 1
+            self.reported.append(error)

@@ -1,10 +1,11 @@
 """Batch bodies (row JSON, columnar JSON, CSV) turned into one columnar shape.
 
 Every format becomes a ``RawBatch``: five equally long Python lists (``id``, ``timestamp``,
-``score``, ``label``, ``segment``) whose values are not checked yet; ``app.ingest.validate``
-checks them column by column. Problems of shape (a row that is not an object, a missing or
-unknown field, columns of different lengths) are reported here and stop the batch before any
-value is looked at: a shape problem usually means every row is wrong the same way.
+``score``, ``label``, ``segment``), and ``labelled_at`` and ``source`` when the batch sends
+them, whose values are not checked yet; ``app.ingest.validate`` checks them column by column.
+Problems of shape (a row that is not an object, a missing or unknown field, columns of
+different lengths) are reported here and stop the batch before any value is looked at: a
+shape problem usually means every row is wrong the same way.
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
 
-FIELDS: Final = ("id", "timestamp", "score", "label", "segment")
+FIELDS: Final = ("id", "timestamp", "score", "label", "segment", "labelled_at", "source")
 REQUIRED: Final = ("id", "timestamp", "score")
+OPTIONAL_LABEL_FIELDS: Final = ("labelled_at", "source")
+"""A label's time and source: a column of them exists only if the batch sends one, so that a
+batch without them costs nothing more (and hashes as before they existed)."""
 # pandas writes an integer column with gaps as floats: 1.0, 0.0 and an empty field.
 _CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
 
 @dataclass(frozen=True)
 class RawBatch:
-    """A batch's client id and its unvalidated columns (each of length ``rows``)."""
+    """A batch's client id and its unvalidated columns (each of length ``rows``; the
+    OPTIONAL_LABEL_FIELDS only when sent)."""
 
     batch_id: object
     columns: dict[str, list[object]]
@@ -66,7 +71,8 @@ def parse_csv(
 ) -> RawBatch:
     """Parse a CSV upload: a header naming the columns, then one line per row.
 
-    Empty ``label`` means unknown, empty ``segment`` means ``all``. Row indexes in errors count
+    Empty ``label`` means unknown, empty ``segment`` means ``all``, an empty ``labelled_at`` or
+    ``source`` none sent. Row indexes in errors count
     data lines from 0 (the header is not a row). More than ``max_rows`` lines is a 413 as soon
     as the line after the last allowed one is read.
     """
@@ -88,6 +94,9 @@ def parse_csv(
         else [None] * n,
         "segment": [v or None for v in by_name["segment"]] if "segment" in by_name else [None] * n,
     }
+    for name in OPTIONAL_LABEL_FIELDS:
+        if name in by_name:
+            columns[name] = [v.strip() or None for v in by_name[name]]
     return RawBatch(_resolve_batch_id(None, batch_id), columns)
 
 
@@ -189,9 +198,9 @@ def _columns_from_rows(rows: object) -> dict[str, list[object]]:
     if not isinstance(rows, list):
         raise _shape_error("rows", "must be an array of objects")
     # Fast path: every row an object with known keys; one C-level pass per column.
-    if set(map(type, rows)) <= {dict} and set().union(*rows) <= set(FIELDS):
+    if set(map(type, rows)) <= {dict} and (keys := set().union(*rows)) <= set(FIELDS):
         try:
-            return {
+            columns = {
                 "id": [row["id"] for row in rows],
                 "timestamp": [row["timestamp"] for row in rows],
                 "score": [row["score"] for row in rows],
@@ -200,6 +209,11 @@ def _columns_from_rows(rows: object) -> dict[str, list[object]]:
             }
         except KeyError:
             pass
+        else:
+            for name in OPTIONAL_LABEL_FIELDS:
+                if name in keys:
+                    columns[name] = [row.get(name) for row in rows]
+            return columns
     errors: list[RowError] = []
     for index, row in enumerate(rows):
         if not isinstance(row, dict):
@@ -225,7 +239,9 @@ def _columns_from_columns(columns: object) -> dict[str, list[object]]:
     if len(set(lengths.values())) > 1:
         raise _shape_error("columns", f"columns have different lengths: {lengths}")
     n = lengths["id"]
-    return {name: columns.get(name, [None] * n) for name in FIELDS}
+    required = [name for name in FIELDS if name not in OPTIONAL_LABEL_FIELDS]
+    sent = [name for name in OPTIONAL_LABEL_FIELDS if name in columns]
+    return {name: columns.get(name, [None] * n) for name in [*required, *sent]}
 
 
 def _check_names(names: list[str], kind: str) -> None:

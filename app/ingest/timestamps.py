@@ -127,3 +127,11 @@ def micros_to_datetime(micros: int) -> datetime:
     """An aware UTC datetime from epoch microseconds (exact: no float round trip)."""
     seconds, micro = divmod(micros, MICROS_PER_SECOND)
     return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micro)
+
+
+def out_of_bounds(value: object, micros: int, bound: int, rule: str) -> str:
+    """The refused timestamp as sent and in UTC, and the bound it passes."""
+    instant = iso_utc(micros_to_datetime(micros))
+    sent = repr(value)[:40] if isinstance(value, str) else repr(value)
+    shown = sent if sent.strip("'") == instant else f"{sent} ({instant})"
+    return f"{shown} is {rule} ({iso_utc(micros_to_datetime(bound))})"

@@ -8,17 +8,23 @@ the first ones by row are reported.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
+from app.ingest.errors import BATCH_LEVEL, BatchValidationError, Problems, RowError
+from app.ingest.label_times import batch_label_fields, with_defaults
 from app.ingest.parse import RawBatch
-from app.ingest.timestamps import iso_utc, micros_to_datetime, parse_timestamps
+from app.ingest.timestamps import out_of_bounds, parse_timestamps
 from app.input_rules import NUL_MESSAGE, contains_nul
+from app.monitoring.vocabulary import (
+    DEFAULT_LABEL_SOURCE,
+    LABEL_SOURCE_CODES,
+    UNKNOWN_LABEL_SOURCE,
+    UNKNOWN_LABEL_TIME,
+)
 
 MAX_ID_LENGTH: Final = 200  # predictions.prediction_id and batches.batch_id are String(200)
 MAX_SEGMENT_LENGTH: Final = 100  # predictions.segment is String(100)
@@ -26,6 +32,7 @@ DEFAULT_SEGMENT: Final = "all"
 _LABEL_RULE: Final = "must be 0, 1 or null"
 NO_LABEL: Final = -1
 """Label value meaning "not known yet" in ``ValidBatch.labels`` (NULL in the database)."""
+_DEFAULT_CODE: Final = LABEL_SOURCE_CODES[DEFAULT_LABEL_SOURCE]
 
 
 @dataclass(frozen=True)
@@ -48,11 +55,21 @@ class ValidBatch:
     scores: npt.NDArray[np.float64]
     labels: npt.NDArray[np.int8]  # 0, 1 or NO_LABEL
     segments: list[str]
+    # As sent: UNKNOWN_LABEL_TIME and UNKNOWN_LABEL_SOURCE where a row sent none (label_columns
+    # fills in the defaults, which depend on when the batch arrived).
+    labelled_at: npt.NDArray[np.int64]  # UTC epoch microseconds
+    sources: npt.NDArray[np.int8]  # LABEL_SOURCE_CODES
 
     @property
     def rows(self) -> int:
         """Number of rows."""
         return len(self.ids)
+
+    def label_columns(self, now: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+        """The label time and source to store per row, defaults filled in for a batch that
+        arrived at ``now`` (epoch microseconds): see app.ingest.label_times.with_defaults."""
+        labelled = self.labels != NO_LABEL
+        return with_defaults(labelled, self.labelled_at, self.sources, self.timestamps, now)
 
     def content_hash(self) -> str:
         """SHA-256 of the canonical content: the parsed values, not the bytes sent.
@@ -60,6 +77,11 @@ class ValidBatch:
         The same rows sent as row JSON, columnar JSON or CSV, with ``Z`` or ``+00:00``, hash the
         same; the row order matters. Lengths are hashed before the concatenated strings so that
         no two different id lists concatenate to the same bytes.
+
+        Label times and sources count as sent: a time left to its default (the arrival) hashes
+        as absent, so the same batch sent again is a replay, not a conflict; ``confirmed``, the
+        default source, hashes as absent too. A batch that sends neither hashes exactly as it
+        did before they existed (a batch stored then is still replayed).
         """
         digest = hashlib.sha256()
         for strings in (self.ids, self.segments):
@@ -67,38 +89,14 @@ class ValidBatch:
             digest.update("".join(strings).encode())
         for array in (self.timestamps, self.scores, self.labels):
             digest.update(array.tobytes())
+        if (self.labelled_at != UNKNOWN_LABEL_TIME).any():
+            digest.update(b"labelled_at")
+            digest.update(self.labelled_at.tobytes())
+        sources = np.where(self.sources == _DEFAULT_CODE, UNKNOWN_LABEL_SOURCE, self.sources)
+        if sources.any():
+            digest.update(b"source")
+            digest.update(sources.astype(np.int8).tobytes())
         return digest.hexdigest()
-
-
-class Problems:
-    """Collects the first problems of each field and counts all of them.
-
-    Checks look at rows in order, so the first MAX_REPORTED_ERRORS problems of each field
-    contain the first MAX_REPORTED_ERRORS of the batch once merged and sorted.
-    """
-
-    def __init__(self) -> None:
-        self.reported: list[RowError] = []
-        self.total = 0
-        self._per_field: dict[str, int] = {}
-
-    def add_mask(
-        self, field: str, bad: npt.NDArray[np.bool_], message: str | Callable[[int], str]
-    ) -> None:
-        """Every row where ``bad`` holds; ``message`` may be a function of the row."""
-        rows = np.flatnonzero(bad)
-        self.total += len(rows)
-        self.reported.extend(
-            RowError(row, field, message if isinstance(message, str) else message(row))
-            for row in rows[:MAX_REPORTED_ERRORS].tolist()
-        )
-
-    def add(self, error: RowError) -> None:
-        self.total += 1
-        seen = self._per_field.get(error.field, 0)
-        if seen < MAX_REPORTED_ERRORS:
-            self._per_field[error.field] = seen + 1
-            self.reported.append(error)
 
 
 def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
@@ -123,10 +121,13 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
     timestamps = _timestamps(columns["timestamp"], limits, problems)
     scores = _scores(columns["score"], problems)
     labels = _labels(columns["label"], problems)
+    labelled_at, sources = batch_label_fields(
+        columns, labels != NO_LABEL, timestamps, limits.max_timestamp_micros, problems
+    )
     if problems.total:
         raise BatchValidationError(problems.reported, problems.total)
     assert isinstance(batch_id, str)  # a non-string batch_id was reported above
-    return ValidBatch(batch_id, ids, timestamps, scores, labels, segments)
+    return ValidBatch(batch_id, ids, timestamps, scores, labels, segments, labelled_at, sources)
 
 
 def _strings(
@@ -176,22 +177,14 @@ def _timestamps(values: list[object], limits: Limits, problems: Problems) -> npt
     lowest, highest = limits.min_timestamp_micros, limits.max_timestamp_micros
 
     def too_early(row: int) -> str:
-        return _out_of_bounds(values[row], int(micros[row]), lowest, early)
+        return out_of_bounds(values[row], int(micros[row]), lowest, early)
 
     def too_late(row: int) -> str:
-        return _out_of_bounds(values[row], int(micros[row]), highest, late)
+        return out_of_bounds(values[row], int(micros[row]), highest, late)
 
     problems.add_mask("timestamp", ~failed & (micros < lowest), too_early)
     problems.add_mask("timestamp", ~failed & (micros > highest), too_late)
     return micros
-
-
-def _out_of_bounds(value: object, micros: int, bound: int, rule: str) -> str:
-    """The refused timestamp as sent and in UTC, and the bound it passes."""
-    instant = iso_utc(micros_to_datetime(micros))
-    sent = repr(value)[:40] if isinstance(value, str) else repr(value)
-    shown = sent if sent.strip("'") == instant else f"{sent} ({instant})"
-    return f"{shown} is {rule} ({iso_utc(micros_to_datetime(bound))})"
 
 
 def _scores(values: list[object], problems: Problems) -> npt.NDArray[np.float64]:

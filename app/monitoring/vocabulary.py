@@ -54,3 +54,29 @@ REFERENCE_KINDS: Final[tuple[ReferenceKind, ...]] = get_args(ReferenceKind)
 
 SEGMENT_ALL: Final = "all"
 """The segment name of a whole window."""
+
+LabelSource = Literal["feedback", "chargeback", "confirmed"]
+"""Where a label came from, which says what its absence means:
+
+- ``feedback``: an investigator's verdict on an alert; it covers flagged rows only, so an
+  unflagged row without one is not known to be legitimate;
+- ``chargeback``: a dispute or claim, which can arrive months after the payment;
+- ``confirmed``: any other definitive outcome (the default when a label names no source).
+"""
+LABEL_SOURCES: Final[tuple[LabelSource, ...]] = get_args(LabelSource)
+DEFAULT_LABEL_SOURCE: Final[LabelSource] = "confirmed"
+LABEL_SOURCE_CODES: Final[Mapping[LabelSource, int]] = MappingProxyType(
+    {"feedback": 1, "chargeback": 2, "confirmed": 3}
+)
+"""The smallint stored per row in ``predictions.label_source`` (the hot table: 10^7+ rows, so a
+code rather than a word)."""
+LABEL_SOURCE_NAMES: Final[Mapping[int, LabelSource]] = MappingProxyType(
+    {code: name for name, code in LABEL_SOURCE_CODES.items()}
+)
+UNKNOWN_LABEL_SOURCE: Final = 0
+"""The source code of a label stored before sources were (migration 0013), or of no label."""
+UNKNOWN_LABEL_TIME: Final = -(2**63)
+"""Epoch microseconds standing for "no label time": a label stored before label times were
+(migration 0013; when it arrived is unknown and is not invented), a row without a label, or a
+label sent without ``labelled_at`` (before the default is applied). ``np.iinfo(np.int64).min``:
+it sorts before every real instant, so a maximum over label times ignores it."""

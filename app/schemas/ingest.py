@@ -12,6 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
+from app.monitoring.vocabulary import LabelSource
 from app.schemas.base import ResponseModel
 
 _ID = "The prediction's id, unique per model (1 to 200 characters); a known id updates its row."
@@ -21,6 +22,16 @@ _TIMESTAMP = (
 _SCORE = "The model's score, a finite number; higher means more likely fraud."
 _LABEL = "1 fraud, 0 legitimate, null (or absent) not known yet; null never erases a label."
 _SEGMENT = "A slice of traffic to monitor on its own (1 to 100 characters); absent: 'all'."
+_LABELLED_AT = (
+    "When the label arrived (chargeback date, investigator's verdict): ISO-8601 with a UTC "
+    "offset, not before the prediction's timestamp; absent: when calmon receives it. Only "
+    "with a label; the first arrival of a label value keeps its time."
+)
+_SOURCE = (
+    "Where the label comes from: 'feedback' (an investigator's verdict on an alert), "
+    "'chargeback' (a dispute or claim) or 'confirmed' (any other definitive outcome, the "
+    "default). Only with a label."
+)
 _BATCH_ID = (
     "The client's id of this batch (1 to 200 characters, unique per model): re-sending it with "
     "the same rows is a harmless replay. May come as X-Batch-Id or ?batch_id= instead."
@@ -35,6 +46,8 @@ class PredictionRow(ResponseModel):
     score: float = Field(description=_SCORE)
     label: int | None = Field(default=None, description=_LABEL)
     segment: str | None = Field(default=None, description=_SEGMENT)
+    labelled_at: str | None = Field(default=None, description=_LABELLED_AT)
+    source: LabelSource | None = Field(default=None, description=_SOURCE)
 
 
 class RowBatch(ResponseModel):
@@ -52,6 +65,8 @@ class PredictionColumns(ResponseModel):
     score: list[float] = Field(description=_SCORE)
     label: list[int | None] | None = Field(default=None, description=_LABEL)
     segment: list[str | None] | None = Field(default=None, description=_SEGMENT)
+    labelled_at: list[str | None] | None = Field(default=None, description=_LABELLED_AT)
+    source: list[LabelSource | None] | None = Field(default=None, description=_SOURCE)
 
 
 class ColumnarBatch(ResponseModel):
@@ -66,6 +81,8 @@ class LabelEntry(ResponseModel):
 
     id: str = Field(description="The id of a prediction already sent.")
     label: int = Field(description="1 fraud, 0 legitimate.")
+    labelled_at: str | None = Field(default=None, description=_LABELLED_AT)
+    source: LabelSource | None = Field(default=None, description=_SOURCE)
 
 
 class LabelUpdate(ResponseModel):
@@ -92,8 +109,12 @@ class BatchAccepted(ResponseModel):
 class LabelsApplied(ResponseModel):
     """What a label update did."""
 
-    rows_updated: int = Field(description="Rows whose label changed.")
-    rows_unchanged: int = Field(description="Rows that already had that label.")
+    rows_updated: int = Field(
+        description="Rows whose label changed (they take its time and source)."
+    )
+    rows_unchanged: int = Field(
+        description="Rows that already had that label (their label's time and source stay)."
+    )
     unknown_ids: list[str] = Field(
         description="Ids the model has no prediction for (nothing stored for them)."
     )

@@ -143,6 +143,14 @@ class ModelSettings(RequestModel):
         "before the current one are deleted; the windows' metrics, sketches and verdicts are "
         "kept. null: raw predictions are kept forever.",
     )
+    label_horizon_days: int | None = Field(
+        default=None,
+        ge=1,
+        le=730,
+        description="Days after a window ends after which a row with no fraud label counts as "
+        "legitimate (a fraud-only feed: chargebacks and alert feedback, no explicit 'this was "
+        "fine' labels); null: windows mature by label coverage instead.",
+    )
 
 
 SETTINGS_FIELDS = tuple(name for name in ModelSettings.model_fields if name != "pi0")

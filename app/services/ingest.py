@@ -18,15 +18,24 @@ from sqlalchemy.orm import Session
 
 from app.db.repositories.batches import BatchRepository
 from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.labels import LabelRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.segments import SegmentRepository
-from app.db.repositories.staged_rows import StagedRows
+from app.db.repositories.staged_rows import StagedLabels, StagedRows
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.errors import PayloadTooLargeError, PayloadValidationError
-from app.ingest.errors import BatchConflictError, SegmentLimitError
+from app.ingest.errors import (
+    MAX_REPORTED_ERRORS,
+    BatchConflictError,
+    LabelsValidationError,
+    RowError,
+    SegmentLimitError,
+)
+from app.ingest.label_times import LABELLED_AT, before_timestamp, default_sources
+from app.ingest.labels import LabelUpdates
 from app.ingest.parse import RawBatch
-from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
+from app.ingest.timestamps import datetime_to_micros, iso_utc, micros_to_datetime
 from app.ingest.validate import Limits, validate
 from app.ingest.windows import floor_to_windows
 from app.monitoring.vocabulary import Granularity
@@ -104,6 +113,7 @@ def ingest_batch(
             )
         return IngestOutcome(created=False, response=BatchAccepted.model_validate(stored))
     _check_segments(session, model.id, batch.segments, limits.max_segments)
+    labelled_at, sources = batch.label_columns(datetime_to_micros(now))
     staged = StagedRows(
         model_id=model.id,
         ids=batch.ids,
@@ -112,6 +122,8 @@ def ingest_batch(
         scores=batch.scores,
         labels=batch.labels,
         segments=batch.segments,
+        labelled_at=labelled_at,
+        sources=sources,
     )
     repository = IngestRepository(session)
     try:
@@ -121,7 +133,9 @@ def ingest_batch(
             f"the database refused a row of the batch, nothing was written: {_reason(error)}"
         ) from error
     touched = [micros_to_datetime(start) for start in result.windows_touched]
-    WindowQueueRepository(session).mark_dirty(model.id, touched, now)
+    WindowQueueRepository(session).mark_dirty(
+        model.id, touched, now, _instants(result.newest_events)
+    )
     accepted = BatchAccepted(
         batch_id=batch.batch_id,
         rows_inserted=result.inserted,
@@ -137,26 +151,45 @@ def ingest_batch(
 
 
 def update_labels(
-    session: Session, model_name: str, updates: list[tuple[str, int]], limits: Limits, now: datetime
+    session: Session, model_name: str, updates: LabelUpdates, limits: Limits, now: datetime
 ) -> LabelsApplied:
     """Set labels of known predictions; unknown ids are listed in the response, not dropped.
 
-    Only rows whose label actually changes count as updated and re-dirty their window, so
-    replaying a chargeback feed is harmless.
+    Only rows whose label value actually changes count as updated, take the entry's time and
+    source and re-dirty their window, so replaying a chargeback feed is harmless (the first
+    arrival of a label value wins). An entry whose time precedes its prediction's timestamp
+    refuses the whole update (LabelsValidationError, nothing changed).
     """
     model = get_model(session, model_name)
     check_row_limit(len(updates), limits, "label update has {rows} labels")
-    repository = IngestRepository(session)
-    ids = [prediction_id for prediction_id, _ in updates]
-    result = repository.update_labels(model.id, ids, [label for _, label in updates])
+    staged = StagedLabels(
+        updates.ids, updates.labels, updates.labelled_at, default_sources(updates.sources)
+    )
+    result = LabelRepository(session).update(model.id, staged, now, report=MAX_REPORTED_ERRORS)
+    if result.too_early_count:
+        errors = [
+            RowError(
+                early.entry,
+                LABELLED_AT,
+                before_timestamp(iso_utc(micros_to_datetime(early.labelled_at)), *early[1:]),
+            )
+            for early in result.too_early
+        ]
+        raise LabelsValidationError(errors, result.too_early_count)
     touched = [micros_to_datetime(start) for start in result.changed_windows]
-    WindowQueueRepository(session).mark_dirty(model.id, touched, now)
+    WindowQueueRepository(session).mark_dirty(
+        model.id, touched, now, _instants(result.newest_events)
+    )
     return LabelsApplied(
         rows_updated=result.updated,
         rows_unchanged=result.unchanged,
         unknown_ids=result.unknown_ids,
         windows_touched=touched,
     )
+
+
+def _instants(micros: dict[int, int]) -> dict[datetime, datetime]:
+    return {micros_to_datetime(key): micros_to_datetime(value) for key, value in micros.items()}
 
 
 def _check_retention(model: MonitoredModel, windows: npt.NDArray[np.int64]) -> None:

@@ -5,6 +5,7 @@ The rows are read by app/db/repositories/window_rows.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,17 +17,19 @@ from app.monitoring.vocabulary import SEGMENT_ALL
 def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
     """All segments of a window together, under the name ``name``."""
     if len(segments) == 1:
-        only = segments[0]
-        return SegmentRows(name, only.rows_total, only.scores, only.labels, only.unlabelled)
+        return dataclasses.replace(segments[0], segment=name)
     if not segments:
         empty = np.empty(0, dtype=np.float64)
-        return SegmentRows(name, 0, empty, np.empty(0, dtype=np.int8), empty)
+        codes = np.empty(0, dtype=np.int8)
+        return SegmentRows(name, 0, empty, codes, empty, np.empty(0, dtype=np.int64), codes)
     return SegmentRows(
         name,
         sum(s.rows_total for s in segments),
         np.concatenate([s.scores for s in segments]),
         np.concatenate([s.labels for s in segments]).astype(np.int8),
         np.concatenate([s.unlabelled for s in segments]),
+        np.concatenate([s.labelled_at for s in segments]).astype(np.int64),
+        np.concatenate([s.sources for s in segments]).astype(np.int8),
     )
 
 

@@ -14,7 +14,10 @@ from app.client.columns import (
     array_chunks,
     column_json,
     label_column,
+    label_entries,
+    label_time_column,
     segment_column,
+    source_column,
     timestamp_column,
 )
 
@@ -78,3 +81,43 @@ def test_arrays_are_cut_in_batches_converted_as_taken() -> None:
     assert orjson.loads(column_json(chunks[2].columns["timestamp"])) == ["1970-01-01T00:00:04Z"]
     with pytest.raises(ValueError, match="different lengths"):
         next(array_chunks({"id": [1, 2], "timestamp": [1], "score": [1, 2]}, 2))
+
+
+def test_label_times_go_as_utc_text_and_missing_ones_as_null() -> None:
+    naive = np.array(["2026-01-05T22:30", "NaT"], dtype="datetime64[m]")
+    assert label_time_column(naive) == ["2026-01-05T22:30:00.000000Z", None]
+    whole = np.array(["2026-01-05T22:30"], dtype="datetime64[s]")
+    assert orjson.loads(column_json(label_time_column(whole))) == ["2026-01-05T22:30:00Z"]
+    paris = pd.Series(pd.to_datetime(["2026-01-05 23:30", None]).tz_localize("Europe/Paris"))
+    assert label_time_column(paris) == ["2026-01-05T22:30:00.000000Z", None]
+    aware = datetime(2026, 1, 5, 22, 30, tzinfo=UTC)
+    assert label_time_column([aware, None, "2026-01-06T00:00:00+01:00", float("nan")]) == [
+        "2026-01-05T22:30:00+00:00",
+        None,
+        "2026-01-06T00:00:00+01:00",
+        None,
+    ]
+    assert label_time_column([1_767_652_200]) == [1_767_652_200]  # for the server to refuse
+    assert source_column(["chargeback", None, np.nan, pd.NA]) == ["chargeback", None, None, None]
+
+
+def test_label_entries_leave_out_the_times_and_sources_not_given() -> None:
+    arrays = {
+        "id": ["a", "b", "c"],
+        "label": [1, 0, None],
+        "labelled_at": np.array(["2026-01-05T10:00", "NaT", "NaT"], dtype="datetime64[us]"),
+        "source": ["chargeback", None, None],
+    }
+    [chunk] = array_chunks(arrays, 10)
+    assert label_entries(chunk) == [
+        {
+            "id": "a",
+            "label": 1,
+            "labelled_at": "2026-01-05T10:00:00.000000Z",
+            "source": "chargeback",
+        },
+        {"id": "b", "label": 0},
+        {"id": "c", "label": None},  # refused by the server, naming the entry
+    ]
+    [plain] = array_chunks({"id": ["a"], "label": [1], "labelled_at": None, "source": None}, 10)
+    assert label_entries(plain) == [{"id": "a", "label": 1}]

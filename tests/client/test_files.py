@@ -6,9 +6,10 @@ from pathlib import Path
 
 import orjson
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from app.client import files
+from app.client import file_kinds, files, json_lines
 from app.client.columns import Chunk, encode_chunk
 from app.client.files import FileFormatError, PredictionFile
 
@@ -109,8 +110,8 @@ def _jsonl(rows: int, *, late_number_at: int | None = None) -> str:
 def test_pyarrow_and_orjson_read_json_lines_into_the_same_requests(tmp_path: Path) -> None:
     path = tmp_path / "feed.jsonl"
     path.write_text(_jsonl(25))
-    with_pyarrow = list(files._arrow_jsonl_chunks(path, 10))
-    with_orjson = list(files._orjson_jsonl_chunks(path, 10))
+    with_pyarrow = list(json_lines.arrow_jsonl_chunks(path, 10))
+    with_orjson = list(json_lines.orjson_jsonl_chunks(path, 10))
     assert _bodies(with_pyarrow) == _bodies(with_orjson)
     assert [(c.first, c.rows) for c in with_pyarrow] == [(0, 10), (10, 10), (20, 5)]
 
@@ -118,15 +119,85 @@ def test_pyarrow_and_orjson_read_json_lines_into_the_same_requests(tmp_path: Pat
 def test_json_lines_pyarrow_refuses_midway_and_the_rest_goes_line_by_line_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(files, "_BLOCK_BYTES", 512)  # a few lines per block
+    monkeypatch.setattr(file_kinds, "BLOCK_BYTES", 512)  # a few lines per block
     path = tmp_path / "feed.jsonl"
     path.write_text(_jsonl(40, late_number_at=33))  # Unix seconds: not in pyarrow's schema
     read_by_pyarrow: list[Chunk] = []
     with pytest.raises(pa.ArrowInvalid, match="timestamp"):
-        read_by_pyarrow.extend(files._arrow_jsonl_chunks(path, 10))
+        read_by_pyarrow.extend(json_lines.arrow_jsonl_chunks(path, 10))
     assert read_by_pyarrow  # the fallback happens midway, not at the start
     chunks = list(PredictionFile.open(path).chunks(10))
     assert [(c.first, c.rows) for c in chunks] == [(0, 10), (10, 10), (20, 10), (30, 10)]
     ids = [i for chunk in chunks for i in chunk.columns["id"]]
     assert ids == [f"tx-{i}" for i in range(40)]  # every row once, in order
     assert chunks[3].columns["timestamp"][3] == 1767607200
+
+
+LABELS_CSV = "id,label,labelled_at,source\ntx-1,1,2026-02-01T09:00:00Z,chargeback\ntx-2,0,,\n"
+
+
+@pytest.mark.parametrize("reader", ["pyarrow", "csv module"])
+def test_a_file_without_timestamp_and_score_is_a_label_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    if reader == "csv module":
+        monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
+    path = tmp_path / "chargebacks.csv"
+    path.write_text(LABELS_CSV)
+    feed = PredictionFile.open(path)
+    assert (feed.kind, feed.rows) == ("labels", 2)
+    [chunk] = feed.chunks(10)
+    assert chunk.columns == {
+        "id": ["tx-1", "tx-2"],
+        "label": [1, 0],
+        "labelled_at": ["2026-02-01T09:00:00Z", None],
+        "source": ["chargeback", None],
+    }
+    path.write_text("id,label,score\n")  # a prediction file missing its timestamp
+    with pytest.raises(FileFormatError, match="missing columns \\['timestamp'\\]"):
+        list(PredictionFile.open(path).chunks(10))
+    path.write_text("id,label,segment\n")
+    with pytest.raises(FileFormatError, match="a label file: no timestamp and no score"):
+        list(PredictionFile.open(path).chunks(10))
+
+
+def test_label_files_as_json_lines_and_parquet(tmp_path: Path) -> None:
+    entries = [
+        {"id": "tx-1", "label": 1, "labelled_at": "2026-02-01T09:00:00Z", "source": "feedback"},
+        {"id": "tx-2", "label": 0},
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(entry) for entry in entries) + b"\n")
+    feed = PredictionFile.open(path)
+    assert feed.kind == "labels"
+    [chunk] = feed.chunks(10)
+    assert chunk.columns["labelled_at"] == ["2026-02-01T09:00:00Z", None]
+    assert set(chunk.columns) == {"id", "label", "labelled_at", "source"}
+    parquet = tmp_path / "labels.parquet"
+    table = pa.table(
+        {
+            "id": ["tx-1", "tx-2"],
+            "label": [1, 0],
+            "labelled_at": pa.array([1_769_936_400_000_000, None], type=pa.timestamp("us", "UTC")),
+        }
+    )
+    pq.write_table(table, parquet)
+    feed = PredictionFile.open(parquet)
+    assert feed.kind == "labels"
+    [chunk] = feed.chunks(10)
+    assert chunk.columns["labelled_at"] == ["2026-02-01T09:00:00.000000Z", None]
+
+
+def test_label_fields_of_a_prediction_file_go_along_and_absent_ones_change_no_batch_id(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "feed.jsonl"
+    path.write_text(_jsonl(4))
+    [plain] = PredictionFile.open(path).chunks(10)
+    assert "labelled_at" not in plain.columns  # the request (and its batch id) as before
+    row = {"id": "a", "timestamp": "2026-01-05T10:00:00Z", "score": 0.5, "label": 1}
+    timed = [row | {"labelled_at": "2026-01-06T00:00:00Z", "source": "chargeback"}, row]
+    path.write_bytes(b"\n".join(orjson.dumps(r | {"id": str(i)}) for i, r in enumerate(timed)))
+    [chunk] = PredictionFile.open(path).chunks(10)
+    assert chunk.columns["labelled_at"] == ["2026-01-06T00:00:00Z", None]
+    assert chunk.columns["source"] == ["chargeback", None]

@@ -205,8 +205,10 @@ def test_content_types_are_dispatched_and_others_refused() -> None:
 
 
 def test_label_updates_are_validated_entry_by_entry() -> None:
-    assert parse_labels(b'{"labels": [{"id": "a", "label": 1}]}') == [("a", 1)]
-    assert parse_labels(b'[{"id": "a", "label": 0}]') == [("a", 0)]
+    one = parse_labels(b'{"labels": [{"id": "a", "label": 1}]}')
+    assert (one.ids, one.labels.tolist()) == (["a"], [1])
+    bare = parse_labels(b'[{"id": "a", "label": 0}]')
+    assert (bare.ids, bare.labels.tolist()) == (["a"], [0])
     with pytest.raises(LabelsValidationError) as error:
         parse_labels(
             b'[{"id": "a", "label": 1}, {"id": "a", "label": 0}, '

@@ -6,10 +6,9 @@ from __future__ import annotations
 from alembic import command
 from sqlalchemy import text
 
-from app.db.engine import create_db_engine, create_session_factory
+from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
 from tests.support.databases import settings_for
-from tests.support.worker_data import add_model
 
 STORED = (
     "SELECT model_id, batch_id, content_hash, row_count, inserted_rows, updated_rows "
@@ -21,8 +20,19 @@ def test_batch_records_survive_the_new_key_both_ways(empty_database_url: str) ->
     upgrade(empty_database_url, "0011")
     engine = create_db_engine(settings_for(empty_database_url))
     try:
-        models = [add_model(create_session_factory(engine), name) for name in ("a", "b")]
         with engine.begin() as connection:
+            # In SQL, not through the ORM: today's models table has columns 0011 lacks.
+            models = [
+                connection.execute(
+                    text(
+                        "INSERT INTO models (name, threshold, granularity, timezone, "
+                        "pi0_policy, min_label_coverage) "
+                        "VALUES (:name, 0.5, 'day', 'UTC', 'historical', 0.8) RETURNING id"
+                    ),
+                    {"name": name},
+                ).scalar_one()
+                for name in ("a", "b")
+            ]
             for model_id in models:
                 for number in range(3):  # the same batch_id under both models
                     connection.execute(

@@ -107,6 +107,45 @@ def test_a_dataframe_with_aware_timestamps_and_missing_labels(
     assert sent.windows_touched == {"2026-01-05T00:00:00Z", "2026-01-06T00:00:00Z"}
 
 
+def test_label_times_and_sources_round_trip_through_send_and_send_labels(
+    live_server: LiveServer, make_token: Callable[..., str], session_factory: sessionmaker[Session]
+) -> None:
+    token = make_token("admin", "ingest", "read")
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "timestamp": pd.to_datetime(["2026-01-05 10:00"] * 3).tz_localize("UTC"),
+            "score": [0.9, 0.2, 0.4],
+            "label": pd.array([1, None, None], dtype="Int8"),
+            "labelled_at": pd.to_datetime(["2026-01-20 12:00", None, None]).tz_localize(
+                "Europe/Paris"
+            ),
+            "source": ["feedback", None, None],
+        }
+    )
+    with CalmonClient(live_server.base_url, token) as client:
+        client.create_model("timed", 0.5)
+        assert client.send_frame("timed", frame).rows_inserted == 3
+        when = np.array(["2026-02-01T08:00", "NaT"], dtype="datetime64[us]")
+        applied = client.send_labels(
+            "timed", ids=["b", "c"], labels=[1, 0], labelled_at=when, sources=["chargeback", None]
+        )
+        assert applied.rows_updated == 2
+    with session_factory() as session:
+        stored = {
+            row[0]: row[1:]
+            for row in session.execute(
+                select(Prediction.prediction_id, Prediction.labelled_at, Prediction.label_source)
+            )
+        }
+    assert stored["a"] == (datetime(2026, 1, 20, 11, tzinfo=UTC), 1)
+    assert stored["b"] == (datetime(2026, 2, 1, 8, tzinfo=UTC), 2)
+    received, source = stored["c"]
+    assert source == 3  # confirmed; timed when the server received it
+    assert received is not None
+    assert received > datetime(2026, 2, 1, tzinfo=UTC)
+
+
 def test_a_refused_batch_raises_with_the_servers_row_and_field(
     live_server: LiveServer, make_token: Callable[..., str]
 ) -> None:

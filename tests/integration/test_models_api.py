@@ -109,6 +109,9 @@ def test_models_are_listed_by_name(client: TestClient, admin: dict[str, str]) ->
         ({"min_positives": 20}, "min_positives"),
         ({"pi0_tolerance": -0.1}, "pi0_tolerance"),
         ({"alert_floor": 1.5}, "alert_floor"),
+        ({"label_horizon_days": 0}, "label_horizon_days"),
+        ({"label_horizon_days": 731}, "label_horizon_days"),
+        ({"label_horizon_days": 1.5}, "label_horizon_days"),
         ({"colour": "red"}, "colour"),
     ],
 )
@@ -216,6 +219,26 @@ def test_detector_settings_touch_only_the_newest_window(
     assert _windows_of(session_factory, "fraud-v1") == [4, 7]
 
 
+def test_the_label_horizon_is_registered_changed_and_recomputes_every_window(
+    client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    """It changes which windows are mature, hence stored values: every window is redone."""
+    created = _register(client, admin)
+    assert created["label_horizon_days"] is None  # off by default
+    _add_windows(session_factory, "fraud-v1", 2)
+    url = "/v1/models/fraud-v1"
+    assert client.patch(url, json={"label_horizon_days": 90}, headers=admin).status_code == 200
+    assert client.get(url, headers=admin).json()["label_horizon_days"] == 90
+    assert _windows_of(session_factory, "fraud-v1") == [4, 4]
+    off = client.patch(url, json={"label_horizon_days": None}, headers=admin).json()
+    assert off["label_horizon_days"] is None
+    assert _windows_of(session_factory, "fraud-v1") == [5, 5]
+    spec = {**FRAUD, "name": "chargebacks-only", "label_horizon_days": 120}
+    response = client.post("/v1/models", json=spec, headers=admin)
+    assert response.status_code == 201, response.text
+    assert response.json()["label_horizon_days"] == 120
+
+
 def test_patch_without_a_change_leaves_windows_alone(
     client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
 ) -> None:
@@ -238,6 +261,8 @@ def test_patch_without_a_change_leaves_windows_alone(
         ({"threshold": None}, "threshold"),
         ({"detection_drop": None}, "detection_drop"),
         ({"alert_floor": -1}, "alert_floor"),
+        ({"label_horizon_days": -1}, "label_horizon_days"),
+        ({"label_horizon_days": 10_000}, "label_horizon_days"),
     ],
 )
 def test_invalid_patch_is_422_and_changes_nothing(

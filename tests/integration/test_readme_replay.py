@@ -42,6 +42,7 @@ README_URL = "http://127.0.0.1:8000"
 QUICK_START = "## Quick start (embedded SQLite, one command)"
 DEMO = "### See it work: `calmon demo`"
 FIRST_STEPS = "## First steps with curl"
+LATE_LABELS = "### Late labels"
 POSTGRESQL = "## PostgreSQL"
 
 needs_curl = pytest.mark.skipif(
@@ -165,11 +166,14 @@ def wait_ready(base_url: str, process: subprocess.Popen[bytes], log: Path, timeo
 
 
 def first_steps(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
-    """`## First steps with curl`, then the metric query of `### A metric over time` until the
-    window is computed; every answer as the README shows it."""
-    _tokens, model, batch = run_blocks(blocks(FIRST_STEPS, "bash"), base_url, workdir, env)
+    """`## First steps with curl`, the label update of `### Late labels`, then the metric query
+    of `### A metric over time` until the window is computed; every answer as the README shows
+    it."""
+    steps = [*blocks(FIRST_STEPS, "bash"), blocks(LATE_LABELS, "bash")[0]]
+    _tokens, model, batch, labels = run_blocks(steps, base_url, workdir, env)
     assert json.loads(model)["timezone"] == "Europe/Paris"
     assert json.loads(batch) == readme_json("### Responses and errors")
+    assert json.loads(labels) == readme_json(LATE_LABELS)
 
     def computed_series() -> dict[str, Any] | None:
         [series] = run_blocks(blocks("### A metric over time", "bash"), base_url, workdir, env)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -153,6 +154,59 @@ def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
         f"{total - landed:,} inserted, 0 updated, 0 unchanged, {landed // batch_rows} batches"
         in (second.stderr)
     )
+
+
+def test_a_label_file_sets_labels_with_their_times_and_sources(
+    live_server: LiveServer, token: str, tmp_path: Path, session_factory: sessionmaker[Session]
+) -> None:
+    """A chargeback export (id, label, labelled_at, source; no timestamp, no score) goes to
+    the label endpoint; sending it again changes nothing; a bad entry names its file row."""
+    rows = [row | {"label": None} for row in _rows(1_500)]
+    feed = _send(
+        live_server, token, str(_write_csv(tmp_path / "feed.csv", rows)), "--model", "cards"
+    )
+    assert isinstance(feed, subprocess.CompletedProcess)
+    assert feed.returncode == 0, feed.stderr
+    labels = tmp_path / "chargebacks.csv"
+    lines = ["id,label,labelled_at,source"]
+    lines += [
+        f"tx-{i},1,2026-02-0{1 + i // 3 % 3}T09:00:00Z,chargeback" for i in range(0, 1_500, 3)
+    ]
+    lines += ["tx-1,0,,", "tx-missing,1,,"]
+    labels.write_text("\n".join(lines) + "\n")
+    args = (str(labels), "--model", "cards", "--batch-rows", "200")
+    done = _send(live_server, token, *args)
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 0, done.stderr
+    assert "sent 502 of 502 rows (100%)" in done.stderr
+    assert "502 labels: 501 changed, 0 already as sent, 1 ids the model does not have" in (
+        done.stderr
+    )
+    with session_factory() as session:
+        stored = {
+            row.prediction_id: (row.label, row.labelled_at, row.label_source)
+            for row in session.execute(
+                select(
+                    Prediction.prediction_id,
+                    Prediction.label,
+                    Prediction.labelled_at,
+                    Prediction.label_source,
+                )
+            )
+        }
+    assert stored["tx-3"] == (1, datetime(2026, 2, 2, 9, tzinfo=UTC), 2)
+    assert stored["tx-6"] == (1, datetime(2026, 2, 3, 9, tzinfo=UTC), 2)
+    assert stored["tx-1"][0::2] == (0, 3)  # received now, confirmed
+    assert stored["tx-2"] == (None, None, None)
+    again = _send(live_server, token, *args, "--quiet")
+    assert isinstance(again, subprocess.CompletedProcess)
+    assert "0 changed, 501 already as sent" in again.stderr
+    labels.write_text("id,label,labelled_at\ntx-4,1,2026-02-01T09:00:00\n")
+    refused = _send(live_server, token, str(labels), "--model", "cards")
+    assert isinstance(refused, subprocess.CompletedProcess)
+    assert refused.returncode == 1
+    assert "row 1: labelled_at" in refused.stderr
+    assert "no UTC offset" in refused.stderr
 
 
 def test_an_unreachable_service_is_one_clear_line(tmp_path: Path) -> None:

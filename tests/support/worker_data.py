@@ -69,8 +69,11 @@ def insert_rows(
     *,
     prefix: str = "p",
     segments: list[str] | None = None,
+    labelled_at: list[datetime | None] | None = None,
+    sources: list[int | None] | None = None,
 ) -> None:
-    """Insert one window's rows (label None = not labelled yet) and mark the window dirty."""
+    """Insert one window's rows (label None = not labelled yet) and mark the window dirty;
+    ``labelled_at`` and ``sources`` (codes) per row, NULL if not given."""
     rows = [
         {
             "model_id": model_id,
@@ -80,6 +83,8 @@ def insert_rows(
             "score": float(scores[i]),
             "label": None if labels[i] is None else int(labels[i]),  # type: ignore[arg-type]
             "segment": segments[i] if segments is not None else "all",
+            "labelled_at": labelled_at[i] if labelled_at is not None else None,
+            "label_source": sources[i] if sources is not None else None,
         }
         for i in range(len(scores))
     ]

@@ -156,8 +156,9 @@ _BATCH_BODY = {
             "schema": {
                 "type": "string",
                 "description": "A header naming the columns (id, timestamp, score and "
-                "optionally label and segment), then one line per prediction; an empty "
-                "label is unknown, an empty segment 'all'.",
+                "optionally label, segment, labelled_at and source), then one line per "
+                "prediction; an empty label is unknown, an empty segment 'all', an empty "
+                "labelled_at or source not sent.",
             },
             "example": examples.CSV_BATCH,
         },
@@ -165,8 +166,8 @@ _BATCH_BODY = {
 }
 _LABELS_BODY = {
     "required": True,
-    "description": "JSON, or CSV with the columns id and label (Content-Type: text/csv), as "
-    "a chargeback feed is exported.",
+    "description": "JSON, or CSV with the columns id and label and optionally labelled_at "
+    "and source (Content-Type: text/csv), as a chargeback feed is exported.",
     "content": {
         "application/json": {
             "schema": {
@@ -178,7 +179,10 @@ _LABELS_BODY = {
             "example": examples.LABELS_JSON,
         },
         "text/csv": {
-            "schema": {"type": "string", "description": "Header id,label; labels 0 or 1."},
+            "schema": {
+                "type": "string",
+                "description": "Header id,label[,labelled_at][,source]; labels 0 or 1.",
+            },
             "example": examples.LABELS_CSV,
         },
     },
@@ -257,11 +261,15 @@ def post_labels(
     session: SessionDep,
     settings: SettingsDep,
 ) -> LabelsApplied:
-    """Set labels of known predictions by id; unknown ids are listed, not dropped."""
+    """Set labels of known predictions by id, with when they arrived and where from; unknown
+    ids are listed, not dropped."""
     now = utcnow()
     limits = service.limits_from(settings, now)
     updates = parse_labels(
-        body, labels_media(request.headers.get("content-type")), settings.max_rows_per_request
+        body,
+        labels_media(request.headers.get("content-type")),
+        settings.max_rows_per_request,
+        limits.max_timestamp_micros,
     )
     body.clear()
     return service.update_labels(session, name, updates, limits, now)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final
 
-import numpy as np
 import psycopg
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError
@@ -26,7 +24,6 @@ from app.db.copy_binary import copy_in
 from app.db.driver import DriverConnection, driver_connection
 from app.db.partitions import (
     KEYS,
-    analyze_new_weeks,
     ensure_partitions,
     model_table,
     week_starts,
@@ -36,50 +33,47 @@ from app.db.repositories.partitioned_upsert import (
     NEW,
     SAME,
     STAGE,
+    State,
     differs,
+    label_updates,
+    newest_event,
     upsert_partitioned,
 )
 from app.db.repositories.staged_rows import (
     PREDICTION_COLUMNS,
+    STAGE_COLUMNS,
     StagedRows,
+    newest_per_window,
     predictions_copy_data,
     sqlite_datetimes,
+    sqlite_optional_codes,
+    sqlite_optional_datetimes,
+    stage_copy_data,
 )
-from app.ingest.timestamps import datetime_to_micros
+from app.db.repositories.staging import (
+    create_stage,
+    drop_stage,
+    id_order,
+    stage_instant,
+    stored_micros,
+)
 
 _STAGE: Final = STAGE
-_LABEL_STAGE: Final = "ingest_label_stage"
-_STAGE_COLUMNS: Final = (
-    "prediction_id",
-    "ts_staged",
-    "window_staged",
-    "score",
-    "label",
-    "segment",
-)
-_STAGE_TYPES: Final = ("text", "int8", "int8", "float8", "int2", "text")
 _KEY_COLUMNS: Final = ("model_id", "prediction_id", "window_start")
 
 
 @dataclass(frozen=True)
 class WriteResult:
     """What the upsert did: new, changed and identical rows; the windows to recompute (of new
-    and changed rows, and the ones changed rows moved out of)."""
+    and changed rows, and the ones changed rows moved out of), and the newest event (row
+    timestamp or label time, epoch microseconds) the new and changed rows brought into each
+    window they are in."""
 
     inserted: int
     updated: int
     unchanged: int
     windows_touched: list[int]
-
-
-@dataclass(frozen=True)
-class LabelResult:
-    """Outcome of a label-only update."""
-
-    changed_windows: list[int]
-    updated: int
-    unchanged: int
-    unknown_ids: list[str]
+    newest_events: dict[int, int]
 
 
 class IngestRepository:
@@ -126,12 +120,12 @@ class IngestRepository:
                 else:
                     self._stage(rows)
                     self.connection.execute(text(self._insert_sql()), {"model_id": rows.model_id})
-                    self._drop(_STAGE)
+                    drop_stage(self.connection, _STAGE)
         except (IntegrityError, psycopg.errors.IntegrityError):
             pass  # a stored id, or a row the database refuses: the upsert tells which
         else:
-            windows = sorted(set(np.unique(rows.windows).tolist()))
-            return WriteResult(len(rows.ids), 0, 0, windows)
+            newest = newest_per_window(rows.windows, rows.events())
+            return WriteResult(len(rows.ids), 0, 0, sorted(newest), newest)
         self._stage(rows)
         if self.is_postgres:
             states = upsert_partitioned(self.connection, {"model_id": rows.model_id})
@@ -160,43 +154,47 @@ class IngestRepository:
         upsert = (
             " ON CONFLICT (model_id, prediction_id) DO UPDATE SET "
             "window_start = excluded.window_start, ts = excluded.ts, score = excluded.score, "
-            "label = COALESCE(excluded.label, predictions.label), segment = excluded.segment "
+            f"segment = excluded.segment, {label_updates('excluded', 'predictions')} "
             f"WHERE {differs('excluded', 'predictions')}"
         )
         self.connection.execute(text(self._insert_sql() + upsert), params)
-        self._drop(_STAGE)
+        drop_stage(self.connection, _STAGE)
         return self._result(rows, states)
 
-    def _result(
-        self, rows: StagedRows, states: list[tuple[int, object, object, int]]
-    ) -> WriteResult:
-        inserted = sum(count for state, _, _, count in states if state == NEW)
-        updated = sum(count for state, _, _, count in states if state == CHANGED)
+    def _result(self, rows: StagedRows, states: list[State]) -> WriteResult:
+        inserted = sum(group[3] for group in states if group[0] == NEW)
+        updated = sum(group[3] for group in states if group[0] == CHANGED)
         touched: set[int] = set()
-        for state, new_window, old_window, _ in states:
-            if state == NEW:
-                touched.add(self._micros(new_window))
-            elif state == CHANGED:  # both the window a row moves into and the one it leaves
-                touched.update((self._micros(new_window), self._micros(old_window)))
+        newest: dict[int, int] = {}
+        for state, new_window, old_window, _, event in states:
+            if state == SAME:
+                continue
+            window, instant = stored_micros(new_window), stored_micros(event)
+            touched.add(window)
+            newest[window] = max(newest.get(window, instant), instant)
+            if state == CHANGED:  # the window a row leaves is recomputed too (no new event)
+                touched.add(stored_micros(old_window))
         unchanged = len(rows.ids) - inserted - updated
-        return WriteResult(inserted, updated, unchanged, sorted(touched))
+        return WriteResult(inserted, updated, unchanged, sorted(touched), newest)
 
-    def _classify(self, params: dict[str, int]) -> list[tuple[int, object, object, int]]:
-        """(state, new window, stored window, rows) of the staged rows, grouped.
+    def _classify(self, params: dict[str, int]) -> list[State]:
+        """(state, new window, stored window, rows, newest event) of the staged rows, grouped.
 
         The state is NEW (id not stored), CHANGED or SAME, judged exactly as the upsert's
         WHERE judges it. Another transaction changing these ids between this read and the
         upsert can make the counts stale, never the stored rows.
         """
-        new_window = self._stage_instant("window_staged")
-        ts = self._stage_instant("ts_staged")
+        new_window = stage_instant(self.connection, "window_staged")
+        ts = stage_instant(self.connection, "ts_staged")
+        labelled_at = stage_instant(self.connection, "labelled_staged")
+        event = newest_event("n", "p", postgres=self.is_postgres)
         result = self.connection.execute(
             text(
                 f"SELECT CASE WHEN p.prediction_id IS NULL THEN {NEW} "
                 f"WHEN {differs('n', 'p')} THEN {CHANGED} ELSE {SAME} END, "
-                f"n.window_start, p.window_start, COUNT(*) "
+                f"n.window_start, p.window_start, COUNT(*), MAX({event}) "
                 f"FROM (SELECT prediction_id, {new_window} AS window_start, {ts} AS ts, score, "
-                f"label, segment FROM {_STAGE}) n "
+                f"label, segment, {labelled_at} AS labelled_at FROM {_STAGE}) n "
                 # One primary-key probe per staged row (the stage is small, the model is not).
                 f"LEFT JOIN predictions p ON p.model_id = :model_id "
                 f"AND p.prediction_id = n.prediction_id "
@@ -204,53 +202,39 @@ class IngestRepository:
             ),
             params,
         )
-        return [(int(state), new, old, int(count)) for state, new, old, count in result]
+        return [(int(state), new, old, int(count), ev) for state, new, old, count, ev in result]
 
     def _insert_sql(self) -> str:
-        new_window, ts = self._stage_instant("window_staged"), self._stage_instant("ts_staged")
+        new_window = stage_instant(self.connection, "window_staged")
+        ts = stage_instant(self.connection, "ts_staged")
+        labelled_at = stage_instant(self.connection, "labelled_staged")
         return (
-            f"INSERT INTO predictions "
-            f"(model_id, prediction_id, window_start, ts, score, label, segment) "
-            f"SELECT :model_id, prediction_id, {new_window}, {ts}, score, label, segment "
+            f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) "
+            f"SELECT :model_id, prediction_id, {new_window}, {ts}, score, label, segment, "
+            f"{labelled_at}, label_source "
             f"FROM {_STAGE} WHERE true"  # WHERE: SQLite's parser needs it before ON CONFLICT
-            f"{self._id_order('prediction_id')}"
+            f"{id_order(self.connection, 'prediction_id')}"
         )
 
-    def _id_order(self, column: str) -> str:
-        """ORDER BY that makes every batch lock its rows in one order (PostgreSQL).
-
-        Rows are inserted, updated and locked in the order the SELECT yields them; two batches
-        holding the same ids in different orders would each wait for a row the other holds,
-        until PostgreSQL aborts one for a deadlock. Byte order ("C") is the cheapest total order.
-        SQLite has one writer at a time and needs none.
-        """
-        return f' ORDER BY {column} COLLATE "C"' if self.is_postgres else ""
-
     def _stage(self, rows: StagedRows) -> None:
-        labels: list[int | None] = [None if v < 0 else v for v in rows.labels.tolist()]
         if self.is_postgres:
-            self._create_stage(
+            create_stage(
+                self.connection,
                 _STAGE,
                 # "C" like predictions.prediction_id: the join and the ORDER BY use its index.
                 'prediction_id varchar(200) COLLATE "C", ts_staged bigint, window_staged bigint, '
-                "score double precision, label smallint, segment varchar(100)",
+                "score double precision, label smallint, segment varchar(100), "
+                "labelled_staged bigint, label_source smallint",
             )
-            staged = zip(
-                rows.ids,
-                rows.timestamps.tolist(),
-                rows.windows.tolist(),
-                rows.scores.tolist(),
-                labels,
-                rows.segments,
-                strict=True,
-            )
-            copy_in(self._psycopg(), _STAGE, _STAGE_COLUMNS, staged, types=_STAGE_TYPES)
+            copy_in(self._psycopg(), _STAGE, STAGE_COLUMNS, stage_copy_data(rows))
             return
-        self._create_stage(
+        create_stage(
+            self.connection,
             _STAGE,
             "prediction_id text, ts_staged text, window_staged text, score real, label integer, "
-            "segment text",
+            "segment text, labelled_staged text, label_source integer",
         )
+        labels: list[int | None] = [None if v < 0 else v for v in rows.labels.tolist()]
         values = zip(
             rows.ids,
             sqlite_datetimes(rows.timestamps),
@@ -258,110 +242,8 @@ class IngestRepository:
             rows.scores.tolist(),
             labels,
             rows.segments,
+            sqlite_optional_datetimes(rows.labelled_at),
+            sqlite_optional_codes(rows.sources),
             strict=True,
         )
-        self._sqlite3().executemany(f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?)", values)
-
-    def _stage_instant(self, column: str) -> str:
-        """SQL turning a staged instant into the stored one.
-
-        PostgreSQL stages epoch microseconds (binary COPY of an int8 is cheaper than building
-        50,000 datetime objects) and converts exactly with interval arithmetic. SQLite stages
-        the text SQLAlchemy stores for a UtcDateTime.
-        """
-        if self.is_postgres:
-            return f"(TIMESTAMPTZ 'epoch' + {column} * INTERVAL '1 microsecond')"
-        return column
-
-    def _create_stage(self, name: str, columns: str) -> None:
-        suffix = " ON COMMIT DROP" if self.is_postgres else ""
-        self.connection.exec_driver_sql(f"CREATE TEMPORARY TABLE {name} ({columns}){suffix}")
-
-    def _drop(self, name: str) -> None:
-        # PostgreSQL drops it at commit; SQLite keeps temp tables per connection, and pooled
-        # connections are reused.
-        if not self.is_postgres:
-            self.connection.exec_driver_sql(f"DROP TABLE {name}")
-
-    def _micros(self, value: object) -> int:
-        if isinstance(value, str):  # SQLite hands back the stored text
-            value = datetime.fromisoformat(value).replace(tzinfo=UTC)
-        assert isinstance(value, datetime)
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return datetime_to_micros(value)
-
-    # -- labels ----------------------------------------------------------------------------
-
-    def update_labels(self, model_id: int, ids: list[str], labels: list[int]) -> LabelResult:
-        """Set the label of known ids; report the ids the model has never seen."""
-        if self.is_postgres:
-            self._create_stage(
-                _LABEL_STAGE, 'prediction_id varchar(200) COLLATE "C", label smallint'
-            )
-            copy_in(
-                self._psycopg(),
-                _LABEL_STAGE,
-                ("prediction_id", "label"),
-                zip(ids, labels, strict=True),
-                types=("text", "int2"),
-            )
-        else:
-            self._create_stage(_LABEL_STAGE, "prediction_id text, label integer")
-            self._sqlite3().executemany(
-                f"INSERT INTO {_LABEL_STAGE} VALUES (?, ?)", zip(ids, labels, strict=True)
-            )
-        params = {"model_id": model_id}
-        # PostgreSQL: an id's row is found through its key (which names its week table), so a
-        # label probes two indexes, not one per week.
-        keys = "prediction_keys" if self.is_postgres else "predictions"
-        unknown = self.connection.execute(
-            text(
-                f"SELECT s.prediction_id FROM {_LABEL_STAGE} s WHERE (SELECT 1 FROM {keys} p "
-                f"WHERE p.model_id = :model_id AND p.prediction_id = s.prediction_id) IS NULL"
-            ),
-            params,
-        ).scalars()
-        unknown_ids = sorted(unknown)
-        if self.is_postgres:
-            # Lock the keys in id order first (see _id_order): whoever changes a row holds its
-            # key, so the row locks below cannot deadlock.
-            stored = self.connection.execute(
-                text(
-                    f"SELECT k.window_start FROM prediction_keys k JOIN {_LABEL_STAGE} s "
-                    f"ON k.prediction_id = s.prediction_id WHERE k.model_id = :model_id"
-                    f"{self._id_order('k.prediction_id')} FOR NO KEY UPDATE OF k"
-                ),
-                params,
-            ).scalars()
-            analyze_new_weeks(self.connection, model_id, stored)
-            update = (
-                f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
-                "JOIN prediction_keys k ON k.model_id = :model_id "
-                "AND k.prediction_id = s.prediction_id "
-                "WHERE predictions.model_id = :model_id "
-                "AND predictions.prediction_id = s.prediction_id "
-                "AND predictions.window_start = k.window_start "
-            )
-        else:
-            update = (
-                f"UPDATE predictions SET label = s.label FROM {_LABEL_STAGE} s "
-                f"WHERE predictions.model_id = :model_id "
-                f"AND predictions.prediction_id = s.prediction_id "
-            )
-        changed = self.connection.execute(
-            text(
-                update + "AND (predictions.label IS NULL OR predictions.label <> s.label) "
-                "RETURNING predictions.window_start"
-            ),
-            params,
-        ).scalars()
-        windows = [self._micros(window) for window in changed]
-        self._drop(_LABEL_STAGE)
-        known = len(ids) - len(unknown_ids)
-        return LabelResult(
-            changed_windows=sorted(set(windows)),
-            updated=len(windows),
-            unchanged=known - len(windows),
-            unknown_ids=unknown_ids,
-        )
+        self._sqlite3().executemany(f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)

@@ -23,27 +23,55 @@ _STAGED: Final = (
     "(SELECT prediction_id, "
     "TIMESTAMPTZ 'epoch' + window_staged * INTERVAL '1 microsecond' AS window_start, "
     "TIMESTAMPTZ 'epoch' + ts_staged * INTERVAL '1 microsecond' AS ts, "
-    f"score, label, segment FROM {STAGE})"
+    "score, label, segment, "
+    "TIMESTAMPTZ 'epoch' + labelled_staged * INTERVAL '1 microsecond' AS labelled_at, "
+    f"label_source FROM {STAGE})"
 )
 
-State = tuple[int, object, object, int]
+State = tuple[int, object, object, int, object]
+"""(state, new window, stored window, rows, newest event of the group's rows)."""
+
+
+def label_changes(new: str, stored: str) -> str:
+    """SQL: the row ``new`` sets a label value ``stored`` does not have (a null new label
+    keeps the stored one)."""
+    return (
+        f"({new}.label IS NOT NULL AND ({stored}.label IS NULL OR {new}.label <> {stored}.label))"
+    )
 
 
 def differs(new: str, stored: str) -> str:
     """SQL: the row ``new`` would change the row ``stored`` (the upsert's rule, in one place).
 
     Every column but label is NOT NULL; a null new label keeps the stored one, so only a
-    non-null label different from the stored one (or set where none was) is a change.
+    non-null label different from the stored one (or set where none was) is a change. A
+    label's time and source are not compared: the first arrival of a label value wins, so the
+    same label sent again later (a replayed feed, another source) changes nothing.
     """
-    columns = ("window_start", "ts", "score", "segment", "label")
+    columns = ("window_start", "ts", "score", "segment")
+    compared = [f"{new}.{c} <> {stored}.{c}" for c in columns]
+    return "(" + " OR ".join([*compared, label_changes(new, stored)]) + ")"
+
+
+def label_updates(new: str, stored: str) -> str:
+    """SQL SET items of a changed row's label, time and source: the new ones where its label
+    value changes, the stored ones otherwise (the first arrival of a value wins)."""
+    changes = label_changes(new, stored)
     return (
-        "("
-        + " OR ".join(
-            [f"{new}.{c} <> {stored}.{c}" for c in columns]
-            + [f"({new}.label IS NOT NULL AND {stored}.label IS NULL)"]
-        )
-        + ")"
+        f"label = COALESCE({new}.label, {stored}.label), "
+        f"labelled_at = CASE WHEN {changes} THEN {new}.labelled_at ELSE {stored}.labelled_at END, "
+        f"label_source = CASE WHEN {changes} THEN {new}.label_source "
+        f"ELSE {stored}.label_source END"
     )
+
+
+def newest_event(new: str, stored: str, *, postgres: bool) -> str:
+    """SQL: the newest event a staged row brings: its timestamp, or the time of the label it
+    sets if later (a label it does not change brings none)."""
+    label_time = f"CASE WHEN {label_changes(new, stored)} THEN {new}.labelled_at END"
+    if postgres:
+        return f"GREATEST({new}.ts, {label_time})"  # GREATEST skips NULLs
+    return f"max({new}.ts, COALESCE({label_time}, {new}.ts))"  # SQLite's max() does not
 
 
 def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[State]:
@@ -90,7 +118,8 @@ def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[S
         text(
             f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) "
             "SELECT :model_id, n.prediction_id, n.window_start, n.ts, n.score, n.label, "
-            f"n.segment FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
+            "n.segment, n.labelled_at, n.label_source "
+            f"FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
             "WHERE k.inserted ORDER BY n.prediction_id"
         ),
         params,
@@ -98,7 +127,7 @@ def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[S
     connection.execute(
         text(
             "UPDATE predictions p SET window_start = n.window_start, ts = n.ts, "
-            "score = n.score, label = COALESCE(n.label, p.label), segment = n.segment "
+            f"score = n.score, segment = n.segment, {label_updates('n', 'p')} "
             f"FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
             "WHERE NOT k.inserted AND p.model_id = :model_id "
             "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
@@ -125,7 +154,8 @@ def _classify(connection: Connection, params: dict[str, int]) -> list[State]:
         text(
             f"SELECT CASE WHEN k.inserted THEN {NEW} "
             f"WHEN {differs('n', 'p')} THEN {CHANGED} ELSE {SAME} END, "
-            "n.window_start, k.stored_window, COUNT(*) "
+            "n.window_start, k.stored_window, COUNT(*), "
+            f"MAX({newest_event('n', 'p', postgres=True)}) "
             f"FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
             "LEFT JOIN predictions p ON NOT k.inserted AND p.model_id = :model_id "
             "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "
@@ -133,4 +163,4 @@ def _classify(connection: Connection, params: dict[str, int]) -> list[State]:
         ),
         params,
     )
-    return [(int(state), new, old, int(count)) for state, new, old, count in result]
+    return [(int(state), new, old, int(count), event) for state, new, old, count, event in result]

@@ -13,7 +13,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from app.db.copy_binary import Fixed, Texts, copy_data, timestamptz
+from app.db.copy_binary import Column, Fixed, Texts, copy_data, timestamptz
+from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
 PREDICTION_COLUMNS: Final = (
     "model_id",
@@ -23,8 +24,21 @@ PREDICTION_COLUMNS: Final = (
     "score",
     "label",
     "segment",
+    "labelled_at",
+    "label_source",
 )
 """The columns of :func:`predictions_copy_data`'s stream, in its order."""
+STAGE_COLUMNS: Final = (
+    "prediction_id",
+    "ts_staged",
+    "window_staged",
+    "score",
+    "label",
+    "segment",
+    "labelled_staged",
+    "label_source",
+)
+"""The columns of :func:`stage_copy_data`'s stream (the staging table of the upsert)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,27 @@ class StagedRows:
     scores: npt.NDArray[np.float64]
     labels: npt.NDArray[np.int8]  # -1 means no label
     segments: list[str]
+    # Each label's time and source code as stored (defaults filled in): UNKNOWN_LABEL_TIME and
+    # UNKNOWN_LABEL_SOURCE (NULL) on rows without a label.
+    labelled_at: npt.NDArray[np.int64]
+    sources: npt.NDArray[np.int8]
+
+    def events(self) -> npt.NDArray[np.int64]:
+        """Each row's newest event instant: its timestamp, or its label's time if later."""
+        return np.maximum(self.timestamps, self.labelled_at)
+
+
+@dataclass(frozen=True)
+class StagedLabels:
+    """A label update's entries as the ingest repository writes them (entry = the request's
+    index, named by errors)."""
+
+    ids: list[str]
+    labels: npt.NDArray[np.int8]  # 0 or 1
+    # UNKNOWN_LABEL_TIME: none sent, the database fills in when the update arrived (never
+    # before the stored row's timestamp).
+    labelled_at: npt.NDArray[np.int64]
+    sources: npt.NDArray[np.int8]  # codes, defaults filled in
 
 
 def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
@@ -65,13 +100,73 @@ def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
             Fixed(ordered(rows.scores).astype(">f8")),
             Fixed(labels.astype(">i2"), nulls=labels < 0),
             segments if order is None else segments.take(order),
+            *_label_columns(ordered(rows.labelled_at), ordered(rows.sources)),
         ],
         len(rows.ids),
     )
     return predictions, copy_data([model, sorted_ids, windows], len(rows.ids))
 
 
+def stage_copy_data(rows: StagedRows) -> bytes:
+    """The binary COPY of ``rows`` into the upsert's staging table (STAGE_COLUMNS), instants
+    as epoch microseconds (int8: the statements convert them exactly)."""
+    return copy_data(
+        [
+            Texts.of(rows.ids),
+            Fixed(rows.timestamps.astype(">i8")),
+            Fixed(rows.windows.astype(">i8")),
+            Fixed(rows.scores.astype(">f8")),
+            Fixed(rows.labels.astype(">i2"), nulls=rows.labels < 0),
+            Texts.of(rows.segments),
+            Fixed(rows.labelled_at.astype(">i8"), nulls=rows.labelled_at == UNKNOWN_LABEL_TIME),
+            _source_column(rows.sources),
+        ],
+        len(rows.ids),
+    )
+
+
+def _label_columns(
+    labelled_at: npt.NDArray[np.int64], sources: npt.NDArray[np.int8]
+) -> list[Column]:
+    unknown = labelled_at == UNKNOWN_LABEL_TIME
+    # The sentinel is masked as NULL; the shift to PostgreSQL's epoch must not overflow it.
+    times = timestamptz(np.where(unknown, 0, labelled_at))
+    return [Fixed(times.values, nulls=unknown), _source_column(sources)]
+
+
+def _source_column(sources: npt.NDArray[np.int8]) -> Fixed:
+    return Fixed(sources.astype(">i2"), nulls=sources == UNKNOWN_LABEL_SOURCE)
+
+
+def newest_per_window(
+    windows: npt.NDArray[np.int64], events: npt.NDArray[np.int64]
+) -> dict[int, int]:
+    """The newest of ``events`` in each of ``windows`` (row by row), by window."""
+    if windows.size == 0:
+        return {}
+    starts, where = np.unique(windows, return_inverse=True)
+    newest = np.full(len(starts), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(newest, where, events)
+    return dict(zip(starts.tolist(), newest.tolist(), strict=True))
+
+
 def sqlite_datetimes(micros: npt.NDArray[np.int64]) -> list[str]:
     """The text SQLAlchemy's DateTime stores on SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``."""
     iso = np.datetime_as_string(micros.astype("datetime64[us]"), unit="us")
     return [value.replace("T", " ", 1) for value in iso.tolist()]
+
+
+def sqlite_optional_datetimes(micros: npt.NDArray[np.int64]) -> list[str | None]:
+    """:func:`sqlite_datetimes`, None where ``micros`` is UNKNOWN_LABEL_TIME."""
+    unknown = micros == UNKNOWN_LABEL_TIME
+    if unknown.all():
+        return [None] * len(micros)
+    texts: list[str | None] = list(sqlite_datetimes(np.where(unknown, 0, micros)))
+    for row in np.flatnonzero(unknown).tolist():
+        texts[row] = None
+    return texts
+
+
+def sqlite_optional_codes(codes: npt.NDArray[np.int8]) -> list[int | None]:
+    """Source codes as SQLite parameters, None where unknown."""
+    return [None if code == UNKNOWN_LABEL_SOURCE else code for code in codes.tolist()]

@@ -18,6 +18,7 @@ which the worker-lag gauge measures from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -67,22 +68,40 @@ class WindowQueueRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def mark_dirty(self, model_id: int, window_starts: list[datetime], now: datetime) -> None:
-        """Create or bump each window's dirty_version (what the worker claims), in key order.
+    def mark_dirty(
+        self,
+        model_id: int,
+        window_starts: list[datetime],
+        now: datetime,
+        newest_events: Mapping[datetime, datetime] | None = None,
+    ) -> None:
+        """Create or bump each window's dirty_version (what the worker claims), in key order,
+        and move its newest_event up to the newest event instant this request brought into it
+        (``newest_events``, by window start; a window missing there keeps its own).
 
-        ``dirty_version = windows.dirty_version + 1`` is evaluated under the row lock the
-        upsert takes, so concurrent batches never lose a bump; taking the locks in sorted order
-        means two batches touching the same windows cannot deadlock.
+        ``dirty_version = windows.dirty_version + 1`` and the greater of the two instants are
+        evaluated under the row lock the upsert takes, so concurrent batches never lose a bump
+        or move the clock back; taking the locks in sorted order means two batches touching
+        the same windows cannot deadlock.
         """
         if not window_starts:
             return
+        events = newest_events or {}
         on_postgres = self.session.get_bind().dialect.name == "postgresql"
         statement = (postgresql if on_postgres else sqlite).insert(Window)
+        stored, new = Window.newest_event, statement.excluded.newest_event
+        newest = (
+            func.greatest(stored, new)  # NULLs skipped
+            if on_postgres
+            # SQLite's max() of a NULL is NULL; the stored text sorts as the instants do.
+            else func.coalesce(func.max(stored, new), stored, new)
+        )
         statement = statement.on_conflict_do_update(
             index_elements=["model_id", "window_start"],
             set_={
                 "dirty_version": Window.dirty_version + 1,
                 "updated_at": statement.excluded.updated_at,
+                "newest_event": newest,
             },
         )
         self.session.execute(
@@ -95,10 +114,20 @@ class WindowQueueRepository:
                     "computed_version": 0,
                     "attempts": 0,
                     "updated_at": now,
+                    "newest_event": events.get(start),
                 }
                 for start in sorted(window_starts)
             ],
         )
+
+    def model_clock(self, model_id: int) -> datetime | None:
+        """The model's clock: the newest event instant ingest has brought into any of its
+        windows (a prediction's timestamp, a label's time); None before any. It moves with
+        the data, not with the wall clock: a feed replayed from last year is at last year."""
+        newest: datetime | None = self.session.scalar(
+            select(func.max(Window.newest_event)).where(Window.model_id == model_id)
+        )
+        return newest
 
     def claim_next(
         self, owner: str, lease: timedelta, now: datetime, model_id: int | None = None

@@ -1,11 +1,12 @@
 """SQL of the worker's read: one window's rows into numpy, per segment.
 
-PostgreSQL: one ``GROUP BY segment`` query whose labelled scores and labels (and the unlabelled
-rows' scores, which the nowcast counts) come back as binary ``float8[]``/``int2[]`` values,
-parsed by numpy as strided views. This is the column-wise binary transfer the design asks of COPY
-without its cost in Python: psycopg hands COPY OUT to Python one message per row (measured
-1.45 s for 10^6 rows here), where one binary array per column is one message (0.41 s for the
-same rows, the server's own work included).
+PostgreSQL: one ``GROUP BY segment`` query whose labelled scores, labels, label times and
+sources (and the unlabelled rows' scores, which the nowcast counts) come back as binary
+``float8[]``/``int2[]``/``timestamptz[]`` values, parsed by numpy as strided views. This is
+the column-wise binary transfer the design asks of COPY without its cost in Python: psycopg
+hands COPY OUT to Python one message per row (measured 1.45 s for 10^6 rows here), where one
+binary array per column is one message (0.41 s for the same rows, the server's own work
+included).
 SQLite: a plain select.
 """
 
@@ -22,22 +23,34 @@ from psycopg.adapt import Loader
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db.copy_binary import POSTGRES_EPOCH_MICROS
 from app.db.driver import psycopg_connection
 from app.db.tables import Prediction
+from app.ingest.timestamps import datetime_to_micros
 from app.metrics.types import Float64Array
+from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
 LabelArray = npt.NDArray[np.int8]
+__all__ = ["UNKNOWN_LABEL_SOURCE", "UNKNOWN_LABEL_TIME", "SegmentRows", "WindowRowsRepository"]
 
 
 @dataclass(frozen=True)
 class SegmentRows:
-    """A segment's labelled rows, and the scores of its rows without a label yet."""
+    """A segment's labelled rows, and the scores of its rows without a label yet.
+
+    ``scores``, ``labels``, ``labelled_at`` and ``sources`` are aligned element by element
+    (one labelled row each): ``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
+    label stored before label times were (its arrival is unknown); ``sources`` the stored code
+    (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise.
+    """
 
     segment: str
     rows_total: int
     scores: Float64Array
     labels: LabelArray
     unlabelled: Float64Array
+    labelled_at: npt.NDArray[np.int64]
+    sources: npt.NDArray[np.int8]
 
 
 class RawBinaryLoader(Loader):
@@ -67,12 +80,17 @@ def parse_binary_array(data: bytes | None, dtype: str) -> npt.NDArray[Any]:
     return np.frombuffer(data, dtype=record, count=size, offset=20)["value"]
 
 
+# Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
+# where a float of epoch seconds is not), an unknown one as -infinity, whose binary value is
+# the int8 minimum: UNKNOWN_LABEL_TIME as it is.
 _PG_QUERY = """
 SELECT segment,
        count(*),
        array_agg(score) FILTER (WHERE label IS NOT NULL),
        array_agg(label) FILTER (WHERE label IS NOT NULL),
-       array_agg(score) FILTER (WHERE label IS NULL)
+       array_agg(score) FILTER (WHERE label IS NULL),
+       array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL),
+       array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL)
 FROM predictions
 WHERE model_id = %s AND window_start = %s
 GROUP BY segment
@@ -96,36 +114,58 @@ class WindowRowsRepository:
 
     def _read_sqlite(self, model_id: int, window_start: datetime) -> list[SegmentRows]:
         rows = self.session.execute(
-            select(Prediction.segment, Prediction.score, Prediction.label).where(
-                Prediction.model_id == model_id, Prediction.window_start == window_start
-            )
+            select(
+                Prediction.segment,
+                Prediction.score,
+                Prediction.label,
+                Prediction.labelled_at,
+                Prediction.label_source,
+            ).where(Prediction.model_id == model_id, Prediction.window_start == window_start)
         ).all()
-        by_segment: dict[str, list[tuple[float, int | None]]] = {}
-        for segment, score, label in rows:
-            by_segment.setdefault(segment, []).append((score, label))
+        by_segment: dict[str, list[Any]] = {}
+        for row in rows:
+            by_segment.setdefault(row.segment, []).append(row)
         out = []
         for segment, items in by_segment.items():
-            labelled = [(s, y) for s, y in items if y is not None]
-            scores = np.fromiter((s for s, _ in labelled), dtype=np.float64, count=len(labelled))
-            labels = np.fromiter((y for _, y in labelled), dtype=np.int8, count=len(labelled))
-            unlabelled = np.array([s for s, y in items if y is None], dtype=np.float64)
-            out.append(SegmentRows(segment, len(items), scores, labels, unlabelled))
+            labelled = [row for row in items if row.label is not None]
+            n = len(labelled)
+            scores = np.fromiter((row.score for row in labelled), dtype=np.float64, count=n)
+            labels = np.fromiter((row.label for row in labelled), dtype=np.int8, count=n)
+            unlabelled = np.array([row.score for row in items if row.label is None], np.float64)
+            times = np.fromiter(
+                (_micros_or_unknown(row.labelled_at) for row in labelled), np.int64, count=n
+            )
+            sources = np.fromiter(
+                (row.label_source or UNKNOWN_LABEL_SOURCE for row in labelled), np.int8, count=n
+            )
+            out.append(SegmentRows(segment, len(items), scores, labels, unlabelled, times, sources))
         return out
+
+
+def _micros_or_unknown(instant: datetime | None) -> int:
+    return UNKNOWN_LABEL_TIME if instant is None else datetime_to_micros(instant)
 
 
 def _read_postgresql(
     raw: psycopg.Connection[Any], model_id: int, window_start: datetime
 ) -> list[SegmentRows]:
     cursor = raw.cursor(binary=True)
-    for element in ("float8", "int2"):  # built-in types: their array oids are fixed
+    for element in ("float8", "int2", "timestamptz"):  # built-in types: fixed array oids
         cursor.adapters.register_loader(psycopg.postgres.types[element].array_oid, RawBinaryLoader)
     with cursor:
         cursor.execute(_PG_QUERY, (model_id, window_start))
         fetched = cursor.fetchall()
     out = []
-    for segment, total, score_data, label_data, unlabelled_data in fetched:
+    for segment, total, score_data, label_data, unlabelled_data, time_data, source_data in fetched:
         scores = parse_binary_array(score_data, ">f8").astype(np.float64)
         labels = parse_binary_array(label_data, ">i2").astype(np.int8)
         unlabelled = parse_binary_array(unlabelled_data, ">f8").astype(np.float64)
-        out.append(SegmentRows(str(segment), int(total), scores, labels, unlabelled))
+        since_2000 = parse_binary_array(time_data, ">i8").astype(np.int64)
+        times = np.where(
+            since_2000 == UNKNOWN_LABEL_TIME, UNKNOWN_LABEL_TIME, since_2000 + POSTGRES_EPOCH_MICROS
+        )
+        sources = parse_binary_array(source_data, ">i2").astype(np.int8)
+        out.append(
+            SegmentRows(str(segment), int(total), scores, labels, unlabelled, times, sources)
+        )
     return out

@@ -1,0 +1,173 @@
+"""What is stored of a label's time and source, and read back, on both backends (issue 23):
+migration 0013, the windows' newest_event (the model's clock) and the worker's read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from alembic import command
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import create_db_engine
+from app.db.migrate import alembic_config, upgrade
+from app.db.partitions import ensure_partitions, week_starts
+from app.db.repositories.window_queue import WindowQueueRepository
+from app.db.repositories.window_rows import (
+    UNKNOWN_LABEL_SOURCE,
+    UNKNOWN_LABEL_TIME,
+    WindowRowsRepository,
+)
+from app.ingest.timestamps import datetime_to_micros
+from app.windows.rows import whole_window
+from tests.support.databases import settings_for
+from tests.support.worker_data import add_model, insert_rows, new_model
+
+DAY = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+def test_the_worker_reads_label_times_and_sources_aligned_with_the_labels(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """Each labelled row's score, label, time and source at the same index, per segment and
+    for the whole window; a label stored before times were has the sentinel and code 0."""
+    model_id = add_model(session_factory)
+    exact = datetime(2099, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)  # no float rounds this
+    rows = [  # score (unique: identifies the row), label, labelled_at, source, segment
+        (0.11, 1, DAY + timedelta(days=30, microseconds=7), 2, "FR"),
+        (0.12, None, None, None, "FR"),
+        (0.13, 0, None, None, "FR"),  # stored before migration 0013
+        (0.14, 0, exact, 3, "DE"),
+        (0.15, 1, DAY + timedelta(hours=1), 1, "DE"),
+        (0.16, None, None, None, "DE"),
+    ]
+    insert_rows(
+        session_factory,
+        model_id,
+        DAY,
+        np.array([row[0] for row in rows]),
+        [row[1] for row in rows],
+        segments=[row[4] for row in rows],
+        labelled_at=[row[2] for row in rows],
+        sources=[row[3] for row in rows],
+    )
+    with session_factory() as session:
+        segments = WindowRowsRepository(session).read(model_id, DAY)
+    expected = {
+        (score, label, UNKNOWN_LABEL_TIME if at is None else datetime_to_micros(at), code or 0)
+        for score, label, at, code, _ in rows
+        if label is not None
+    }
+    by_name = {part.segment: part for part in segments}
+    assert set(by_name) == {"DE", "FR"}
+    for part in [*segments, whole_window(segments, "all")]:
+        assert part.labelled_at.dtype == np.int64
+        assert part.sources.dtype == np.int8
+        assert len(part.scores) == len(part.labels) == len(part.labelled_at) == len(part.sources)
+        read = set(
+            zip(
+                part.scores.tolist(),
+                part.labels.tolist(),
+                part.labelled_at.tolist(),
+                part.sources.tolist(),
+                strict=True,
+            )
+        )
+        assert read <= expected
+    assert sum(len(part.scores) for part in segments) == len(expected)
+    assert UNKNOWN_LABEL_SOURCE in by_name["FR"].sources.tolist()
+
+
+def test_newest_event_only_moves_forward_under_concurrent_style_updates(
+    db_session: Session,
+) -> None:
+    model_id = new_model(db_session).id
+    queue = WindowQueueRepository(db_session)
+    first, second = DAY, DAY + timedelta(days=1)
+    now = DAY + timedelta(days=40)
+    assert queue.model_clock(model_id) is None
+    queue.mark_dirty(model_id, [first, second], now, {first: DAY + timedelta(hours=5)})
+    assert queue.model_clock(model_id) == DAY + timedelta(hours=5)
+    queue.mark_dirty(model_id, [first], now, {first: DAY + timedelta(hours=1)})  # older
+    queue.mark_dirty(model_id, [first], now)  # no event (a row moved out of it)
+    assert queue.model_clock(model_id) == DAY + timedelta(hours=5)
+    queue.mark_dirty(model_id, [second], now, {second: second + timedelta(hours=2)})
+    assert queue.model_clock(model_id) == second + timedelta(hours=2)
+    other = new_model(db_session, "other").id
+    assert queue.model_clock(other) is None
+
+
+def _insert_0012(engine: Engine, backend: str) -> None:
+    """A model with a labelled and an unlabelled row, in the schema of revision 0012."""
+    with engine.begin() as connection:
+        model_id = connection.execute(
+            text(
+                "INSERT INTO models (name, threshold, granularity, timezone, pi0_policy, "
+                "min_label_coverage) VALUES ('m', 0.5, 'day', 'UTC', 'historical', 0.8) "
+                "RETURNING id"
+            )
+        ).scalar_one()
+        if backend == "postgresql":
+            ensure_partitions(
+                connection, model_id, week_starts(np.array([datetime_to_micros(DAY)]))
+            )
+        for prediction_id, label in (("labelled", 1), ("open", None)):
+            values = {"m": model_id, "id": prediction_id, "day": DAY, "label": label}
+            connection.execute(
+                text(
+                    "INSERT INTO predictions (model_id, prediction_id, window_start, ts, score, "
+                    "label, segment) VALUES (:m, :id, :day, :day, 0.5, :label, 'all')"
+                ),
+                values,
+            )
+            if backend == "postgresql":
+                connection.execute(
+                    text(
+                        "INSERT INTO prediction_keys (model_id, prediction_id, window_start) "
+                        "VALUES (:m, :id, :day)"
+                    ),
+                    values,
+                )
+
+
+STORED = "SELECT prediction_id, label, labelled_at, label_source FROM predictions ORDER BY 1"
+
+
+def test_labels_stored_before_0013_keep_no_time_and_the_checks_hold(
+    empty_database_url: str, backend: str
+) -> None:
+    upgrade(empty_database_url, "0012")
+    engine = create_db_engine(settings_for(empty_database_url))
+    try:
+        _insert_0012(engine, backend)
+        upgrade(empty_database_url, "0013")
+        with engine.connect() as connection:
+            assert connection.execute(text(STORED)).all() == [
+                ("labelled", 1, None, None),
+                ("open", None, None, None),
+            ]
+        refused = [
+            "UPDATE predictions SET label_source = 7 WHERE prediction_id = 'labelled'",
+            "UPDATE predictions SET label_source = 2 WHERE prediction_id = 'open'",
+            "UPDATE predictions SET labelled_at = ts WHERE prediction_id = 'open'",
+        ]
+        for statement in refused:  # on PostgreSQL, in the week table created before 0013
+            with pytest.raises(IntegrityError), engine.begin() as connection:
+                connection.execute(text(statement))
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "UPDATE predictions SET labelled_at = ts, label_source = 2 "
+                    "WHERE prediction_id = 'labelled'"
+                )
+            )
+        command.downgrade(alembic_config(empty_database_url), "0012")
+        with engine.connect() as connection:
+            assert connection.execute(
+                text("SELECT prediction_id, label FROM predictions ORDER BY 1")
+            ).all() == [("labelled", 1), ("open", None)]
+    finally:
+        engine.dispose()
