@@ -92,9 +92,14 @@ class SegmentLog:
 class Engine:
     """Feeds windows' labelled rows (as sketches) to the domain rules, day by day."""
 
-    def __init__(self, segments: Sequence[str], *, seed: int) -> None:
+    def __init__(
+        self, segments: Sequence[str], *, seed: int, maturity: MaturityRule = MATURITY
+    ) -> None:
         self.segments = list(segments)
         self.seed = seed
+        self.maturity = maturity
+        """How windows mature: label coverage here; a label horizon on the clock (the caller
+        moves it) in bench/early_pages.py."""
         self.sketches: dict[tuple[int, str], CurveSketch | None] = {}
         self.counts: dict[tuple[int, str], WindowLabels] = {}
         self.pi0: float | None = None
@@ -115,7 +120,8 @@ class Engine:
         """What the worker does after storing windows: pi0, references, judgements."""
         windows = sorted({w for w, _ in self.sketches})
         history = [self.counts[(w, "all")] for w in windows]
-        estimate = estimate_pi0(Pi0Policy("historical", mature=MATURITY.is_mature), history).value
+        policy = Pi0Policy("historical", mature=self.maturity.is_mature)
+        estimate = estimate_pi0(policy, history).value
         if needs_new_version(self.pi0, estimate, PI0_TOLERANCE):
             self.pi0 = estimate
         if self.pi0 is None:
@@ -130,7 +136,8 @@ class Engine:
 
     def _freeze(self, segment: str, windows: Sequence[int]) -> None:
         history = [self.counts[(w, segment)] for w in windows if (w, segment) in self.counts]
-        choice = choose_reference(ReferenceSpec(1, "automatic"), RULE, history)
+        rule = ReferenceRule(RULE.windows, RULE.min_positives, self.maturity)
+        choice = choose_reference(ReferenceSpec(1, "automatic"), rule, history)
         if not choice.ready:
             return
         chosen = [(w.window_start - DAY0).days for w in choice.windows]
@@ -179,7 +186,7 @@ class Engine:
             if window <= log.reference_end or window in log.judged or key not in self.counts:
                 continue
             counts = self.counts[key]
-            if not MATURITY.is_mature(counts):
+            if not self.maturity.is_mature(counts):
                 continue
             result = evaluate_sketch(self._sketch(window, segment), pi0=self.pi0)
             self.alerts[segment], outcome = judge_window(

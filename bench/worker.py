@@ -62,6 +62,7 @@ from app.metrics.types import Float64Array, Int64Array
 from app.settings import Settings
 from app.windows.compute import ComputeOptions, compute_claim
 from app.windows.judging import load_references
+from app.windows.model_pass import ModelPass
 from app.windows.scores import counted_parts, flagged, stored_edges
 from app.windows.series import recompute_series
 
@@ -428,7 +429,8 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
             )
         )
         references = load_references(MonitoringRepository(session), model, version.value)
-        return recompute_series(repo, model, version, references, None, replicates=replicates)
+        now = ModelPass.of(model, WindowQueueRepository(session))
+        return recompute_series(repo, now, version, references, None, replicates=replicates)
 
 
 def bench_series(

@@ -85,8 +85,10 @@ _AP_POINT: Final[dict[str, Any]] = {
     "performance_effect": -0.001,
     "verdict": "stable",
     "judged": True,
+    "mature": True,
     "reason": None,
     "nowcast": None,
+    "early": None,
 }
 
 ROW_BATCH: Final[dict[str, Any]] = {
@@ -200,12 +202,14 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
         "pi0": 0.004,
         "pi0_version": 1,
         "label_coverage": 0.995,
+        "mature": True,
         "threshold": 0.62,
         "verdict": "stable",
         "verdict_reason": None,
         "judged_at": "2026-12-01T03:00:00Z",
         "evidence": None,
         "nowcast": None,
+        "early": None,
         "computed_at": "2026-12-01T03:00:00Z",
         "duration_seconds": 0.41,
         "counts": {"tp": 121, "fp": 63, "tn": 41569, "fn": 47},

@@ -64,6 +64,9 @@ class WindowMetrics(Base):
     pi0: Mapped[float | None] = mapped_column(Double)
     pi0_version: Mapped[int | None] = mapped_column(Integer)
     threshold: Mapped[float] = mapped_column(Double)
+    # Decided by the worker (app/monitoring/maturity.py): an immature window's measured values
+    # rest on its early labels, and readers (API, /metrics, the dashboard) withhold them.
+    mature: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     verdict: Mapped[str] = mapped_column(String(24))
     verdict_reason: Mapped[str | None] = mapped_column(Text)
     # Set when the verdict was issued (the window was mature and after its reference): from
@@ -86,6 +89,11 @@ class WindowMetrics(Base):
     # ``nowcast_reference_version``; kept beside the realised values once labels arrive.
     nowcast: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     nowcast_reference_version: Mapped[int | None] = mapped_column(Integer)
+    # The segment's labels by the look they arrived at (app.metrics.reporting.Arrivals), and
+    # what they are expected to show once complete (app/monitoring/early.py), with the window's
+    # early evidence about a drop: set while the window is not judged yet.
+    arrivals: Mapped[bytes | None] = mapped_column(LargeBinary)
+    early: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     source_version: Mapped[int] = mapped_column(BigInteger)
     computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
     duration_seconds: Mapped[float] = mapped_column(Double)
@@ -240,4 +248,11 @@ class AlertStateRow(Base):
     episode_start: Mapped[datetime | None] = mapped_column(UtcDateTime)
     reference_value: Mapped[float | None] = mapped_column(Double)
     reason: Mapped[str | None] = mapped_column(Text)
+    # The drop statistic continued through the windows not judged yet, with their early
+    # evidence (app/monitoring/early.py), at the look ``early_as_of``; ``early_paging`` is its
+    # hysteresis across looks.
+    early_statistic: Mapped[float] = mapped_column(Double, default=0.0, server_default="0")
+    early_paging: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    early_windows: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    early_as_of: Mapped[datetime | None] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)

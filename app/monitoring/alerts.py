@@ -118,6 +118,9 @@ class SegmentAlert:
     episode_start: datetime | None = None
     reference_value: float | None = None
     reason: str | None = None
+    early: EarlyContinuation | None = None
+    """The judged statistic continued through the windows not judged yet (their early
+    evidence, app/monitoring/early.py), as of the last look; None before any."""
 
     @classmethod
     def fresh(cls, segment: str, reference_version: int, reason: str) -> SegmentAlert:
@@ -135,6 +138,71 @@ class SegmentAlert:
             threshold=threshold,
             reason="reference frozen; waiting for the first mature window after it",
         )
+
+
+@dataclass(frozen=True)
+class EarlyContinuation:
+    """The drop statistic continued through the early evidence of ``windows`` windows not judged
+    yet (the oldest starting at ``first_window``), at the look ``as_of``."""
+
+    detector: DetectorState
+    windows: int
+    as_of: datetime | None
+    first_window: datetime | None = None
+
+
+def settle(alert: SegmentAlert, early: EarlyContinuation, *, before: SegmentAlert) -> SegmentAlert:
+    """The alert state a user sees, after the judged windows (``alert``) and the early evidence
+    of the windows after them (``early``); ``before`` is the state this pass started from.
+
+    The page is the continued statistic's: it pages on early evidence alone (signal ``early``),
+    goes on as the windows mature and their final evidence takes over (signal ``cusum``) without
+    clearing and re-raising, and clears when the newest evidence, judged or early, says the drop
+    ended. Without early evidence the continued statistic is the judged one.
+    """
+    if alert.state == "warming_up":
+        return replace(alert, early=early)
+    judged = alert.detector
+    continued = early.detector
+    signals: list[Signal] = []
+    if continued.paging:
+        signals.append("cusum" if judged.paging or early.windows == 0 else "early")
+    if "floor" in alert.signals:
+        signals.append("floor")
+    state: AlertState = "drop" if signals else "ok"
+    episode = None
+    if state == "drop":
+        ongoing = before.episode_start if before.state == "drop" else None
+        episode = ongoing or alert.episode_start or early.first_window or early.as_of
+    return replace(
+        alert,
+        state=state,
+        signals=tuple(signals),
+        episode_start=episode,
+        reason=_settled_reason(alert, early, signals),
+        early=early,
+    )
+
+
+def _settled_reason(alert: SegmentAlert, early: EarlyContinuation, signals: list[Signal]) -> str:
+    threshold = alert.threshold if alert.threshold is not None else float("nan")
+    judged = alert.detector.drop
+    continued = early.detector.drop
+    base = alert.reason or ""
+    if not early.windows:
+        return base
+    summary = (
+        f"drop evidence {continued:.3g} of {threshold:.3g} needed to page, with the early "
+        f"evidence of the {early.windows} windows whose labels are still arriving "
+        f"(judged windows alone: {judged:.3g})"
+    )
+    if "early" in signals:
+        return f"early evidence: {summary}; newest judged window: {base}"
+    if alert.detector.paging and not early.detector.paging:
+        return (
+            f"the newest labels outweigh the judged drop: {summary}; newest judged window: {base}"
+        )
+    return f"{base}; {summary}" if base else summary
 
 
 def judge_window(

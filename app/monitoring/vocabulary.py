@@ -42,9 +42,11 @@ AlertState = Literal["warming_up", "ok", "drop"]
 """A (model, segment)'s alert state: no reference yet, judged and fine, or paging."""
 ALERT_STATES: Final[tuple[AlertState, ...]] = get_args(AlertState)
 
-Signal = Literal["cusum", "floor"]
+Signal = Literal["cusum", "floor", "early"]
 """What put a segment in the drop state: accumulated evidence of a deficit against the
-reference, or the calibrated AP's interval lying wholly under the model's alert floor."""
+reference (judged windows), the calibrated AP's interval lying wholly under the model's alert
+floor, or the same evidence continued through the windows whose labels are still arriving
+(app/monitoring/early.py)."""
 SIGNALS: Final[tuple[Signal, ...]] = get_args(Signal)
 
 ReferenceKind = Literal["automatic", "period", "recent"]

@@ -14,6 +14,7 @@ from app.metrics import METRIC_NAMES
 from app.metrics.types import Interval
 from app.monitoring.vocabulary import Pi0PolicyName, Signal, Verdict
 from app.schemas.base import ResponseModel
+from app.schemas.early import EarlyOut, EarlyPoint
 
 MetricName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(METRIC_NAMES)})]
 """A metric of the registry (app.metrics.registry): an enum in the OpenAPI document."""
@@ -70,11 +71,21 @@ class MetricPoint(ResponseModel):
         "its reference, insufficient_data until then (see README)."
     )
     judged: bool = Field(description="Whether the verdict is issued (final) or provisional.")
+    mature: bool = Field(
+        description="Whether the window's labels are complete. Until then its measured values "
+        "(pi, regular, calibrated, effects) are null: they would rest on the labels that came "
+        "first; `early` estimates what they will show."
+    )
     reason: str | None = Field(description="Why a null value is undefined, or the verdict's.")
     nowcast: NowcastPoint | None = Field(
         default=None,
         description="The label-free estimate beside the measured value (windows after the "
         "segment's reference; kept once labels arrive, so the two can be compared).",
+    )
+    early: EarlyPoint | None = Field(
+        default=None,
+        description="What the window's complete labels are expected to show, from its labels so "
+        "far (windows after the segment's reference, until judged).",
     )
 
 
@@ -204,6 +215,7 @@ class WindowDetail(ResponseModel):
     pi0: float | None
     pi0_version: int | None
     label_coverage: float | None
+    mature: bool = Field(description="Whether the window's labels are complete (see series).")
     threshold: float
     verdict: Verdict
     verdict_reason: str | None
@@ -212,6 +224,10 @@ class WindowDetail(ResponseModel):
     nowcast: NowcastOut | None = Field(
         description="Label-free estimates of this window (null: before or in its reference, "
         "or no reference with score counts yet)."
+    )
+    early: EarlyOut | None = Field(
+        description="Early estimates from the labels so far (null: judged, before its reference, "
+        "or no label times)."
     )
     computed_at: datetime
     duration_seconds: float

@@ -33,7 +33,8 @@ from app.schemas.metrics import (
     WindowMetricOut,
     WorkerOut,
 )
-from app.services.model_settings import maturity_rule, model_policy
+from app.services.early import early_out, early_point
+from app.services.model_settings import maturity_now, model_policy
 from app.services.nowcast import nowcast_out, nowcast_point
 from app.services.segments import check_segment
 
@@ -93,7 +94,41 @@ def metric_series(
     )
 
 
+def withheld(row: WindowMetrics) -> str:
+    """Why an immature window's measured values are not shown: they rest on the labels that
+    came first (chargebacks before anything else, feedback on alerts only), so a few early frauds
+    would read as pi = 1.0 and AP = 1.0."""
+    waiting = row.verdict_reason if row.verdict == "insufficient_data" else None
+    return (
+        f"{waiting or 'waiting for labels'}: measured values are withheld until the window's "
+        "labels are complete; `early` estimates what they will show"
+    )
+
+
 def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> MetricPoint:
+    early = early_point(row.early, metric)
+    if not row.mature:
+        return MetricPoint(
+            window_start=row.window_start,
+            n=row.labelled,
+            rows_total=row.rows_total,
+            positives=row.positives,
+            pi=None,
+            pi0=row.pi0,
+            label_coverage=row.label_coverage,
+            regular=None,
+            calibrated=None,
+            regular_ci=None,
+            calibrated_ci=None,
+            prior_effect=None,
+            performance_effect=None,
+            verdict=cast(Verdict, row.verdict),
+            judged=row.judged_at is not None,
+            mature=False,
+            reason=withheld(row),
+            nowcast=nowcast_point(row.nowcast, metric),
+            early=early,
+        )
     reason = value.undefined_reason if value is not None else "not computed"
     if row.verdict == "insufficient_data" and reason is None:
         reason = row.verdict_reason
@@ -115,8 +150,10 @@ def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> 
         performance_effect=value.performance_effect if value else None,
         verdict=cast(Verdict, row.verdict),
         judged=row.judged_at is not None,
+        mature=True,
         reason=reason,
         nowcast=nowcast_point(row.nowcast, metric),
+        early=early,
     )
 
 
@@ -144,20 +181,23 @@ def window_detail(
             extra={"model": name, "window_start": window_start.isoformat(), "segment": segment},
         )
     values = repo.metric_values(model.id, segment, None, [row.window_start])
+    hidden = None if row.mature else withheld(row)
     metrics = {
         v.metric: WindowMetricOut(
-            regular=v.regular,
-            calibrated=v.calibrated,
-            regular_ci=_interval(v.regular_ci_low, v.regular_ci_high),
-            calibrated_ci=_interval(v.calibrated_ci_low, v.calibrated_ci_high),
-            prior_effect=v.prior_effect,
-            performance_effect=v.performance_effect,
-            reason=v.undefined_reason,
+            regular=v.regular if hidden is None else None,
+            calibrated=v.calibrated if hidden is None else None,
+            regular_ci=_interval(v.regular_ci_low, v.regular_ci_high) if hidden is None else None,
+            calibrated_ci=(
+                _interval(v.calibrated_ci_low, v.calibrated_ci_high) if hidden is None else None
+            ),
+            prior_effect=v.prior_effect if hidden is None else None,
+            performance_effect=v.performance_effect if hidden is None else None,
+            reason=v.undefined_reason if hidden is None else hidden,
         )
         for v in values
     }
     curves: dict[CurveName, PrCurve] = {}
-    if row.sketch is not None:
+    if row.sketch is not None and hidden is None:
         sketch = CurveSketch.from_bytes(row.sketch)
         curves["regular"] = _curve(sketch, None)
         if row.pi0 is not None:
@@ -172,19 +212,21 @@ def window_detail(
         n=row.labelled,
         positives=row.positives,
         negatives=row.negatives,
-        pi=row.pi,
+        pi=row.pi if hidden is None else None,
         pi0=row.pi0,
         pi0_version=row.pi0_version,
         label_coverage=row.label_coverage,
+        mature=row.mature,
         threshold=row.threshold,
         verdict=cast(Verdict, row.verdict),
         verdict_reason=row.verdict_reason,
         judged_at=row.judged_at,
         evidence=EvidenceOut.model_validate(row.evidence) if row.evidence else None,
         nowcast=nowcast_out(row.nowcast),
+        early=early_out(row.early),
         computed_at=row.computed_at,
         duration_seconds=row.duration_seconds,
-        counts=result.get("counts"),
+        counts=result.get("counts") if hidden is None else None,
         metrics=metrics,
         curves=curves,
     )
@@ -198,7 +240,7 @@ def pi0_info(session: Session, name: str) -> Pi0Out:
     """The model's current pi0, its versions, and the window counts the policy draws on."""
     model = _model(session, name)
     repo = WindowMetricsRepository(session)
-    policy = model_policy(model, maturity_rule(model))
+    policy = model_policy(model, maturity_now(session, model))
     history = repo.history(model.id, "all")
     used = {w.window_start for w in usable_windows(policy, history)}
     versions = repo.pi0_versions(model.id)

@@ -7,7 +7,10 @@ from datetime import date, datetime, time, timedelta
 from typing import cast
 from zoneinfo import ZoneInfo
 
+from sqlalchemy.orm import Session
+
 from app.db.metrics_tables import ReferenceSpec as ReferenceSpecRow
+from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy
@@ -24,12 +27,22 @@ def _day_after(day: date | None, timezone: str) -> datetime | None:
     return local_midnight(day + timedelta(days=1), timezone) if day is not None else None
 
 
-def maturity_rule(model: MonitoredModel) -> MaturityRule:
-    """How the model's windows mature (app/monitoring/maturity.py)."""
+def maturity_rule(model: MonitoredModel, clock: datetime | None) -> MaturityRule:
+    """How the model's windows mature (app/monitoring/maturity.py), at the model's ``clock``
+    (the newest event it received: WindowQueueRepository.model_clock)."""
+    horizon = model.label_horizon_days
     return MaturityRule(
         min_label_coverage=model.min_label_coverage,
+        horizon=timedelta(days=horizon) if horizon is not None else None,
+        clock=clock,
         window_length=WINDOW_LENGTH[cast(Granularity, model.granularity)],
     )
+
+
+def maturity_now(session: Session, model: MonitoredModel) -> MaturityRule:
+    """How the model's windows mature at its clock as stored now (the read side's view; the
+    worker decides a window's ``mature`` flag with the same rule)."""
+    return maturity_rule(model, WindowQueueRepository(session).model_clock(model.id))
 
 
 def model_policy(model: MonitoredModel, maturity: MaturityRule) -> Pi0Policy:

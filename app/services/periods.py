@@ -23,7 +23,7 @@ from app.metrics import CurveSketch, pool_sketches
 from app.metrics.skew import skew_range_from_history
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
-from app.services.model_settings import maturity_rule
+from app.services.model_settings import maturity_now
 
 _CACHE_SIZE = 32
 POOL_ITERATIONS = 50
@@ -139,7 +139,7 @@ def load_period(
 ) -> Period:
     """The model's mature windows of ``segment`` in [start, end), pooled; 404 if there are none."""
     repository = WindowMetricsRepository(session)
-    maturity = maturity_rule(model)
+    maturity = maturity_now(session, model)
     windows = [
         w for w in repository.period_windows(model.id, segment, start, end) if _usable(w, maturity)
     ]

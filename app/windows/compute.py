@@ -21,40 +21,34 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import cast
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version
+from app.db.repositories.early import EarlyRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
-from app.db.repositories.window_rows import SegmentRows, WindowRowsRepository
+from app.db.repositories.window_rows import WindowRowsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
-from app.metrics import build_sketch
 from app.metrics.types import Float64Array
 from app.monitoring.pi0 import CurrentPi0, WindowLabels, next_version
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL, Pi0PolicyName
-from app.services.model_settings import maturity_rule, model_policy
+from app.services.model_settings import model_policy
 from app.services.retention import rows_dropped
-from app.windows.evaluation import Evaluated, SegmentInput, evaluate_segment, rows_for
+from app.windows.early import run_early
+from app.windows.evaluation import Evaluated, evaluate_segment, rows_for
+from app.windows.inputs import recount, window_inputs
 from app.windows.judging import ModelReferences, load_references, run_detector
+from app.windows.model_pass import ModelPass
 from app.windows.nowcasting import run_nowcasts
-from app.windows.rows import window_parts
-from app.windows.scores import (
-    counted_parts,
-    flagged,
-    propose_edges,
-    recount,
-    settle_bins,
-    stored_edges,
-)
+from app.windows.scores import propose_edges, settle_bins, stored_edges
 from app.windows.series import FreshWindow, recompute_series
 
 
@@ -77,29 +71,6 @@ class ComputeOutcome:
     rows_read: int
     pi0_version: int | None
     sketch_recomputations: int
-
-
-def _inputs(
-    segments: Sequence[SegmentRows], start: datetime, threshold: float, edges: Float64Array | None
-) -> list[SegmentInput]:
-    out = []
-    parts = window_parts(segments)
-    for part, counts in zip(parts, counted_parts(segments, edges), strict=True):
-        labelled = int(part.labels.size)
-        sketch = build_sketch(part.scores, part.labels, threshold=threshold) if labelled else None
-        out.append(
-            SegmentInput(
-                segment=part.segment,
-                window_start=start,
-                rows_total=part.rows_total,
-                labelled=labelled,
-                positives=int(part.labels.sum()),
-                sketch=sketch,
-                score_counts=counts,
-                flagged=flagged(part, threshold),
-            )
-        )
-    return out
 
 
 def compute_claim(
@@ -125,7 +96,7 @@ def compute_claim(
     rows_read = sum(s.rows_total for s in segments)
     proposed = propose_edges(segments, model.threshold) if edges is None else None
     used = edges if edges is not None else proposed
-    inputs = _inputs(segments, claim.window_start, model.threshold, used)
+    inputs = window_inputs(segments, claim.window_start, model, used)
     guess = current.value if current is not None else None
     evaluated = [
         evaluate_segment(i, guess, model_name=model.name, replicates=options.replicates)
@@ -134,16 +105,18 @@ def compute_claim(
 
     with session_factory.begin() as session:
         model = _lock_model(session, claim.model_id)
-        if not WindowQueueRepository(session).hold(claim, owner):
+        queue = WindowQueueRepository(session)
+        if not queue.hold(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost")
+        now = ModelPass.of(model, queue)
         repo = WindowMetricsRepository(session)
         monitoring = MonitoringRepository(session)
         nowcasts = NowcastRepository(session)
         settled = settle_bins(nowcasts, model.id, claim.window_start, proposed, rows_read)
         if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
-            evaluated = recount(evaluated, segments, settled)
+            evaluated = recount(evaluated, segments, model, settled)
             inputs = [e.source for e in evaluated]
-        version, cut = refresh_pi0(repo, model, inputs[0].labels)
+        version, cut = refresh_pi0(repo, now, inputs[0].labels)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
         references = load_references(monitoring, model, pi0)
@@ -156,7 +129,7 @@ def compute_claim(
                 issued=repo.verdicts(model.id, claim.window_start),
             )
             recomputed = recompute_series(
-                repo, model, version, references, fresh, replicates=options.replicates
+                repo, now, version, references, fresh, replicates=options.replicates
             )
         else:
             if pi0 != guess:
@@ -172,16 +145,17 @@ def compute_claim(
                 ]
             store_window(
                 repo,
-                model,
+                now,
                 evaluated,
                 references,
                 pi0_version=pi0_version,
                 source_version=claim.dirty_version,
                 duration_seconds=time.perf_counter() - started,
             )
-        run_detector(monitoring, repo, model, references)
-        run_nowcasts(nowcasts, monitoring, model, references)
-        if not WindowQueueRepository(session).complete(claim, owner):
+        early = run_early(EarlyRepository(session), nowcasts, now, references)
+        run_detector(monitoring, repo, now, references, early)
+        run_nowcasts(nowcasts, monitoring, now, references)
+        if not queue.complete(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost before completion")
     return ComputeOutcome(
         segments=len(inputs),
@@ -205,12 +179,13 @@ def _lock_model(session: Session, model_id: int) -> MonitoredModel:
 
 
 def refresh_pi0(
-    repo: WindowMetricsRepository, model: MonitoredModel, window: WindowLabels
+    repo: WindowMetricsRepository, now: ModelPass, window: WindowLabels
 ) -> tuple[Pi0Version | None, bool]:
     """The model's pi0 version after counting ``window`` in; True if a new version was cut
     (app.monitoring.pi0.next_version decides). A new version means the stored series must be
     recomputed at it (on the first one, windows stored before any pi0 existed)."""
-    policy = model_policy(model, maturity_rule(model))
+    model = now.model
+    policy = model_policy(model, now.maturity)
     history = [
         w for w in repo.history(model.id, SEGMENT_ALL) if w.window_start != window.window_start
     ]
@@ -237,7 +212,7 @@ def refresh_pi0(
 
 def store_window(
     repo: WindowMetricsRepository,
-    model: MonitoredModel,
+    now: ModelPass,
     evaluated: Sequence[Evaluated],
     references: ModelReferences,
     *,
@@ -247,16 +222,16 @@ def store_window(
 ) -> None:
     """Replace the window's rows: values, effects against each segment's reference, and the
     verdict (kept if it was issued before, provisional otherwise)."""
+    model = now.model
     rows, values = [], []
-    now = utcnow()
+    computed_at = utcnow()
     start = evaluated[0].source.window_start
     issued = repo.verdicts(model.id, start)
     for current in evaluated:
         segment = current.source.segment
         result = current.result.to_dict() if current.result is not None else None
-        verdict = issued.get(segment) or provisional(
-            maturity_rule(model).immaturity(current.source.labels)
-        )
+        waiting = now.maturity.immaturity(current.source.labels)
+        verdict = issued.get(segment) or provisional(waiting)
         row, metric_rows = rows_for(
             model.id,
             current,
@@ -265,8 +240,9 @@ def store_window(
             pi0_version=pi0_version,
             threshold=model.threshold,
             source_version=source_version,
-            computed_at=now,
+            computed_at=computed_at,
             duration_seconds=duration_seconds,
+            mature=segment in issued or waiting is None,
         )
         rows.append(row)
         values.extend(metric_rows)

@@ -28,6 +28,7 @@ from app.metrics import (
 )
 from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
+from app.metrics.reporting import Arrivals
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.verdicts import StoredVerdict
 
@@ -46,6 +47,8 @@ class SegmentInput:
     """Every row on the model's score bins (None before the model's bins are cut)."""
     flagged: int | None = None
     """Rows at or above the threshold, labelled or not."""
+    arrivals: Arrivals | None = None
+    """The labels by the look they arrived at (None before the model's bins are cut)."""
 
     @property
     def labels(self) -> WindowLabels:
@@ -126,10 +129,13 @@ def rows_for(
     source_version: int,
     computed_at: datetime,
     duration_seconds: float,
+    mature: bool,
     with_sketch: bool = True,
     with_grid: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment."""
+    """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment;
+    ``mature``: its labels are complete (app/monitoring/maturity.py), so readers show its
+    measured values."""
     source = current.source
     counts = source.labels
     result = current.result.to_dict() if current.result is not None else None
@@ -149,6 +155,7 @@ def rows_for(
         "pi0": current.pi0,
         "pi0_version": pi0_version if current.pi0 is not None else None,
         "threshold": threshold,
+        "mature": mature,
         **verdict.columns(),
         "result": result,
         "intervals": intervals,
@@ -163,6 +170,7 @@ def rows_for(
             source.score_counts.to_bytes() if source.score_counts is not None else None
         )
         row["flagged"] = source.flagged
+        row["arrivals"] = source.arrivals.to_bytes() if source.arrivals is not None else None
     if with_grid:
         grid = current.intervals.grid if current.intervals is not None else None
         row["interval_grid"] = (

@@ -37,23 +37,22 @@ from app.db.types import utcnow
 from app.metrics import CurveSketch, Decomposition, pool_sketches
 from app.monitoring.alerts import (
     PRIMARY_METRIC,
+    EarlyContinuation,
     FrozenReference,
     ReferenceAtPi0,
     SegmentAlert,
     WindowToJudge,
     judge_window,
+    settle,
 )
 from app.monitoring.detector import DetectorState, threshold_for
+from app.monitoring.early import EarlyPass, continue_detector
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
 from app.monitoring.verdicts import within_reference
 from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
-from app.services.model_settings import (
-    MonitorSettings,
-    maturity_rule,
-    monitor_settings,
-    reference_spec,
-)
+from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
 from app.windows.evaluation import seed_for
+from app.windows.model_pass import ModelPass
 
 JUDGEMENTS_PER_PASS = 500
 
@@ -120,14 +119,22 @@ def _frozen(row: SegmentReference) -> FrozenReference:
 def run_detector(
     monitoring: MonitoringRepository,
     metrics_repo: WindowMetricsRepository,
-    model: MonitoredModel,
+    now: ModelPass,
     references: ModelReferences,
+    early: EarlyPass,
 ) -> None:
-    """Freeze the references that can be frozen, judge what can be judged, store the states."""
-    settings = monitor_settings(model, maturity_rule(model))
+    """Freeze the references that can be frozen, judge what can be judged, continue each
+    segment's statistic through the early evidence of the windows after (``early``), store the
+    states."""
+    model = now.model
+    settings = monitor_settings(model, now.maturity)
     unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
+    newly_mature = []
     for window in monitoring.unjudged(model.id):
         unjudged[window.segment].append(window)
+        if not window.mature and now.maturity.is_mature(window.labels):
+            newly_mature.append((window.labels.window_start, window.segment))
+    monitoring.mark_mature(model.id, newly_mature)
     stored = monitoring.alert_states(model.id)
     segments = sorted(set(unjudged) | set(stored), key=lambda s: (s != SEGMENT_ALL, s))
     pending_reasons: dict[str, str] = {}
@@ -135,7 +142,7 @@ def run_detector(
     if references.pi0 is not None:
         for segment in segments:
             if segment not in references.frozen:
-                choice = _try_freeze(monitoring, metrics_repo, model, references, segment)
+                choice = _try_freeze(monitoring, metrics_repo, now, references, segment)
                 if choice.ready:
                     chosen[segment] = {w.window_start for w in choice.windows}
                 else:
@@ -147,6 +154,7 @@ def run_detector(
     budget = _Budget(JUDGEMENTS_PER_PASS)
     for segment in segments:
         alert = _alert_of(stored.get(segment), segment, references.spec.version)
+        before = alert
         reference = references.at(segment)
         if reference is None:
             reason = pending_reasons.get(segment, "no reference prior pi0 yet")
@@ -167,6 +175,7 @@ def run_detector(
                 judged=judged,
                 effects=effects,
             )
+            alert = _with_early(alert, before, early, threshold)
         states.append(_row_of(model.id, alert))
     monitoring.replace_alert_states(model.id, states)
     monitoring.record_judgements(model.id, judged)
@@ -175,17 +184,36 @@ def run_detector(
         monitoring.touch_newest_window(model.id)
 
 
+def _with_early(
+    alert: SegmentAlert, before: SegmentAlert, early: EarlyPass, threshold: float
+) -> SegmentAlert:
+    """``alert`` after its newest judged window, continued through the early evidence of the
+    windows after it (app/monitoring/early.py), settled into the state a user sees."""
+    steps = [
+        step
+        for step in early.steps.get(alert.segment, [])
+        if alert.last_window is None or step.window_start > alert.last_window
+    ]
+    was_paging = before.early is not None and before.early.detector.paging
+    continued = continue_detector(alert.detector, steps, threshold=threshold, was_paging=was_paging)
+    continuation = EarlyContinuation(
+        continued, len(steps), early.as_of, steps[0].window_start if steps else None
+    )
+    return settle(alert, continuation, before=before)
+
+
 def _try_freeze(
     monitoring: MonitoringRepository,
     metrics_repo: WindowMetricsRepository,
-    model: MonitoredModel,
+    now: ModelPass,
     references: ModelReferences,
     segment: str,
 ) -> ReferenceChoice:
     """Freeze the segment's reference if its windows are there (the choice says which, or why
     not)."""
     assert references.pi0 is not None
-    settings = monitor_settings(model, maturity_rule(model))
+    model = now.model
+    settings = monitor_settings(model, now.maturity)
     choice: ReferenceChoice = choose_reference(
         references.spec, settings.rule, metrics_repo.history(model.id, segment)
     )
@@ -315,6 +343,11 @@ def _alert_of(row: AlertStateRow | None, segment: str, version: int) -> SegmentA
         episode_start=row.episode_start,
         reference_value=row.reference_value,
         reason=row.reason,
+        early=EarlyContinuation(
+            DetectorState(drop=row.early_statistic, paging=row.early_paging),
+            row.early_windows,
+            row.early_as_of,
+        ),
     )
 
 
@@ -336,5 +369,9 @@ def _row_of(model_id: int, alert: SegmentAlert) -> dict[str, Any]:
         "episode_start": alert.episode_start,
         "reference_value": alert.reference_value,
         "reason": alert.reason,
+        "early_statistic": alert.early.detector.drop if alert.early else 0.0,
+        "early_paging": alert.early.detector.paging if alert.early else False,
+        "early_windows": alert.early.windows if alert.early else 0,
+        "early_as_of": alert.early.as_of if alert.early else None,
         "updated_at": utcnow(),
     }

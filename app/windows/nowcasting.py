@@ -42,19 +42,20 @@ from app.monitoring.nowcast import (
 )
 from app.monitoring.verdicts import provisional
 from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
-from app.services.model_settings import maturity_rule
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
+from app.windows.model_pass import ModelPass
 from app.windows.scores import stored_edges
 
 
 def run_nowcasts(
     repo: NowcastRepository,
     monitoring: MonitoringRepository,
-    model: MonitoredModel,
+    now: ModelPass,
     references: ModelReferences,
 ) -> None:
     """Estimate the windows that need it; store the estimates and provisional verdicts."""
+    model = now.model
     edges = stored_edges(repo, model.id)
     if edges is None:
         return
@@ -74,7 +75,7 @@ def run_nowcasts(
         left -= len(backlog)
         recent = _Recent.around(repo, model, segment, frozen, backlog)
         rows += [
-            _estimated(model, segment, window, classes=classes, frozen=frozen, recent=recent)
+            _estimated(now, segment, window, classes=classes, frozen=frozen, recent=recent)
             for window in backlog
         ]
     monitoring.record_judgements(model.id, rows)
@@ -120,7 +121,7 @@ class _Recent:
 
 
 def _estimated(
-    model: MonitoredModel,
+    now: ModelPass,
     segment: str,
     window: WindowToNowcast,
     *,
@@ -129,6 +130,7 @@ def _estimated(
     recent: _Recent,
 ) -> dict[str, object]:
     """The columns one window's nowcast sets (the verdict too, if not judged yet)."""
+    model = now.model
     start = window.labels.window_start
     row: dict[str, object] = {
         "window_start": start,
@@ -155,7 +157,7 @@ def _estimated(
     )
     row["nowcast"] = stored_nowcast(estimate, frozen.version, recent_fit)
     if not window.judged:
-        counts_reason = maturity_rule(model).immaturity(window.labels)
+        counts_reason = now.maturity.immaturity(window.labels)
         row.update(provisional(counts_reason, shift_reason(estimate.fit, recent_fit)).columns())
     return row
 

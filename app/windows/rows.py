@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.db.repositories.window_rows import SegmentRows
-from app.monitoring.vocabulary import SEGMENT_ALL
+from app.monitoring.vocabulary import SEGMENT_ALL, UNKNOWN_LABEL_TIME
 
 
 def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
@@ -38,3 +38,24 @@ def window_parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
     segment on its own."""
     parts = [whole_window(list(segments), SEGMENT_ALL)]
     return parts + [s for s in segments if s.segment != SEGMENT_ALL]
+
+
+def evaluated_rows(segment: SegmentRows) -> SegmentRows:
+    """The rows a fraud-only model (``label_horizon_days``) is evaluated on: every row, those
+    without a fraud label as legitimate. At maturity that is what the horizon says they are;
+    before, it is the window so far (its values are withheld until it matures). The labels'
+    times and sources stay with the labelled rows (``segment``) for the arrivals."""
+    if not segment.unlabelled.size:
+        return segment
+    unlabelled = segment.unlabelled.size
+    return SegmentRows(
+        segment.segment,
+        segment.rows_total,
+        np.concatenate([segment.scores, segment.unlabelled]),
+        np.concatenate([segment.labels, np.zeros(unlabelled, dtype=np.int8)]),
+        np.empty(0, dtype=np.float64),
+        np.concatenate(
+            [segment.labelled_at, np.full(unlabelled, UNKNOWN_LABEL_TIME, dtype=np.int64)]
+        ),
+        np.concatenate([segment.sources, np.zeros(unlabelled, dtype=np.int8)]),
+    )

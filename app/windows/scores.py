@@ -11,7 +11,6 @@ again (:func:`recount`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -25,7 +24,6 @@ from app.metrics import ScoreHistogram, bin_edges
 from app.metrics.mixture import edges_from_bytes, edges_to_bytes
 from app.metrics.types import Float64Array
 from app.monitoring.nowcast import MIN_BIN_ROWS
-from app.windows.evaluation import Evaluated, SegmentInput
 from app.windows.rows import window_parts
 
 
@@ -90,15 +88,3 @@ def settle_bins(
     )
     repo.mark_uncounted_dirty(model_id, except_start=window_start)
     return proposed
-
-
-def recount(
-    evaluated: Sequence[Evaluated], segments: Sequence[SegmentRows], edges: Float64Array | None
-) -> list[Evaluated]:
-    """``evaluated`` (one per window part, in order) with its score counts taken again on
-    ``edges``."""
-    out = []
-    for current, counts in zip(evaluated, counted_parts(segments, edges), strict=True):
-        source: SegmentInput = dataclasses.replace(current.source, score_counts=counts)
-        out.append(dataclasses.replace(current, source=source))
-    return out

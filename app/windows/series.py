@@ -17,15 +17,14 @@ from typing import Any
 
 from app.db.metrics_tables import Pi0Version
 from app.db.repositories.window_metrics import StoredSegment, WindowMetricsRepository
-from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.verdicts import StoredVerdict, provisional
-from app.services.model_settings import maturity_rule
 from app.windows.evaluation import SegmentInput, evaluate_segment, rows_for
 from app.windows.judging import ModelReferences
+from app.windows.model_pass import ModelPass
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def _stored_intervals(row: StoredSegment | None) -> Intervals | None:
 
 def recompute_series(
     repo: WindowMetricsRepository,
-    model: MonitoredModel,
+    now: ModelPass,
     version: Pi0Version,
     references: ModelReferences,
     fresh: FreshWindow | None,
@@ -65,6 +64,7 @@ def recompute_series(
 
     Returns how many stored window segments were recomputed from sketches.
     """
+    model = now.model
     with _collector_paused():
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
@@ -77,7 +77,7 @@ def recompute_series(
         for entries in sources.values():
             entries.sort(key=lambda e: e[0].window_start)
             _recompute_segment(
-                entries, model, version, references, fresh, replicates=replicates, out=out
+                entries, now, version, references, fresh, replicates=replicates, out=out
             )
         repo.rewrite_series(model.id, out.updated, out.stored_values)
         if fresh_start is not None:
@@ -97,7 +97,7 @@ class _Rows:
 
 def _recompute_segment(
     entries: Sequence[tuple[SegmentInput, StoredSegment | None]],
-    model: MonitoredModel,
+    now: ModelPass,
     version: Pi0Version,
     references: ModelReferences,
     fresh: FreshWindow | None,
@@ -106,11 +106,12 @@ def _recompute_segment(
     out: _Rows,
 ) -> None:
     """One segment's windows: evaluate all in one batch, then rebuild their rows."""
+    model = now.model
     kept = {source.window_start: _stored_intervals(row) for source, row in entries}
     sketched = [s for s, _ in entries if s.sketch is not None and s.labelled > 0]
     points = evaluate_sketches([s.sketch for s in sketched if s.sketch], pi0=version.value)
     batch = {s.window_start: p for s, p in zip(sketched, points, strict=True)}
-    now = utcnow()
+    computed_at = utcnow()
     issued = fresh.issued if fresh is not None else {}
     for source, stored_row in entries:
         current = evaluate_segment(
@@ -125,11 +126,12 @@ def _recompute_segment(
             assert fresh is not None  # only the fresh window has no stored row
             source_version, duration = fresh.source_version, fresh.duration_seconds
             verdict = issued.get(source.segment) or provisional(
-                maturity_rule(model).immaturity(source.labels)
+                now.maturity.immaturity(source.labels)
             )
         else:
             source_version, duration = stored_row.source_version, stored_row.duration_seconds
             verdict = stored_row.stored_verdict
+        mature = verdict.judged_at is not None or now.maturity.is_mature(source.labels)
         result = current.result.to_dict() if current.result is not None else None
         previous = kept[source.window_start]
         new_row, values = rows_for(
@@ -140,8 +142,9 @@ def _recompute_segment(
             pi0_version=version.version,
             threshold=model.threshold,
             source_version=source_version,
-            computed_at=now,
+            computed_at=computed_at,
             duration_seconds=duration,
+            mature=mature,
             # A stored sketch is unchanged, and so is a grid the intervals were moved along.
             with_sketch=stored_row is None,
             with_grid=previous is None

@@ -31,6 +31,7 @@ class UnjudgedWindow:
     segment: str
     labels: WindowLabels
     rows_total: int
+    mature: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +149,32 @@ class MonitoringRepository:
                 WindowMetrics.positives,
                 WindowMetrics.label_coverage,
                 WindowMetrics.rows_total,
+                WindowMetrics.mature,
             )
             .where(WindowMetrics.model_id == model_id, WindowMetrics.judged_at.is_(None))
             .order_by(WindowMetrics.window_start, WindowMetrics.segment)
         )
         return [
             UnjudgedWindow(
-                segment, WindowLabels(start, int(labelled), int(positives), coverage), int(total)
+                segment,
+                WindowLabels(start, int(labelled), int(positives), coverage),
+                int(total),
+                bool(mature),
             )
-            for segment, start, labelled, positives, coverage, total in rows
+            for segment, start, labelled, positives, coverage, total, mature in rows
         ]
+
+    def mark_mature(self, model_id: int, keys: Sequence[tuple[datetime, str]]) -> None:
+        """Record that the given (window start, segment) pairs' labels are now complete."""
+        update_each(
+            self.session,
+            WindowMetrics,
+            [
+                {"model_id": model_id, "window_start": start, "segment": segment, "mature": True}
+                for start, segment in keys
+            ],
+            key=("model_id", "window_start", "segment"),
+        )
 
     def for_judging(
         self, model_id: int, keys: Sequence[tuple[datetime, str]]

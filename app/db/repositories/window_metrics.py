@@ -29,7 +29,9 @@ SERIES_COLUMNS = (
     "verdict",
     "verdict_reason",
     "judged_at",
+    "mature",
     "nowcast",
+    "early",
 )
 
 

@@ -1,0 +1,477 @@
+"""Before a window's labels are complete: what they will show, and early evidence of a drop.
+
+A fraud team's labels arrive over weeks (app/metrics/reporting.py): investigators' feedback on
+the alerts they reviewed the next day, chargebacks for the frauds nobody reviewed over days to
+weeks. This module decides what calmon does with a window's labels so far:
+
+* **When it looks.** A window is estimated at *looks*: the window boundaries after its end,
+  on the model's clock (:class:`Looks`). A label counts from the first look at or after its
+  ``labelled_at``, so an estimate depends on the stream, not on when the worker ran, and the
+  early detector looks at a window once per window length (what its false-alarm bound counts).
+* **Cells.** Labels arrive at one speed within a cell: the bins above the threshold (flagged:
+  feedback) and below it (missed: chargebacks only), each side split in two at its reference
+  frauds' median (investigators work the queue from the top; high-scoring misses may be
+  disputed sooner) (:func:`reporting_cells`).
+* **Estimates** (:meth:`SegmentReporting.estimate`): the window's eventual fraud rate, precision
+  and recall at the threshold and calibrated AP at pi0, each with an interval, scaled up from
+  its labels so far by the completeness the segment's recent windows show (chain ladder on the
+  newest :data:`DEVELOPMENT_WINDOWS` windows old enough at each look: reporting that speeds up
+  or slows down is followed within weeks, and windows that reported unlike one another widen
+  every interval through the bootstrap over windows).
+* **Evidence** (:meth:`SegmentReporting.evidence`): the log-likelihood ratio of where the
+  window's labelled frauds score, given how many arrived and how complete each cell is, under
+  the model setting ``detection_drop`` (the reference's fraud scores tilted down until the
+  calibrated AP fell that much) against no drop. It ignores the fraud rate (the count is given)
+  and the mere fact that flagged frauds arrive first (the completeness is given). Three
+  allowances keep it honest: "no drop" is taken :data:`NULL_MARGIN` standard errors of the
+  reference's own tilt below the reference (a reference whose frauds happened to score high
+  must not make every window look worse); the missed cells' completeness is raised by
+  :data:`REPORTING_MARGIN` standard deviations of its estimate (fewer chargebacks than an
+  underestimated completeness expects would otherwise look like a drop); and the ratio is
+  divided by the *dispersion* of the reference windows' frauds (frauds in bursts from one
+  card or terminal score alike and are disputed together: a quasi-likelihood, as outbreak
+  detection on overdispersed counts does, Farrington et al. 1996).
+* **The early detector** (:func:`continue_detector`): the segment's drop CUSUM
+  (app/monitoring/detector.py) after its newest judged window, continued through the windows
+  not judged yet with their early evidence, in time order. Under "no drop" every increment's
+  exponential has expectation at most one, so at each look the continued statistic exceeds the
+  threshold with probability at most exp(-threshold) (Ville's inequality, read backwards from
+  the newest window): the false-page budget per window and segment stays exp(-10). A page it
+  raises says ``early``; as the windows mature their final evidence takes over the same
+  statistic, so the page goes on (signal ``cusum``) without clearing and re-raising.
+* **Alert precision from feedback** (:func:`feedback_precision`): the share of the reviewed
+  alerts the investigators confirmed, the day after. It is kept apart: feedback covers flagged
+  rows only, so it says nothing about the frauds the model missed and enters no other metric.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics.reporting import (
+    UNKNOWN_LOOK,
+    Arrivals,
+    Cells,
+    Development,
+    EarlyEstimate,
+    EstimateSettings,
+    LabelsSoFar,
+    TiltEvidence,
+    TiltTest,
+    binormal_axis,
+    develop,
+    dispersion,
+    estimate_window,
+    tilt_for_drop,
+)
+from app.metrics.types import BoolArray, Float64Array, Int64Array, Interval
+from app.monitoring.detector import HOLD, DetectorState
+from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
+
+PRIOR_SHAPE = 1.0
+"""The Gamma prior's shape on a cell's eventual frauds (pseudo-frauds): weak, so that a cell's
+own labels override the reference's shape as soon as a few arrive (measured in
+bench/label_feeds.py: the early fraud rate after a drop)."""
+SHAPE_STRENGTH = 20.0
+"""Pseudo-frauds with which the reference's shape places a cell's hidden frauds in its bins."""
+DEVELOPMENT_WINDOWS = 28
+"""Windows each development factor is taken over (the newest old enough): four weeks of daily
+windows follow a change of reporting speed within about a month, with enough frauds to be
+precise at 25 frauds a window."""
+DEVELOPMENT_REPLICATES = 200
+"""Bootstrap replicates of the completeness (and draws of each estimate's interval)."""
+NULL_MARGIN = 0.5
+""""No drop" is taken this many standard errors of the reference's tilt below the reference.
+A reference k standard errors too good still gives healthy windows a negative drift while k is
+under |drop tilt| / (2 SE): about 5 at 1,400 reference frauds, 3 at 500."""
+REPORTING_MARGIN = 1.0
+"""The missed cells' completeness, in the early test, is raised by this many standard deviations
+of its log (over the bootstrap replicates)."""
+FRAUD_SMOOTHING = 1.0
+"""Pseudo-frauds spread like the legitimate rows over the reference's bins: a fraud in a bin
+where the reference had none is unlikely, not impossible."""
+DISPERSION_WINDOWS = 90
+"""The dispersion is read off the reference's windows and up to this many of the newest judged
+windows that did not page: with the reference's 14 windows alone its estimate's noise (a
+standard deviation of 0.4 around 1 for independent frauds) slowed detection by a window in
+two streams of five (bench/early_pages.py)."""
+SPLIT_MIN_BINS = 2
+"""A side of the threshold is split in two cells only if it has at least this many bins."""
+
+_Z95 = NormalDist().inv_cdf(0.975)
+
+
+@dataclass(frozen=True)
+class Looks:
+    """The looks at a model's windows: the window boundaries after each window's end, the
+    newest being ``as_of`` (the newest boundary at or before the model's clock)."""
+
+    as_of: datetime
+    length: timedelta
+
+    def look_of(self, window_start: datetime) -> int:
+        """How many looks a window has had: 0 when it just ended, -1 while it is open
+        (rounded: a local day across a DST change lasts 23 or 25 hours)."""
+        end = window_start + self.length
+        return round((self.as_of - end) / self.length)
+
+
+def arrival_looks(labelled_at: Int64Array, window_end: datetime, length: timedelta) -> Int64Array:
+    """The look each label (``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
+    label of unknown time) of a window ending at ``window_end`` counts from: the first look
+    (``length`` apart from the end on) at or after it."""
+    end = _micros(window_end)
+    step = length // timedelta(microseconds=1)
+    known = labelled_at != UNKNOWN_LABEL_TIME
+    looks = -(-(labelled_at - end) // step)  # ceiling division
+    out: Int64Array = np.where(known, np.maximum(looks, 0), UNKNOWN_LOOK).astype(np.int64)
+    return out
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(instant: datetime) -> int:
+    return (instant - _EPOCH) // timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class LabelledRows:
+    """A window segment's labelled rows, aligned: their score bins, labels, ``labelled_at``
+    (UTC epoch microseconds, :data:`UNKNOWN_LABEL_TIME` when not kept), source codes, and
+    whether each scores at or above the threshold."""
+
+    bins: Int64Array
+    labels: npt.NDArray[np.int8]
+    labelled_at: Int64Array
+    sources: npt.NDArray[np.int8]
+    flagged: BoolArray
+
+    def arrivals(self, window_end: datetime, length: timedelta) -> Arrivals:
+        """The rows as arrivals by look (``length`` apart from ``window_end`` on)."""
+        arrival = arrival_looks(self.labelled_at, window_end, length)
+        fraud = self.labels == 1
+        return Arrivals.of(
+            frauds=(self.bins[fraud], arrival[fraud], self.sources[fraud]),
+            cleared=(self.flagged[~fraud].astype(np.int64), arrival[~fraud], self.sources[~fraud]),
+        )
+
+
+def reporting_cells(
+    threshold_bin: int, fraud_counts: Float64Array, legit_counts: Float64Array
+) -> Cells:
+    """The cells of a model's bins (bins from ``threshold_bin`` on are flagged) and the
+    reference's fraud shares, smoothed by :data:`FRAUD_SMOOTHING`."""
+    bins = fraud_counts.size
+    legit = legit_counts / max(float(legit_counts.sum()), 1.0)
+    shares = (fraud_counts + FRAUD_SMOOTHING * legit) / (fraud_counts.sum() + FRAUD_SMOOTHING)
+    flagged = np.arange(bins) >= threshold_bin
+    of_bin = np.zeros(bins, dtype=np.int64)
+    cell = 0
+    for side in (~flagged, flagged):
+        members = np.flatnonzero(side)
+        if not members.size:
+            continue
+        if members.size < SPLIT_MIN_BINS:
+            of_bin[members] = cell
+            cell += 1
+            continue
+        cumulative = np.cumsum(shares[members])
+        upper = (cumulative > cumulative[-1] / 2.0).astype(np.int64)
+        upper[-1] = 1  # the top bin always opens the upper cell, so both cells have bins
+        upper[0] = 0
+        of_bin[members] = cell + upper
+        cell += 2
+    return Cells(of_bin=of_bin, flagged=flagged, reference_shares=shares)
+
+
+@dataclass(frozen=True)
+class ReferenceBins:
+    """What the early test and estimates need of a segment's frozen reference: its frauds and
+    legitimate rows per bin (pooled), complete windows' frauds per bin (the reference's, and the
+    newest judged windows that did not page: what the dispersion is read off), and its exact
+    and binned calibrated AP's difference at pi0 (binning ties a bin's rows)."""
+
+    frauds: Float64Array
+    legit: Float64Array
+    window_frauds: Float64Array
+    ap_shift: float
+    threshold_bin: int
+    """The first flagged bin (the threshold is one of the model's bin edges)."""
+
+
+@dataclass(frozen=True)
+class ReportingDesign:
+    """The model's side of a segment's reporting model: the prior calibrated metrics are
+    expressed at, the design drop (``detection_drop``), the label horizon in looks (a window's
+    labels are complete that many looks after its end) and the bootstrap's seed."""
+
+    pi0: float
+    drop: float
+    horizon: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class EarlyEvidence:
+    """One window's early evidence about a drop, as the continued CUSUM weighs it."""
+
+    window_start: datetime
+    look: int
+    tilt: TiltEvidence
+    dispersion: float
+
+    @property
+    def increment(self) -> float:
+        """The CUSUM's step: the log-likelihood ratio over the dispersion."""
+        return self.tilt.log_likelihood_ratio / self.dispersion
+
+    @property
+    def step(self) -> WindowIncrement:
+        """The window's step, as the continuation reads it."""
+        return WindowIncrement(self.window_start, self.increment)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "look": self.look,
+            **self.tilt.to_dict(),
+            "dispersion": self.dispersion,
+            "increment": self.increment,
+        }
+
+
+@dataclass(frozen=True)
+class SegmentReporting:
+    """A segment's reporting model at one look: cells, completeness, the early test."""
+
+    cells: Cells
+    development: Development
+    test: TiltTest
+    dispersion: float
+    settings: EstimateSettings
+    reporting_margin: float = REPORTING_MARGIN
+
+    @classmethod
+    def build(
+        cls,
+        reference: ReferenceBins,
+        history: Sequence[tuple[Arrivals, int]],
+        design: ReportingDesign,
+    ) -> SegmentReporting | str:
+        """The model, or why there is none yet. ``history``: the segment's windows (oldest
+        first) with their looks (windows with labels of unknown time are left out)."""
+        pi0, drop, seed = design.pi0, design.drop, design.seed
+        if reference.frauds.sum() <= 0 or reference.legit.sum() <= 0:
+            return "the reference has no labelled frauds on the model's score bins"
+        usable = [(a, look) for a, look in history if look >= 1 and a.unknown_times == 0]
+        if not usable:
+            return "no window with label times has been seen a full window length after its end"
+        cells = reporting_cells(reference.threshold_bin, reference.frauds, reference.legit)
+        horizon = min(max(look for _, look in usable), design.horizon)
+        cumulative = np.stack([a.cumulative(cells.of_bin, cells.count, horizon) for a, _ in usable])
+        development = develop(
+            cumulative,
+            [look for _, look in usable],
+            recent=DEVELOPMENT_WINDOWS,
+            replicates=DEVELOPMENT_REPLICATES,
+            seed=seed,
+        )
+        legit_shares = reference.legit / reference.legit.sum()
+        axis = binormal_axis(reference.legit)
+        shares = cells.reference_shares
+        drop_tilt = tilt_for_drop(shares, legit_shares, axis, pi0=pi0, drop=drop)
+        mean = float((shares * axis).sum())
+        information = float(reference.frauds.sum()) * float((shares * (axis - mean) ** 2).sum())
+        null_tilt = -NULL_MARGIN / math.sqrt(information) if information > 0 else 0.0
+        spread = dispersion(reference.window_frauds, shares, axis)
+        return cls(
+            cells=cells,
+            development=development,
+            test=TiltTest(shares, axis, null_tilt, drop_tilt),
+            dispersion=max(1.0, spread),
+            settings=EstimateSettings(
+                pi0=pi0,
+                ap_shift=reference.ap_shift,
+                prior_shape=PRIOR_SHAPE,
+                shape_strength=SHAPE_STRENGTH,
+            ),
+        )
+
+    def estimate(
+        self, arrivals: Arrivals, rows: Int64Array, look: int, *, seed: int
+    ) -> EarlyEstimate:
+        """What the window's complete labels are expected to show, from those by ``look``."""
+        labels = LabelsSoFar.of(np.minimum(arrivals.frauds_per_bin(rows.size, look), rows), rows)
+        return estimate_window(
+            labels, self.cells, self.development.at(look), self.settings, seed=seed
+        )
+
+    def evidence(self, arrivals: Arrivals, window_start: datetime, look: int) -> EarlyEvidence:
+        """The window's early evidence at ``look``."""
+        completeness = self.development.at(look)
+        raised = np.nan_to_num(completeness.value, nan=0.0) * np.exp(
+            self.reporting_margin * completeness.log_spread()
+        )
+        missed = ~np.bincount(
+            self.cells.of_bin, weights=self.cells.flagged, minlength=self.cells.count
+        ).astype(bool)
+        per_cell = np.where(missed, np.minimum(raised, 1.0), completeness.value)
+        observed = arrivals.frauds_per_bin(self.cells.of_bin.size, look)
+        tilt = self.test.evidence(observed, per_cell[self.cells.of_bin])
+        return EarlyEvidence(window_start, look, tilt, self.dispersion)
+
+
+@dataclass(frozen=True)
+class WindowIncrement:
+    """A window not judged yet and its early evidence's step (what the continuation reads)."""
+
+    window_start: datetime
+    increment: float
+
+
+@dataclass(frozen=True)
+class EarlyPass:
+    """What a worker pass found: its look, and per segment the evidence steps of the windows not
+    judged yet, oldest first (what the drop detector continues through)."""
+
+    as_of: datetime | None = None
+    steps: dict[str, list[WindowIncrement]] = field(default_factory=dict)
+
+
+def continue_detector(
+    judged: DetectorState,
+    evidence: Sequence[WindowIncrement],
+    *,
+    threshold: float,
+    was_paging: bool,
+) -> DetectorState:
+    """The drop CUSUM after the segment's newest judged window (``judged``), continued through
+    the early evidence of the windows after it (oldest first). ``was_paging``: the continued
+    statistic paged at the previous look, so the hysteresis holds it until it falls to
+    ``HOLD * threshold`` (as the judged statistic's does)."""
+    statistic, on = judged.drop, judged.paging or was_paging
+    for item in evidence:
+        statistic = max(0.0, statistic + item.increment)
+        on = statistic > threshold or (on and statistic > HOLD * threshold)
+        if on:
+            statistic = min(statistic, (1.0 + HOLD) * threshold)
+    on = statistic > threshold or (on and statistic > HOLD * threshold)
+    return replace(judged, drop=statistic, paging=on, windows=judged.windows + len(evidence))
+
+
+@dataclass(frozen=True)
+class FeedbackPrecision:
+    """The alerts' precision as the investigators' feedback shows it so far."""
+
+    value: float
+    interval: Interval
+    reviewed: int
+    confirmed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "value": self.value,
+            "ci": list(self.interval),
+            "reviewed": self.reviewed,
+            "confirmed": self.confirmed,
+        }
+
+
+def feedback_precision(
+    arrivals: Arrivals, flagged_bins: BoolArray, look: int | None
+) -> FeedbackPrecision | None:
+    """Confirmed frauds among the flagged rows investigators reviewed by ``look`` (a Wilson 95%
+    interval); None if none was reviewed yet."""
+    code = LABEL_SOURCE_CODES["feedback"]
+    confirmed = arrivals.frauds_where(flagged_bins, source=code, by_look=look)
+    cleared = arrivals.cleared(flagged=True, source=code, by_look=look)
+    reviewed = confirmed + cleared
+    if reviewed == 0:
+        return None
+    return FeedbackPrecision(confirmed / reviewed, wilson(confirmed, reviewed), reviewed, confirmed)
+
+
+def wilson(successes: int, trials: int) -> Interval:
+    """The Wilson score 95% interval of a binomial proportion."""
+    p = successes / trials
+    z2 = _Z95 * _Z95
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = _Z95 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def labels_so_far(arrivals: Arrivals, look: int) -> dict[str, Any]:
+    """The labels a window has by ``look``: frauds and rows cleared, by source (the counts a
+    user sees beside the estimate)."""
+    by_source: dict[str, int] = {}
+    everywhere = np.ones(int(arrivals.fraud_bins.max(initial=0)) + 1, dtype=bool)
+    for name, code in LABEL_SOURCE_CODES.items():
+        frauds = arrivals.frauds_where(everywhere, source=code, by_look=look)
+        cleared = arrivals.cleared(flagged=True, source=code, by_look=look) + arrivals.cleared(
+            flagged=False, source=code, by_look=look
+        )
+        if frauds or cleared:
+            by_source[name] = frauds + cleared
+    frauds = arrivals.frauds_where(everywhere, source=None, by_look=look)
+    cleared = arrivals.cleared(flagged=True, source=None, by_look=look) + arrivals.cleared(
+        flagged=False, source=None, by_look=look
+    )
+    return {"frauds": frauds, "legitimate": cleared, "by_source": by_source}
+
+
+@dataclass(frozen=True)
+class EarlyView:
+    """A window's stored early estimate (``window_metrics.early``): where it stands, what it
+    rests on, and the key that says whether it must be computed again."""
+
+    as_of: datetime
+    look: int
+    key: str
+    """What the estimate was computed from: the look, the labels, pi0 and the reference."""
+    labels: dict[str, Any]
+    estimate: EarlyEstimate | None
+    evidence: EarlyEvidence | None
+    feedback: FeedbackPrecision | None
+    reason: str | None
+    pi0: float | None
+    reference_version: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``"estimate": true`` marks every value as an estimate of what the
+        window's complete labels will show."""
+        out: dict[str, Any] = {
+            "estimate": True,
+            "as_of": self.as_of.isoformat(),
+            "look": self.look,
+            "key": self.key,
+            "reference_version": self.reference_version,
+            "pi0": self.pi0,
+            "labels_so_far": self.labels,
+            "alert_precision_feedback": self.feedback.to_dict() if self.feedback else None,
+            "reason": self.reason,
+        }
+        if self.estimate is not None:
+            estimated = self.estimate.to_dict()
+            estimated.pop("look")
+            out.update(estimated)
+        if self.evidence is not None:
+            out["evidence"] = self.evidence.to_dict()
+        return out
+
+
+def stored_increment(early: dict[str, Any] | None, key: str) -> float | None:
+    """A stored early estimate's evidence step, if it was computed from ``key``."""
+    if early is None or early.get("key") != key:
+        return None
+    evidence = early.get("evidence")
+    return float(evidence["increment"]) if evidence is not None else 0.0

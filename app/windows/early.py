@@ -1,0 +1,234 @@
+"""Early estimates and early evidence of a model's windows (the worker's I/O around
+app/monitoring/early.py).
+
+In the store transaction, before the drop detector: for each segment with a frozen reference, at
+the model's current look (the newest window boundary at or before its clock),
+
+1. the segment's reporting model is built from its recent windows' label arrivals (the chain
+   ladder), its frozen reference's score counts and the complete windows the dispersion is read
+   off;
+2. every window after the reference that is not judged yet and has ended gets its early
+   estimate (what its complete labels are expected to show), its alert precision from feedback
+   and its early evidence, stored in ``window_metrics.early``. A window whose stored estimate was
+   made from the same look, labels, pi0 and reference keeps it: within a look only the windows
+   whose labels changed are estimated again;
+3. the evidence steps go back to the caller, which hands them to the drop detector
+   (app/windows/judging.py): it continues the judged statistic through them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import cast
+
+import numpy as np
+
+from app.db.repositories.early import EarlyRepository, RecentWindow
+from app.db.repositories.nowcast import NowcastRepository
+from app.db.tables import MonitoredModel
+from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
+from app.ingest.windows import floor_to_windows
+from app.metrics import ScoreHistogram, evaluate_sketch
+from app.metrics.reporting import Arrivals, binned_average_precision
+from app.monitoring.alerts import FrozenReference
+from app.monitoring.early import (
+    DEVELOPMENT_WINDOWS,
+    DISPERSION_WINDOWS,
+    EarlyPass,
+    EarlyView,
+    Looks,
+    ReferenceBins,
+    ReportingDesign,
+    SegmentReporting,
+    WindowIncrement,
+    feedback_precision,
+    labels_so_far,
+    stored_increment,
+)
+from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity
+from app.windows.evaluation import seed_for
+from app.windows.judging import ModelReferences
+from app.windows.model_pass import ModelPass
+from app.windows.scores import stored_edges
+
+DEFAULT_DEVELOPMENT_DAYS = 120
+"""How long a coverage-mode model's labels are followed (no label horizon says it): the usual
+chargeback window's longest, 120 days."""
+
+
+def model_looks(model: MonitoredModel, clock: datetime | None) -> Looks | None:
+    """The model's current look: its windows' boundaries, at least a day apart (an hourly
+    model is looked at daily), the newest at or before the model's clock."""
+    if clock is None:
+        return None
+    granularity = cast(Granularity, model.granularity)
+    unit: Granularity = "day" if granularity == "hour" else granularity
+    length = WINDOW_LENGTH[unit]
+    boundary = floor_to_windows(np.array([datetime_to_micros(clock)]), unit, model.timezone)
+    return Looks(as_of=micros_to_datetime(int(boundary[0])), length=length)
+
+
+def horizon_looks(model: MonitoredModel, looks: Looks) -> int:
+    """Looks after a window's end at which its labels are complete: the label horizon, or
+    :data:`DEFAULT_DEVELOPMENT_DAYS` for a model that matures by coverage."""
+    days = model.label_horizon_days or DEFAULT_DEVELOPMENT_DAYS
+    return max(1, math.ceil(timedelta(days=days) / looks.length))
+
+
+def run_early(
+    repo: EarlyRepository,
+    nowcasts: NowcastRepository,
+    now: ModelPass,
+    references: ModelReferences,
+) -> EarlyPass:
+    """Estimate the windows that need it, store the estimates, return the evidence steps."""
+    model, maturity = now.model, now.maturity
+    looks = model_looks(model, now.clock)
+    edges = stored_edges(nowcasts, model.id)
+    if looks is None or edges is None or references.pi0 is None:
+        return EarlyPass()
+    threshold_bin = int(np.searchsorted(edges, model.threshold, side="right"))
+    horizon = horizon_looks(model, looks)
+    steps: dict[str, list[WindowIncrement]] = defaultdict(list)
+    stored = []
+    for segment, at_pi0 in references.frozen.items():
+        frozen = at_pi0.reference
+        since = looks.as_of - (horizon + DEVELOPMENT_WINDOWS + 2) * looks.length
+        windows = repo.windows_since(model.id, segment, since)
+        pending = [
+            w
+            for w in windows
+            if w.window_start > frozen.last_window
+            and not w.judged
+            and w.arrivals is not None
+            and w.score_counts is not None
+            and looks.look_of(w.window_start) >= 0
+            and not maturity.is_mature(w.labels)  # judged in this pass
+        ]
+        if not pending:
+            continue
+        segment_pass = _SegmentPass(model, segment, frozen, references.pi0, looks, threshold_bin)
+        reporting: SegmentReporting | str | None = None
+        for window in pending:
+            look = looks.look_of(window.window_start)
+            key = segment_pass.key(window, look)
+            step = stored_increment(window.early, key)
+            if step is None:
+                if reporting is None:
+                    reporting = segment_pass.reporting(repo, nowcasts, windows, horizon)
+                view = segment_pass.view(window, look, key, reporting)
+                stored.append(
+                    {
+                        "window_start": window.window_start,
+                        "segment": segment,
+                        "early": view.to_dict(),
+                    }
+                )
+                step = view.evidence.increment if view.evidence is not None else 0.0
+            steps[segment].append(WindowIncrement(window.window_start, step))
+    repo.store(model.id, stored)
+    return EarlyPass(looks.as_of, dict(steps))
+
+
+@dataclass(frozen=True)
+class _SegmentPass:
+    """One segment's early estimates at one look."""
+
+    model: MonitoredModel
+    segment: str
+    frozen: FrozenReference
+    pi0: float
+    looks: Looks
+    threshold_bin: int
+
+    def key(self, window: RecentWindow, look: int) -> str:
+        """What an estimate depends on: the look, the window's labels, pi0, the reference."""
+        digest = hashlib.blake2b(window.arrivals or b"", digest_size=8).hexdigest()
+        return f"{self.looks.as_of.isoformat()}|{look}|{digest}|{self.pi0!r}|{self.frozen.version}"
+
+    def reporting(
+        self,
+        repo: EarlyRepository,
+        nowcasts: NowcastRepository,
+        windows: list[RecentWindow],
+        horizon: int,
+    ) -> SegmentReporting | str:
+        """The segment's reporting model at this look, or why there is none."""
+        reference = self._reference(repo, nowcasts)
+        if isinstance(reference, str):
+            return reference
+        history = [
+            (Arrivals.from_bytes(w.arrivals), self.looks.look_of(w.window_start))
+            for w in windows
+            if w.arrivals is not None
+        ]
+        design = ReportingDesign(
+            pi0=self.pi0,
+            drop=self.model.detection_drop,
+            horizon=horizon,
+            seed=seed_for(self.model.name, self.looks.as_of, self.segment, "|development"),
+        )
+        return SegmentReporting.build(reference, history, design)
+
+    def _reference(self, repo: EarlyRepository, nowcasts: NowcastRepository) -> ReferenceBins | str:
+        parts = nowcasts.reference_window_counts(self.model.id, self.segment, self.frozen.version)
+        if not parts or any(p is None for p in parts):
+            return "the reference's windows have no score counts yet"
+        counts = [ScoreHistogram.from_bytes(p) for p in parts if p is not None]
+        calm = repo.calm_counts(
+            self.model.id, self.segment, after=self.frozen.last_window, limit=DISPERSION_WINDOWS
+        )
+        pooled = ScoreHistogram.pooled(counts)
+        frauds = pooled.positives.astype(np.float64)
+        legit = (pooled.negatives + pooled.unlabelled).astype(np.float64)
+        if frauds.sum() <= 0 or legit.sum() <= 0:
+            return "the reference has no labelled frauds on the model's score bins"
+        exact = evaluate_sketch(self.frozen.sketch, pi0=self.pi0).calibrated["average_precision"]
+        binned = float(
+            binned_average_precision(frauds / frauds.sum(), legit / legit.sum(), self.pi0)[0]
+        )
+        complete = [c.positives for c in counts] + [
+            ScoreHistogram.from_bytes(c).positives for c in calm
+        ]
+        return ReferenceBins(
+            frauds=frauds,
+            legit=legit,
+            window_frauds=np.stack(complete).astype(np.float64),
+            ap_shift=(exact if exact is not None else binned) - binned,
+            threshold_bin=self.threshold_bin,
+        )
+
+    def view(
+        self,
+        window: RecentWindow,
+        look: int,
+        key: str,
+        reporting: SegmentReporting | str,
+    ) -> EarlyView:
+        """The window's early estimate at ``look``."""
+        arrivals = Arrivals.from_bytes(window.arrivals or b"")
+        rows = ScoreHistogram.from_bytes(window.score_counts or b"").rows
+        flagged_bins = np.arange(rows.size) >= self.threshold_bin
+        estimate, evidence, reason = None, None, None
+        if isinstance(reporting, str):
+            reason = reporting
+        else:
+            seed = seed_for(self.model.name, window.window_start, self.segment, "|early")
+            estimate = reporting.estimate(arrivals, rows, look, seed=seed)
+            evidence = reporting.evidence(arrivals, window.window_start, look)
+        return EarlyView(
+            as_of=self.looks.as_of,
+            look=look,
+            key=key,
+            labels=labels_so_far(arrivals, look),
+            estimate=estimate,
+            evidence=evidence,
+            feedback=feedback_precision(arrivals, flagged_bins, look),
+            reason=reason,
+            pi0=self.pi0,
+            reference_version=self.frozen.version,
+        )
