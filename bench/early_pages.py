@@ -45,6 +45,7 @@ from app.metrics import ClassHistogram, evaluate_sketch, nowcast_window
 from app.metrics.reporting import Arrivals, binned_average_precision
 from app.monitoring.detector import threshold_for
 from app.monitoring.early import (
+    DEVELOPMENT_WINDOWS,
     DISPERSION_WINDOWS,
     ReferenceBins,
     ReportingDesign,
@@ -213,7 +214,9 @@ class EarlyEngine:
         """The segment's reporting model at the look ``day``, as app/windows/early.py builds it
         from stored counts (or the oracle's)."""
         reference = self._reference(pi0)
-        history = [(self.arrivals[j], day - (j + 1)) for j in range(day)]
+        # As the worker reads them: the windows of the horizon and the development's weeks.
+        first = max(0, day - (HORIZON_DAYS + DEVELOPMENT_WINDOWS + 2))
+        history = [(self.arrivals[j], day - (j + 1)) for j in range(first, day)]
         design = ReportingDesign(
             pi0=pi0, drop=DETECTION_DROP, horizon=HORIZON_DAYS, seed=self.seed + day
         )

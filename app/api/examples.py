@@ -308,6 +308,12 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
                 "newest_judged_verdict": "stable",
                 "episode_start": None,
                 "awaiting_labels": {"windows": 23, "rows": 966000},
+                "early": {
+                    "drop_evidence": 0.0,
+                    "paging": False,
+                    "windows": 23,
+                    "as_of": "2026-12-01T00:00:00Z",
+                },
             }
         ],
     },

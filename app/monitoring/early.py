@@ -88,11 +88,11 @@ windows follow a change of reporting speed within about a month, with enough fra
 precise at 25 frauds a window."""
 DEVELOPMENT_REPLICATES = 200
 """Bootstrap replicates of the completeness (and draws of each estimate's interval)."""
-NULL_MARGIN = 0.5
+NULL_MARGIN = 0.25
 """"No drop" is taken this many standard errors of the reference's tilt below the reference.
 A reference k standard errors too good still gives healthy windows a negative drift while k is
 under |drop tilt| / (2 SE): about 5 at 1,400 reference frauds, 3 at 500."""
-REPORTING_MARGIN = 1.0
+REPORTING_MARGIN = 0.5
 """The missed cells' completeness, in the early test, is raised by this many standard deviations
 of its log (over the bootstrap replicates)."""
 FRAUD_SMOOTHING = 1.0

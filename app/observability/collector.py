@@ -37,6 +37,7 @@ from app.db.clock import database_now
 from app.db.repositories import observability as repository
 from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, WINDOW_LENGTH
+from app.observability.early_families import early_families
 from app.observability.nowcast_families import nowcast_families
 
 # The models table's granularities; CalmonStaleWindow compares window age with this length.
@@ -57,6 +58,7 @@ class Snapshot:
     models: Sequence[repository.ModelState]
     alerts: Sequence[repository.AlertRow]
     nowcasts: Sequence[repository.LatestNowcast]
+    early: Sequence[repository.LatestEarly]
     awaiting: Sequence[repository.AwaitingLabels]
     backlog: repository.Backlog
     workers: repository.WorkerTotals
@@ -73,6 +75,7 @@ def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> S
         models=reads.model_states(),
         alerts=reads.alert_rows(),
         nowcasts=reads.latest_nowcasts(),
+        early=reads.latest_early(),
         awaiting=reads.awaiting_labels(),
         backlog=reads.backlog(),
         workers=reads.worker_totals(alive_since=alive_since),
@@ -143,6 +146,7 @@ def families(snapshot: Snapshot) -> Iterator[Metric]:
     yield from _model_families(snapshot.models)
     yield from _alert_families(snapshot.alerts, snapshot.awaiting)
     yield from nowcast_families(snapshot.nowcasts)
+    yield from early_families(snapshot.early)
     yield from _service_families(snapshot)
 
 
@@ -150,7 +154,8 @@ def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric
     by_variant = ["model", "segment", "metric", "variant"]
     value = GaugeMetricFamily(
         "calmon_window_metric_value",
-        "Metric of the newest window, regular (measured) or calibrated to the reference prior.",
+        "Metric of the newest mature window (labels complete), regular (measured) or "
+        "calibrated to the reference prior.",
         labels=by_variant,
     )
     lower = GaugeMetricFamily(
@@ -173,8 +178,17 @@ def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric
         "Change of the calibrated metric against the segment's reference (model quality).",
         labels=["model", "segment", "metric"],
     )
+    started = GaugeMetricFamily(
+        "calmon_window_metric_window_start_timestamp_seconds",
+        "Start of the newest mature window, which the metric gauges describe (Unix time).",
+        labels=["model", "segment"],
+    )
     known = set(METRIC_NAMES)
+    described: set[tuple[str, str]] = set()
     for row in values:
+        if (row.model, row.segment) not in described:
+            described.add((row.model, row.segment))
+            started.add_metric([row.model, row.segment], row.window_start.timestamp())
         if row.metric not in known:  # a metric dropped from the registry: not exported
             continue
         key = [row.model, row.segment, row.metric]
@@ -188,7 +202,7 @@ def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric
         for family, number in ((prior, row.prior_effect), (performance, row.performance_effect)):
             if _defined(number):
                 family.add_metric(key, float(number))
-    yield from (value, lower, upper, prior, performance)
+    yield from (value, lower, upper, prior, performance, started)
 
 
 def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Metric]:
@@ -197,7 +211,10 @@ def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Met
     def gauge(name: str, documentation: str) -> GaugeMetricFamily:
         return GaugeMetricFamily(name, documentation, labels=labels)
 
-    pi = gauge("calmon_window_positive_ratio", "Positive ratio pi of the newest window.")
+    pi = gauge(
+        "calmon_window_positive_ratio",
+        "Positive ratio pi of the newest window, once its labels are complete (mature).",
+    )
     coverage = gauge(
         "calmon_window_label_coverage_ratio", "Share of the newest window's rows with a label."
     )
@@ -218,7 +235,7 @@ def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Met
     for window in windows:
         key = [window.model, window.segment]
         for family, number in (
-            (pi, window.pi),
+            (pi, window.pi if window.mature else None),
             (coverage, window.label_coverage),
             (labelled, window.labelled),
             (positives, window.positives),
@@ -268,7 +285,8 @@ def _alert_families(
     )
     signal = StateSetMetricFamily(
         "calmon_alert_signal",
-        "What holds the drop state: cusum (accumulated evidence against the reference) or "
+        "What holds the drop state: cusum (accumulated evidence against the reference), early "
+        "(the same evidence continued through windows whose labels are still arriving) or "
         "floor (a mature window's calibrated AP interval wholly below the alert floor).",
         labels=labels,
     )
@@ -284,7 +302,13 @@ def _alert_families(
     )
     evidence = GaugeMetricFamily(
         "calmon_alert_drop_evidence",
-        "The drop detector's statistic (log-likelihood ratio); pages above the threshold.",
+        "The drop detector's statistic on the judged windows (log-likelihood ratio).",
+        labels=labels,
+    )
+    early = GaugeMetricFamily(
+        "calmon_alert_early_drop_evidence",
+        "The same statistic continued through the windows whose labels are still arriving "
+        "(their early evidence); pages above the threshold.",
         labels=labels,
     )
     threshold = GaugeMetricFamily(
@@ -303,6 +327,7 @@ def _alert_families(
         held = set(row.signals.split(",")) if row.signals else set()
         signal.add_metric(key, {s: s in held for s in SIGNALS})
         evidence.add_metric(key, row.drop_statistic)
+        early.add_metric(key, row.early_statistic)
         if row.last_window is not None and row.verdict is not None:
             verdict.add_metric(key, {v: row.verdict == v for v in VERDICTS})
             window.add_metric(key, row.last_window.timestamp())
@@ -323,7 +348,7 @@ def _alert_families(
     for entry in awaiting:
         waiting_windows.add_metric([entry.model, entry.segment], float(entry.windows))
         waiting_rows.add_metric([entry.model, entry.segment], float(entry.rows))
-    yield from (state, signal, verdict, window, evidence, threshold, reference)
+    yield from (state, signal, verdict, window, evidence, early, threshold, reference)
     yield from (waiting_windows, waiting_rows)
 
 

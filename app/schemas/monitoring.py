@@ -90,17 +90,33 @@ class AwaitingLabelsOut(ResponseModel):
     rows: int
 
 
+class EarlyAlertOut(ResponseModel):
+    """The drop statistic continued through the windows whose labels are still arriving, with
+    their early evidence (README, "Early pages"): what pages before the windows are judged."""
+
+    drop_evidence: float = Field(description="The continued statistic: it pages above threshold.")
+    paging: bool
+    windows: int = Field(description="Windows not judged yet whose early evidence it adds.")
+    as_of: datetime | None = Field(description="The look it was taken at (the model's clock).")
+
+
 class SegmentAlertOut(ResponseModel):
     """The alert state of one segment: what pages, and the newest mature window it rests on."""
 
     segment: str
     state: AlertState
-    signals: list[Signal] = Field(description="What holds the drop state: cusum and/or floor.")
+    signals: list[Signal] = Field(
+        description="What holds the drop state: cusum (judged windows' evidence), early (the "
+        "same statistic continued through windows whose labels are still arriving), floor."
+    )
     reason: str | None
     reference_version: int
     reference_average_precision: float | None
-    drop_evidence: float = Field(description="The drop detector's statistic.")
+    drop_evidence: float = Field(description="The drop detector's statistic (judged windows).")
     threshold: float | None = Field(description="drop_evidence above this pages.")
+    early: EarlyAlertOut | None = Field(
+        default=None, description="The statistic continued through the early evidence."
+    )
     evidence_windows: int = Field(
         description="Windows judged against the current reference that had positives to weigh."
     )

@@ -16,6 +16,7 @@ from app.schemas.monitoring import (
     AlertsOut,
     AutomaticReference,
     AwaitingLabelsOut,
+    EarlyAlertOut,
     PeriodReference,
     ReferenceOut,
     ReferenceRequest,
@@ -76,6 +77,12 @@ def alerts(session: Session, name: str) -> AlertsOut:
                 newest_judged_verdict=cast(Verdict, verdict) if row.last_window else None,
                 episode_start=row.episode_start,
                 awaiting_labels=awaiting,
+                early=EarlyAlertOut(
+                    drop_evidence=row.early_statistic,
+                    paging=row.early_paging,
+                    windows=row.early_windows,
+                    as_of=row.early_as_of,
+                ),
             )
         )
     segments.sort(key=lambda s: (_SEVERITY[s.state], s.segment != "all", s.segment))

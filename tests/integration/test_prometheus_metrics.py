@@ -44,6 +44,35 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 # Nowcasts of the seed's two windows: the newest one's legitimate scores moved.
 STEADY = stored_example(pi=0.05)
 SHIFTED = stored_example(pi=0.05, legit_shift=0.3)
+# A stored early estimate (window_metrics.early), as app/monitoring/early.py writes it.
+EARLY: dict[str, object] = {
+    "estimate": True,
+    "as_of": "2026-11-02T00:00:00+00:00",
+    "look": 1,
+    "key": "k",
+    "reference_version": 1,
+    "pi0": 0.004,
+    "labels_so_far": {"frauds": 31, "legitimate": 270, "by_source": {"feedback": 301}},
+    "frauds_total": 41.0,
+    "frauds_total_ci": [33.0, 60.0],
+    "pi": 0.0041,
+    "pi_ci": [0.0033, 0.006],
+    "precision": 0.11,
+    "precision_ci": [0.1, 0.12],
+    "recall": 0.7,
+    "recall_ci": [0.5, 0.85],
+    "average_precision": 0.33,
+    "average_precision_ci": [0.2, 0.45],
+    "undefined": {},
+    "alert_precision_feedback": {
+        "value": 0.1,
+        "ci": [0.07, 0.14],
+        "reviewed": 301,
+        "confirmed": 31,
+    },
+    "reason": None,
+    "evidence": {"frauds": 31, "llr": -0.5, "z": -0.2, "dispersion": 1.0, "increment": -0.5},
+}
 
 
 def seed(factory: sessionmaker[Session]) -> datetime:
@@ -51,10 +80,13 @@ def seed(factory: sessionmaker[Session]) -> datetime:
     the alert state: paging on the older (judged) window while the newest awaits labels.
 
     Times are relative to now (returned), read when the test runs, not when it was collected.
+    A second model's newest window is mature: its pi is exported (fraud's newest is not).
     """
     now = datetime.now(UTC).replace(microsecond=0)
     newest = newest_window(now)
     with factory.begin() as session:
+        settled = new_model(session, name="settled", threshold=0.5)
+        add_window_metrics(session, settled.id, newest, counts=(1_000, 1_000, 5))
         model = new_model(session, threshold=0.5, alert_floor=0.3)
         for start, verdict, calibrated, labelled, nowcast in (
             (newest - timedelta(days=1), "performance_drop", 0.6, 9_000, STEADY),
@@ -71,6 +103,7 @@ def seed(factory: sessionmaker[Session]) -> datetime:
                 judged_at=now if verdict != "insufficient_data" else None,
                 nowcast=nowcast,
                 nowcast_reference_version=1,
+                early=EARLY if verdict == "insufficient_data" else None,
                 computed_at=now - timedelta(minutes=5),
                 duration_seconds=0.2,
             )
@@ -165,11 +198,28 @@ def test_collector_exports_the_newest_window(
     found = samples(response.text)
     series = {"model": "fraud", "segment": "all"}
     ap = {**series, "metric": "average_precision"}
-    assert value(found, "calmon_window_metric_value", **ap, variant="calibrated") == 0.25
-    assert value(found, "calmon_window_metric_ci_lower", **ap, variant="calibrated") == 0.2
-    assert value(found, "calmon_window_metric_ci_upper", **ap, variant="regular") == 0.35
-    assert value(found, "calmon_window_performance_effect", **ap) == pytest.approx(-0.35)
+    # The metric gauges describe the newest *mature* window: the newest one (1% labelled) has
+    # measured values resting on its first labels, which are never exported.
+    mature = (newest_window(now) - timedelta(days=1)).timestamp()
+    assert value(found, "calmon_window_metric_window_start_timestamp_seconds", **series) == mature
+    assert value(found, "calmon_window_metric_value", **ap, variant="calibrated") == 0.6
+    assert value(
+        found, "calmon_window_metric_ci_lower", **ap, variant="calibrated"
+    ) == pytest.approx(0.55)
+    assert value(found, "calmon_window_metric_ci_upper", **ap, variant="regular") == pytest.approx(
+        0.7
+    )
+    assert value(found, "calmon_window_performance_effect", **ap) == pytest.approx(0.0)
     assert value(found, "calmon_window_prior_effect", **ap) == 0.05
+    assert ("calmon_window_positive_ratio", tuple(sorted(series.items()))) not in found
+    # ...and its early estimate is exported as one, beside the continued statistic.
+    assert value(found, "calmon_early_positive_ratio", **series) == 0.0041
+    assert value(found, "calmon_early_positive_ratio_ci_upper", **series) == 0.006
+    early_ap = {**ap, "variant": "calibrated"}
+    assert value(found, "calmon_early_metric_value", **early_ap) == 0.33
+    assert value(found, "calmon_early_alert_precision_ratio", **series) == 0.1
+    assert value(found, "calmon_early_fraud_labels", **series) == 31
+    assert value(found, "calmon_alert_early_drop_evidence", **series) == 0.0
     # Enumerations are StateSets: one metric, the state as a label named like the metric.
     for verdict in VERDICTS:
         expected = 1.0 if verdict == "insufficient_data" else 0.0
@@ -312,7 +362,8 @@ def test_snapshot_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) 
     clock[0] = 4.9
     assert collector.snapshot().windows == []
     clock[0] = 5.0
-    assert [window.verdict for window in collector.snapshot().windows] == ["insufficient_data"]
+    verdicts = {window.model: window.verdict for window in collector.snapshot().windows}
+    assert verdicts == {"fraud": "insufficient_data", "settled": "stable"}
 
 
 def test_real_scrape_passes_promtool(

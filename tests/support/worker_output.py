@@ -25,7 +25,8 @@ def add_window_metrics(
     **fields: object,
 ) -> WindowMetrics:
     """A computed window of the segment "all" with ``counts`` = (rows, labelled, positives);
-    the negatives, the label coverage and the fraud rate follow from them."""
+    the negatives, the label coverage and the fraud rate follow from them, and ``mature`` from
+    the default rule (judged, or 80% covered with negatives) unless given."""
     rows, labelled, positives = counts
     values: dict[str, object] = {
         "segment": "all",
@@ -42,6 +43,8 @@ def add_window_metrics(
         "duration_seconds": 0.1,
     }
     values.update(fields)
+    covered = labelled >= 0.8 * rows and labelled > positives
+    values.setdefault("mature", values.get("judged_at") is not None or covered)
     row = WindowMetrics(model_id=model_id, window_start=window_start, **values)
     session.add(row)
     session.flush()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import (
@@ -37,14 +37,16 @@ class LatestWindow:
     labelled: int
     positives: int
     verdict: str
+    mature: bool
 
 
 @dataclass(frozen=True, slots=True)
 class LatestValue:
-    """One metric of the newest window of one (model, segment)."""
+    """One metric of the newest mature window of one (model, segment)."""
 
     model: str
     segment: str
+    window_start: datetime
     metric: str
     regular: float | None
     regular_ci_low: float | None
@@ -67,6 +69,16 @@ class LatestNowcast:
 
 
 @dataclass(frozen=True, slots=True)
+class LatestEarly:
+    """The newest window of one (model, segment) with an early estimate."""
+
+    model: str
+    segment: str
+    window_start: datetime
+    early: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class AlertRow:
     """The alert state of one (model, segment) and the newest judged window it rests on."""
 
@@ -78,6 +90,7 @@ class AlertRow:
     threshold: float | None
     last_window: datetime | None
     reference_value: float | None
+    early_statistic: float
     verdict: str | None
 
 
@@ -120,14 +133,18 @@ class WorkerTotals:
     last_seen_at: datetime | None
 
 
-def _is_latest_window(table: type[WindowMetrics] | type[WindowMetricValue]) -> ColumnElement[bool]:
-    """Join condition: ``table``'s row belongs to the newest window of its (model, segment)."""
+def _is_latest_window(
+    table: type[WindowMetrics] | type[WindowMetricValue], *where: ColumnElement[bool]
+) -> ColumnElement[bool]:
+    """Join condition: ``table``'s row belongs to the newest window of its (model, segment)
+    (among the windows ``where`` holds for)."""
     latest = (
         select(
             WindowMetrics.model_id,
             WindowMetrics.segment,
             func.max(WindowMetrics.window_start).label("window_start"),
         )
+        .where(*where)
         .group_by(WindowMetrics.model_id, WindowMetrics.segment)
         .subquery("latest")
     )
@@ -136,6 +153,10 @@ def _is_latest_window(table: type[WindowMetrics] | type[WindowMetricValue]) -> C
         latest.c.segment == table.segment,
         latest.c.window_start == table.window_start,
     )
+
+
+# A window the early gauges may describe: estimated, not judged yet.
+_ESTIMATED_EARLY = (WindowMetrics.early.is_not(None), WindowMetrics.judged_at.is_(None))
 
 
 class ObservabilityRepository:
@@ -157,20 +178,23 @@ class ObservabilityRepository:
                 WindowMetrics.labelled,
                 WindowMetrics.positives,
                 WindowMetrics.verdict,
+                WindowMetrics.mature,
             )
             .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
             .where(_is_latest_window(WindowMetrics))
             .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
-        return [LatestWindow(*row) for row in rows]
+        return [LatestWindow(*tuple(row)) for row in rows]
 
     def latest_values(self) -> list[LatestValue]:
-        """Every metric row of the newest window of every (model, segment)."""
+        """Every metric row of the newest mature window of every (model, segment): an immature
+        window's measured values rest on the labels that came first, and are not shown."""
         value = WindowMetricValue
         rows = self.session.execute(
             select(
                 MonitoredModel.name,
                 value.segment,
+                value.window_start,
                 value.metric,
                 value.regular,
                 value.regular_ci_low,
@@ -182,10 +206,10 @@ class ObservabilityRepository:
                 value.performance_effect,
             )
             .join(MonitoredModel, MonitoredModel.id == value.model_id)
-            .where(_is_latest_window(value))
+            .where(_is_latest_window(value, WindowMetrics.mature.is_(True)))
             .order_by(MonitoredModel.name, value.segment, value.metric)
         )
-        return [LatestValue(*row) for row in rows]
+        return [LatestValue(*tuple(row)) for row in rows]
 
     def latest_nowcasts(self) -> list[LatestNowcast]:
         """The newest window with a nowcast of every (model, segment)."""
@@ -220,6 +244,27 @@ class ObservabilityRepository:
         )
         return [LatestNowcast(*row) for row in rows if row[3] is not None]
 
+    def latest_early(self) -> list[LatestEarly]:
+        """The newest window with an early estimate of every (model, segment)."""
+        rows = self.session.execute(
+            select(
+                MonitoredModel.name,
+                WindowMetrics.segment,
+                WindowMetrics.window_start,
+                WindowMetrics.early,
+            )
+            .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
+            .where(
+                _is_latest_window(
+                    WindowMetrics,
+                    WindowMetrics.early.is_not(None),
+                    WindowMetrics.judged_at.is_(None),
+                )
+            )
+            .order_by(MonitoredModel.name, WindowMetrics.segment)
+        )
+        return [LatestEarly(*row) for row in rows if row[3] is not None]
+
     def alert_rows(self, model_id: int | None = None) -> list[AlertRow]:
         """Every (model, segment)'s alert state (of one model if given), with the verdict of its
         newest judged window."""
@@ -234,6 +279,7 @@ class ObservabilityRepository:
                 state.threshold,
                 state.last_window,
                 state.reference_value,
+                state.early_statistic,
                 WindowMetrics.verdict,
             )
             .join(MonitoredModel, MonitoredModel.id == state.model_id)
@@ -249,16 +295,13 @@ class ObservabilityRepository:
         )
         if model_id is not None:
             query = query.where(state.model_id == model_id)
-        return [AlertRow(*row) for row in self.session.execute(query)]
+        return [AlertRow(*tuple(row)) for row in self.session.execute(query)]
 
     def awaiting_labels(self, model_id: int | None = None) -> list[AwaitingLabels]:
-        """Per (model, segment) (of one model if given): windows below their model's label coverage
-        (or without labelled negatives) that have no verdict yet, and their rows."""
-        immature = or_(
-            WindowMetrics.label_coverage.is_(None),
-            WindowMetrics.label_coverage < MonitoredModel.min_label_coverage,
-            WindowMetrics.negatives <= 0,
-        )
+        """Per (model, segment) (of one model if given): windows whose labels are not complete
+        (the worker's ``mature`` flag: label coverage or horizon) and have no verdict yet, and
+        their rows."""
+        immature = WindowMetrics.mature.is_(False)
         query = (
             select(
                 MonitoredModel.name,

@@ -1,0 +1,102 @@
+"""Prometheus gauges of the early estimates, per (model, segment), for the newest window that
+has one: what that window's complete labels are expected to show, from its labels so far.
+
+Read from ``window_metrics.early`` at scrape time, like every domain gauge (see
+app/observability/collector.py); an undefined value is not exported. Every gauge here is an
+estimate (its name says ``early``), never a measured value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from app.db.repositories.observability import LatestEarly
+from app.services.early import SERIES_METRICS
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def early_families(estimates: Sequence[LatestEarly]) -> Iterator[Metric]:
+    """The early estimates' gauge families."""
+    labels = ["model", "segment"]
+
+    def gauge(name: str, documentation: str, *, by_metric: bool = False) -> GaugeMetricFamily:
+        keys = [*labels, "metric", "variant"] if by_metric else labels
+        return GaugeMetricFamily(name, documentation, labels=keys)
+
+    pi = gauge(
+        "calmon_early_positive_ratio",
+        "Fraud rate the newest estimated window's complete labels are expected to show.",
+    )
+    pi_low = gauge("calmon_early_positive_ratio_ci_lower", "Lower bound of its 95% interval.")
+    pi_high = gauge("calmon_early_positive_ratio_ci_upper", "Upper bound of its 95% interval.")
+    value = gauge(
+        "calmon_early_metric_value",
+        "Metric the newest estimated window's complete labels are expected to show "
+        "(precision, recall at the threshold: regular; average_precision: calibrated at pi0).",
+        by_metric=True,
+    )
+    low = gauge("calmon_early_metric_ci_lower", "Lower bound of its 95% interval.", by_metric=True)
+    high = gauge("calmon_early_metric_ci_upper", "Upper bound of its 95% interval.", by_metric=True)
+    alerts = gauge(
+        "calmon_early_alert_precision_ratio",
+        "Confirmed frauds among the alerts investigators reviewed (feedback), that window.",
+    )
+    alerts_low = gauge("calmon_early_alert_precision_ci_lower", "Wilson 95% lower bound.")
+    alerts_high = gauge("calmon_early_alert_precision_ci_upper", "Wilson 95% upper bound.")
+    frauds = gauge("calmon_early_fraud_labels", "Fraud labels that window has so far.")
+    started = gauge(
+        "calmon_early_window_start_timestamp_seconds",
+        "Start of the window the early gauges describe (Unix time).",
+    )
+    look = gauge(
+        "calmon_early_look_timestamp_seconds",
+        "The look the estimate was made at: labels that arrived by then count (Unix time).",
+    )
+    for row in estimates:
+        stored = row.early
+        key = [row.model, row.segment]
+        started.add_metric(key, row.window_start.timestamp())
+        if isinstance(stored.get("as_of"), str):
+            look.add_metric(key, datetime.fromisoformat(stored["as_of"]).timestamp())
+        feedback = stored.get("alert_precision_feedback") or {}
+        for family, number in (
+            (frauds, (stored.get("labels_so_far") or {}).get("frauds")),
+            *_with_interval((pi, pi_low, pi_high), stored.get("pi"), stored.get("pi_ci")),
+            *_with_interval(
+                (alerts, alerts_low, alerts_high), feedback.get("value"), feedback.get("ci")
+            ),
+        ):
+            _put(family, key, number)
+        for metric, variant in SERIES_METRICS.items():
+            for family, number in _with_interval(
+                (value, low, high), stored.get(metric), stored.get(f"{metric}_ci")
+            ):
+                _put(family, [*key, metric, variant], number)
+    yield from (pi, pi_low, pi_high, value, low, high, alerts, alerts_low, alerts_high)
+    yield from (frauds, started, look)
+
+
+def _with_interval(
+    families: tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily],
+    value: Any,
+    interval: Any,
+) -> tuple[tuple[GaugeMetricFamily, Any], ...]:
+    """A value and its interval's bounds, each with its family."""
+    low, high = (
+        interval if isinstance(interval, list | tuple) and len(interval) == 2 else (None, None)
+    )
+    return ((families[0], value), (families[1], low), (families[2], high))
+
+
+def _put(family: GaugeMetricFamily, labels: list[str], number: Any) -> None:
+    """Export ``number`` if it is a finite number (an undefined value is not exported)."""
+    if (defined := _number(number)) is not None:
+        family.add_metric(labels, defined)
