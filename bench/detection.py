@@ -53,6 +53,7 @@ from app.monitoring.alerts import (
     FrozenReference,
     ReferenceAtPi0,
     SegmentAlert,
+    Tuning,
     WindowToJudge,
     judge_window,
 )
@@ -100,6 +101,9 @@ class Engine:
         self.maturity = maturity
         """How windows mature: label coverage here; a label horizon on the clock (the caller
         moves it) in bench/early_pages.py."""
+        self.dispersion = 1.0
+        """The windows' dispersion (frauds in bursts): 1 here, read off the windows' fraud
+        scores in bench/early_pages.py as the worker does."""
         self.sketches: dict[tuple[int, str], CurveSketch | None] = {}
         self.counts: dict[tuple[int, str], WindowLabels] = {}
         self.pi0: float | None = None
@@ -189,6 +193,7 @@ class Engine:
             if not self.maturity.is_mature(counts):
                 continue
             result = evaluate_sketch(self._sketch(window, segment), pi0=self.pi0)
+            tuning = Tuning(threshold, DETECTION_DROP, None, self.dispersion)
             self.alerts[segment], outcome = judge_window(
                 self.alerts[segment],
                 WindowToJudge(
@@ -199,9 +204,7 @@ class Engine:
                     seed=self._seeds(window, segment),
                 ),
                 reference,
-                threshold=threshold,
-                detection_drop=DETECTION_DROP,
-                alert_floor=None,
+                tuning,
             )
             paging = bool(outcome.judgement.signals)
             log.judged[window] = (day, paging, outcome.judgement.verdict)

@@ -182,6 +182,9 @@ class EarlyEngine:
             counts, labelled=final.n, positives=final.positives, label_coverage=1.0
         )
         self.engine.maturity = replace(self.rule, clock=DAY0 + timedelta(days=day))
+        if "all" in self.engine.references and self.engine.pi0 is not None:
+            # The judged windows are weighed with the dispersion too, as the worker does.
+            self.engine.dispersion = self._reference(self.engine.pi0).dispersion()
         self.engine.step(day)
         self.log.paging[day] = (self.engine.alerts["all"].detector.paging, self._early(day))
 
@@ -217,14 +220,12 @@ class EarlyEngine:
         # As the worker reads them: the windows of the horizon and the development's weeks.
         first = max(0, day - (HORIZON_DAYS + DEVELOPMENT_WINDOWS + 2))
         history = [(self.arrivals[j], day - (j + 1)) for j in range(first, day)]
-        design = ReportingDesign(
-            pi0=pi0, drop=DETECTION_DROP, horizon=HORIZON_DAYS, seed=self.seed + day
-        )
+        design = ReportingDesign(pi0=pi0, drop=DETECTION_DROP, horizon=HORIZON_DAYS, seed=self.seed)
         model = SegmentReporting.build(reference, history, design)
         if isinstance(model, str) or self.oracle_tilt is None:
             return model
         test = replace(model.test, null_tilt=0.0, drop_tilt=self.oracle_tilt)
-        return replace(model, test=test, dispersion=1.0, reporting_margin=0.0)
+        return replace(model, test=test, dispersion=1.0, integrate_completeness=False)
 
     def _reference(self, pi0: float) -> ReferenceBins:
         frozen = self.engine.references["all"]

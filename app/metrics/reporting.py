@@ -539,6 +539,21 @@ def tilted(shares: Float64Array, axis: Float64Array, theta: float | Float64Array
     return out
 
 
+def tilted_rows(shares: Float64Array, axis: Float64Array, theta: float) -> Float64Array:
+    """Each row of fraud shares (rows: curves) tilted by ``theta`` along ``axis``."""
+    weights = shares * np.exp(theta * (axis[None, :] - axis.max()))
+    out: Float64Array = weights / weights.sum(axis=1, keepdims=True)
+    return out
+
+
+def _log_mean_exp(values: Float64Array) -> float:
+    """log(mean(exp(values))), without overflow; -inf if every value is."""
+    top = float(np.max(values))
+    if not np.isfinite(top):
+        return top
+    return top + float(np.log(np.mean(np.exp(values - top))))
+
+
 def binned_average_precision(
     fraud_shares: Float64Array, legit_shares: Float64Array, pi0: float
 ) -> Float64Array:
@@ -604,23 +619,37 @@ class TiltTest:
 
     def evidence(self, observed: npt.ArrayLike, completeness: Float64Array) -> TiltEvidence:
         """The evidence of labelled frauds per bin ``observed``, given F per bin at their
-        window's look."""
+        window's look: one row per plausible value of F (rows: the estimate's bootstrap
+        replicates, or one row).
+
+        F is not known, only estimated, and at early looks from a handful of arrivals: the
+        likelihood of each hypothesis is averaged over the rows (F integrated out, the bootstrap
+        standing for its posterior), so a look whose F is uncertain weighs less, and E[exp(LLR)]
+        stays 1 under "no drop" when the rows are as spread as F's own uncertainty.
+        """
         o = np.asarray(observed, dtype=np.float64)
         frauds = int(o.sum())
-        reach = self.shares * np.clip(np.nan_to_num(completeness, nan=0.0), 0.0, 1.0)
-        if frauds == 0 or reach.sum() <= 0:
+        f = np.clip(np.nan_to_num(np.atleast_2d(completeness), nan=0.0), 0.0, 1.0)
+        reach = self.shares[None, :] * f
+        usable = reach.sum(axis=1) > 0
+        if frauds == 0 or not usable.any():
             return TiltEvidence(frauds, 0.0, 0.0)
-        q = tilted(reach / reach.sum(), self.axis, np.array([self.null_tilt, self.drop_tilt]))
+        reach = reach[usable] / reach[usable].sum(axis=1, keepdims=True)
         arrived = o > 0
-        if (q[:, arrived] <= 0).any():  # a fraud where neither hypothesis puts any: no evidence
+        logs = []
+        for theta in (self.null_tilt, self.drop_tilt):
+            q = tilted_rows(reach, self.axis, theta)
+            with np.errstate(divide="ignore"):
+                per_row = (o[arrived] * np.log(q[:, arrived])).sum(axis=1)
+            logs.append(_log_mean_exp(per_row))
+        if not all(np.isfinite(logs)):  # a fraud where no row of either hypothesis puts any
             return TiltEvidence(frauds, 0.0, 0.0)
-        logs = np.log(np.where(q > 0, q, 1.0))
-        llr = float((o * (logs[1] - logs[0])).sum())
-        mean = float((q[0] * self.axis).sum())
-        variance = float((q[0] * (self.axis - mean) ** 2).sum())
+        q0 = tilted_rows(reach, self.axis, self.null_tilt).mean(axis=0)
+        mean = float((q0 * self.axis).sum())
+        variance = float((q0 * (self.axis - mean) ** 2).sum())
         spread = np.sqrt(frauds * variance) if variance > 0 else 0.0
         z = float(-(o * (self.axis - mean)).sum() / spread) if spread > 0 else 0.0
-        return TiltEvidence(frauds, llr, z)
+        return TiltEvidence(frauds, float(logs[1] - logs[0]), z)
 
 
 def dispersion(observed: npt.ArrayLike, shares: Float64Array, axis: Float64Array) -> float:

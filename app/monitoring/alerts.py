@@ -205,16 +205,23 @@ def _settled_reason(alert: SegmentAlert, early: EarlyContinuation, signals: list
     return f"{base}; {summary}" if base else summary
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """How a segment's windows are weighed: its paging threshold, the model's design drop
+    (``detection_drop``) and alert floor, and the dispersion of its windows (1: independent
+    frauds; frauds in bursts vary more, app/metrics/reporting.py::dispersion)."""
+
+    threshold: float
+    detection_drop: float
+    alert_floor: float | None
+    dispersion: float = 1.0
+
+
 def judge_window(
-    alert: SegmentAlert,
-    window: WindowToJudge,
-    reference: ReferenceAtPi0,
-    *,
-    threshold: float,
-    detection_drop: float,
-    alert_floor: float | None,
+    alert: SegmentAlert, window: WindowToJudge, reference: ReferenceAtPi0, tuning: Tuning
 ) -> tuple[SegmentAlert, WindowVerdict]:
     """Weigh one mature window after the reference, advance the detector, issue the verdict."""
+    threshold, alert_floor = tuning.threshold, tuning.alert_floor
     observed = window.calibrated.get(PRIMARY_METRIC)
     evidence: Evidence | None = None
     detector = alert.detector
@@ -225,13 +232,14 @@ def judge_window(
             replicates=NULL_REPLICATES,
             seed=window.seed,
         )
-        evidence = weigh(
+        weighed = weigh(
             observed,
             draws,
             reference=reference.null_model.value,
             reference_se=reference.standard_error,
-            detection_drop=detection_drop,
+            detection_drop=tuning.detection_drop,
         )
+        evidence = replace(weighed, dispersion=tuning.dispersion)
         detector = advance(detector, evidence, threshold)
     effects = reference.effects(window.regular, window.calibrated)
     primary = effects.metrics.get(PRIMARY_METRIC)
@@ -297,5 +305,6 @@ def _evidence_record(
             margin=evidence.margin,
             z=evidence.z,
             weight=evidence.weight,
+            dispersion=evidence.dispersion,
         )
     return record

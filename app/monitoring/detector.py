@@ -90,16 +90,20 @@ class Evidence:
     z: float
     z_gain: float
     weight: float
+    dispersion: float = 1.0
+    """How much more windows vary than independent frauds make them (frauds in bursts from one
+    card or terminal: app/metrics/reporting.py::dispersion); the steps are divided by it."""
 
     @property
     def drop_increment(self) -> float:
-        """The drop CUSUM's step: log-likelihood ratio of a design drop against none."""
-        return self.weight * self.z - self.weight * self.weight / 2.0
+        """The drop CUSUM's step: log-likelihood ratio of a design drop against none (a
+        quasi-likelihood: divided by the dispersion)."""
+        return (self.weight * self.z - self.weight * self.weight / 2.0) / self.dispersion
 
     @property
     def gain_increment(self) -> float:
         """The gain CUSUM's step."""
-        return self.weight * self.z_gain - self.weight * self.weight / 2.0
+        return (self.weight * self.z_gain - self.weight * self.weight / 2.0) / self.dispersion
 
 
 @dataclass(frozen=True)

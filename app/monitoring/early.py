@@ -25,10 +25,11 @@ weeks. This module decides what calmon does with a window's labels so far:
   and the mere fact that flagged frauds arrive first (the completeness is given). Three
   allowances keep it honest: "no drop" is taken :data:`NULL_MARGIN` standard errors of the
   reference's own tilt below the reference (a reference whose frauds happened to score high
-  must not make every window look worse); the missed cells' completeness is raised by
-  :data:`REPORTING_MARGIN` standard deviations of its estimate (fewer chargebacks than an
-  underestimated completeness expects would otherwise look like a drop); and the ratio is
-  divided by the *dispersion* of the reference windows' frauds (frauds in bursts from one
+  must not make every window look worse); the completeness is not taken as known but
+  integrated out, each hypothesis' likelihood averaged over the chain ladder's bootstrap
+  replicates (at early looks F rests on a handful of chargebacks, and more chargebacks than an
+  underestimated F expects would otherwise look like a drop); and the ratio is divided by the
+  *dispersion* of the reference windows' frauds (frauds in bursts from one
   card or terminal score alike and are disputed together: a quasi-likelihood, as outbreak
   detection on overdispersed counts does, Farrington et al. 1996).
 * **The early detector** (:func:`continue_detector`): the segment's drop CUSUM
@@ -88,13 +89,13 @@ windows follow a change of reporting speed within about a month, with enough fra
 precise at 25 frauds a window."""
 DEVELOPMENT_REPLICATES = 200
 """Bootstrap replicates of the completeness (and draws of each estimate's interval)."""
-NULL_MARGIN = 0.25
-""""No drop" is taken this many standard errors of the reference's tilt below the reference.
-A reference k standard errors too good still gives healthy windows a negative drift while k is
-under |drop tilt| / (2 SE): about 5 at 1,400 reference frauds, 3 at 500."""
-REPORTING_MARGIN = 0.5
-"""The missed cells' completeness, in the early test, is raised by this many standard deviations
-of its log (over the bootstrap replicates)."""
+NULL_MARGIN = 1.0
+""""No drop" is taken this many standard errors of the reference's tilt below the reference,
+the benefit of the doubt the judged detector gives (REFERENCE_SIGMAS): a reference whose frauds
+happened to score high must not make every later window look worse. The continued statistic
+adds up to a horizon of windows (60 at daily windows), so a bias that one window would not
+show adds up there: at a quarter of a standard error, 3 of 10 bench streams at 25 frauds a
+window paged falsely on prior drift (bench/early_pages.py)."""
 FRAUD_SMOOTHING = 1.0
 """Pseudo-frauds spread like the legitimate rows over the reference's bins: a fraud in a bin
 where the reference had none is unlikely, not impossible."""
@@ -207,6 +208,13 @@ class ReferenceBins:
     threshold_bin: int
     """The first flagged bin (the threshold is one of the model's bin edges)."""
 
+    def dispersion(self) -> float:
+        """How much burstier than independent frauds the complete windows' frauds are (never
+        under 1): what the early and the judged evidence are divided by."""
+        cells = reporting_cells(self.threshold_bin, self.frauds, self.legit)
+        axis = binormal_axis(self.legit)
+        return max(1.0, dispersion(self.window_frauds, cells.reference_shares, axis))
+
 
 @dataclass(frozen=True)
 class ReportingDesign:
@@ -258,7 +266,9 @@ class SegmentReporting:
     test: TiltTest
     dispersion: float
     settings: EstimateSettings
-    reporting_margin: float = REPORTING_MARGIN
+    integrate_completeness: bool = True
+    """Average the test over F's replicates (False: take its estimate as known, the bench's
+    best-possible detector)."""
 
     @classmethod
     def build(
@@ -292,12 +302,11 @@ class SegmentReporting:
         mean = float((shares * axis).sum())
         information = float(reference.frauds.sum()) * float((shares * (axis - mean) ** 2).sum())
         null_tilt = -NULL_MARGIN / math.sqrt(information) if information > 0 else 0.0
-        spread = dispersion(reference.window_frauds, shares, axis)
         return cls(
             cells=cells,
             development=development,
             test=TiltTest(shares, axis, null_tilt, drop_tilt),
-            dispersion=max(1.0, spread),
+            dispersion=reference.dispersion(),
             settings=EstimateSettings(
                 pi0=pi0,
                 ap_shift=reference.ap_shift,
@@ -316,17 +325,13 @@ class SegmentReporting:
         )
 
     def evidence(self, arrivals: Arrivals, window_start: datetime, look: int) -> EarlyEvidence:
-        """The window's early evidence at ``look``."""
+        """The window's early evidence at ``look``: the test's likelihoods averaged over the
+        completeness' bootstrap replicates (F integrated out, not taken as known)."""
         completeness = self.development.at(look)
-        raised = np.nan_to_num(completeness.value, nan=0.0) * np.exp(
-            self.reporting_margin * completeness.log_spread()
-        )
-        missed = ~np.bincount(
-            self.cells.of_bin, weights=self.cells.flagged, minlength=self.cells.count
-        ).astype(bool)
-        per_cell = np.where(missed, np.minimum(raised, 1.0), completeness.value)
+        rows = completeness.replicates if self.integrate_completeness else completeness.value
+        per_bin = np.atleast_2d(rows)[:, self.cells.of_bin]
         observed = arrivals.frauds_per_bin(self.cells.of_bin.size, look)
-        tilt = self.test.evidence(observed, per_cell[self.cells.of_bin])
+        tilt = self.test.evidence(observed, per_bin)
         return EarlyEvidence(window_start, look, tilt, self.dispersion)
 
 
@@ -345,6 +350,9 @@ class EarlyPass:
 
     as_of: datetime | None = None
     steps: dict[str, list[WindowIncrement]] = field(default_factory=dict)
+    dispersion: dict[str, float] = field(default_factory=dict)
+    """Per segment, how much burstier than independent frauds its complete windows are (the
+    judged detector divides its steps by it too)."""
 
 
 def continue_detector(
@@ -356,15 +364,18 @@ def continue_detector(
 ) -> DetectorState:
     """The drop CUSUM after the segment's newest judged window (``judged``), continued through
     the early evidence of the windows after it (oldest first). ``was_paging``: the continued
-    statistic paged at the previous look, so the hysteresis holds it until it falls to
-    ``HOLD * threshold`` (as the judged statistic's does)."""
-    statistic, on = judged.drop, judged.paging or was_paging
+    statistic paged at the previous look, so its page holds until the statistic at the end
+    falls to ``HOLD * threshold`` (as the judged statistic's does). The hold applies at the end
+    of the sequence, not inside it: the sequence is evaluated again at every look, and its
+    older windows (healthy, their statistic at 0) must not release a page that the newest
+    windows' evidence still holds."""
+    statistic, on = judged.drop, judged.paging
     for item in evidence:
         statistic = max(0.0, statistic + item.increment)
         on = statistic > threshold or (on and statistic > HOLD * threshold)
         if on:
             statistic = min(statistic, (1.0 + HOLD) * threshold)
-    on = statistic > threshold or (on and statistic > HOLD * threshold)
+    on = on or (was_paging and statistic > HOLD * threshold)
     return replace(judged, drop=statistic, paging=on, windows=judged.windows + len(evidence))
 
 

@@ -133,6 +133,11 @@ class EvidenceOut(ResponseModel):
     weight: float | None = Field(
         default=None, description="The design drop in standard deviations of this window."
     )
+    dispersion: float | None = Field(
+        default=None,
+        description="How much burstier than independent frauds the segment's windows are; the "
+        "detector's step is divided by it (null: before it was measured, i.e. 1).",
+    )
 
 
 class NowcastValue(ResponseModel):

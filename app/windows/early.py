@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import cast
@@ -49,6 +48,7 @@ from app.monitoring.early import (
     labels_so_far,
     stored_increment,
 )
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
@@ -85,53 +85,28 @@ def run_early(
     now: ModelPass,
     references: ModelReferences,
 ) -> EarlyPass:
-    """Estimate the windows that need it, store the estimates, return the evidence steps."""
-    model, maturity = now.model, now.maturity
-    looks = model_looks(model, now.clock)
+    """Estimate the windows that need it, store the estimates, return the evidence steps and
+    each segment's dispersion."""
+    model = now.model
     edges = stored_edges(nowcasts, model.id)
-    if looks is None or edges is None or references.pi0 is None:
+    if edges is None or references.pi0 is None:
         return EarlyPass()
     threshold_bin = int(np.searchsorted(edges, model.threshold, side="right"))
-    horizon = horizon_looks(model, looks)
-    steps: dict[str, list[WindowIncrement]] = defaultdict(list)
-    stored = []
+    looks = model_looks(model, now.clock)
+    steps: dict[str, list[WindowIncrement]] = {}
+    dispersion: dict[str, float] = {}
+    stored: list[dict[str, object]] = []
     for segment, at_pi0 in references.frozen.items():
-        frozen = at_pi0.reference
-        since = looks.as_of - (horizon + DEVELOPMENT_WINDOWS + 2) * looks.length
-        windows = repo.windows_since(model.id, segment, since)
-        pending = [
-            w
-            for w in windows
-            if w.window_start > frozen.last_window
-            and not w.judged
-            and w.arrivals is not None
-            and w.score_counts is not None
-            and looks.look_of(w.window_start) >= 0
-            and not maturity.is_mature(w.labels)  # judged in this pass
-        ]
-        if not pending:
-            continue
-        segment_pass = _SegmentPass(model, segment, frozen, references.pi0, looks, threshold_bin)
-        reporting: SegmentReporting | str | None = None
-        for window in pending:
-            look = looks.look_of(window.window_start)
-            key = segment_pass.key(window, look)
-            step = stored_increment(window.early, key)
-            if step is None:
-                if reporting is None:
-                    reporting = segment_pass.reporting(repo, nowcasts, windows, horizon)
-                view = segment_pass.view(window, look, key, reporting)
-                stored.append(
-                    {
-                        "window_start": window.window_start,
-                        "segment": segment,
-                        "early": view.to_dict(),
-                    }
-                )
-                step = view.evidence.increment if view.evidence is not None else 0.0
-            steps[segment].append(WindowIncrement(window.window_start, step))
+        segment_pass = _SegmentPass(
+            model, segment, at_pi0.reference, references.pi0, looks, threshold_bin
+        )
+        reference = segment_pass.reference_bins(repo, nowcasts)
+        if isinstance(reference, ReferenceBins):
+            dispersion[segment] = reference.dispersion()
+        if looks is not None:
+            steps[segment] = segment_pass.estimate(repo, now.maturity, reference, stored)
     repo.store(model.id, stored)
-    return EarlyPass(looks.as_of, dict(steps))
+    return EarlyPass(looks.as_of if looks else None, steps, dispersion)
 
 
 @dataclass(frozen=True)
@@ -142,23 +117,62 @@ class _SegmentPass:
     segment: str
     frozen: FrozenReference
     pi0: float
-    looks: Looks
+    looks: Looks | None
     threshold_bin: int
+
+    def estimate(
+        self,
+        repo: EarlyRepository,
+        maturity: MaturityRule,
+        reference: ReferenceBins | str,
+        stored: list[dict[str, object]],
+    ) -> list[WindowIncrement]:
+        """Estimate the segment's windows not judged yet (those whose estimate is stale), add
+        their rows to ``stored``, return every such window's evidence step, oldest first."""
+        looks = self.looks
+        assert looks is not None
+        horizon = horizon_looks(self.model, looks)
+        since = looks.as_of - (horizon + DEVELOPMENT_WINDOWS + 2) * looks.length
+        windows = repo.windows_since(self.model.id, self.segment, since)
+        pending = [
+            w
+            for w in windows
+            if w.window_start > self.frozen.last_window
+            and not w.judged
+            and w.arrivals is not None
+            and w.score_counts is not None
+            and looks.look_of(w.window_start) >= 0
+            and not maturity.is_mature(w.labels)  # judged in this pass
+        ]
+        reporting: SegmentReporting | str | None = None
+        steps = []
+        for window in pending:
+            look = looks.look_of(window.window_start)
+            key = self.key(window, look)
+            step = stored_increment(window.early, key)
+            if step is None:
+                if reporting is None:
+                    reporting = self.reporting(reference, windows, horizon)
+                view = self.view(window, look, key, reporting)
+                early = view.to_dict()
+                stored.append(
+                    {"window_start": window.window_start, "segment": self.segment, "early": early}
+                )
+                step = view.evidence.increment if view.evidence is not None else 0.0
+            steps.append(WindowIncrement(window.window_start, step))
+        return steps
 
     def key(self, window: RecentWindow, look: int) -> str:
         """What an estimate depends on: the look, the window's labels, pi0, the reference."""
+        assert self.looks is not None
         digest = hashlib.blake2b(window.arrivals or b"", digest_size=8).hexdigest()
         return f"{self.looks.as_of.isoformat()}|{look}|{digest}|{self.pi0!r}|{self.frozen.version}"
 
     def reporting(
-        self,
-        repo: EarlyRepository,
-        nowcasts: NowcastRepository,
-        windows: list[RecentWindow],
-        horizon: int,
+        self, reference: ReferenceBins | str, windows: list[RecentWindow], horizon: int
     ) -> SegmentReporting | str:
         """The segment's reporting model at this look, or why there is none."""
-        reference = self._reference(repo, nowcasts)
+        assert self.looks is not None
         if isinstance(reference, str):
             return reference
         history = [
@@ -174,7 +188,10 @@ class _SegmentPass:
         )
         return SegmentReporting.build(reference, history, design)
 
-    def _reference(self, repo: EarlyRepository, nowcasts: NowcastRepository) -> ReferenceBins | str:
+    def reference_bins(
+        self, repo: EarlyRepository, nowcasts: NowcastRepository
+    ) -> ReferenceBins | str:
+        """The frozen reference's counts and the complete windows' frauds, or why not."""
         parts = nowcasts.reference_window_counts(self.model.id, self.segment, self.frozen.version)
         if not parts or any(p is None for p in parts):
             return "the reference's windows have no score counts yet"
@@ -210,6 +227,7 @@ class _SegmentPass:
         reporting: SegmentReporting | str,
     ) -> EarlyView:
         """The window's early estimate at ``look``."""
+        assert self.looks is not None
         arrivals = Arrivals.from_bytes(window.arrivals or b"")
         rows = ScoreHistogram.from_bytes(window.score_counts or b"").rows
         flagged_bins = np.arange(rows.size) >= self.threshold_bin

@@ -41,16 +41,18 @@ from app.monitoring.alerts import (
     FrozenReference,
     ReferenceAtPi0,
     SegmentAlert,
+    Tuning,
     WindowToJudge,
     judge_window,
     settle,
 )
 from app.monitoring.detector import DetectorState, threshold_for
 from app.monitoring.early import EarlyPass, continue_detector
+from app.monitoring.maturity import MaturityRule
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
 from app.monitoring.verdicts import within_reference
 from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
-from app.services.model_settings import MonitorSettings, monitor_settings, reference_spec
+from app.services.model_settings import monitor_settings, reference_spec
 from app.windows.evaluation import seed_for
 from app.windows.model_pass import ModelPass
 
@@ -170,8 +172,13 @@ def run_detector(
                 unjudged=unjudged.get(segment, []),
                 chosen=chosen[segment],
                 budget=budget,
-                settings=settings,
-                threshold=threshold,
+                maturity=now.maturity,
+                tuning=Tuning(
+                    threshold,
+                    settings.detection_drop,
+                    settings.alert_floor,
+                    early.dispersion.get(segment, 1.0),
+                ),
                 judged=judged,
                 effects=effects,
             )
@@ -252,15 +259,15 @@ def _judge_segment(
     unjudged: Sequence[UnjudgedWindow],
     chosen: set[datetime],
     budget: _Budget,
-    settings: MonitorSettings,
-    threshold: float,
+    maturity: MaturityRule,
+    tuning: Tuning,
     judged: list[dict[str, Any]],
     effects: list[dict[str, Any]],
 ) -> SegmentAlert:
     """Judge the segment's mature windows after its reference, oldest first; mark the windows
     of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
     frozen = reference.reference
-    mature = [w for w in unjudged if settings.maturity.is_mature(w.labels)]
+    mature = [w for w in unjudged if maturity.is_mature(w.labels)]
     now = utcnow()
     for window in mature:
         start = window.labels.window_start
@@ -288,9 +295,7 @@ def _judge_segment(
                 seed=seed_for(model.name, start, alert.segment, "|detector"),
             ),
             reference,
-            threshold=threshold,
-            detection_drop=settings.detection_drop,
-            alert_floor=settings.alert_floor,
+            tuning,
         )
         verdict = outcome.issued(now, frozen.version)
         judged.append(

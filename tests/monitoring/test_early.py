@@ -1,0 +1,149 @@
+"""Early evidence and the continued drop statistic (app/monitoring/early.py), and the alert
+state a user sees (app/monitoring/alerts.py::settle)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from app.monitoring.alerts import EarlyContinuation, SegmentAlert, settle
+from app.monitoring.detector import DetectorState
+from app.monitoring.early import (
+    LabelledRows,
+    Looks,
+    WindowIncrement,
+    arrival_looks,
+    continue_detector,
+    feedback_precision,
+    reporting_cells,
+    wilson,
+)
+from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
+
+DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
+DAY = timedelta(days=1)
+
+
+def _micros(instant: datetime) -> int:
+    return (instant - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+def _steps(*increments: float) -> list[WindowIncrement]:
+    return [WindowIncrement(DAY0 + i * DAY, value) for i, value in enumerate(increments)]
+
+
+def test_a_label_counts_from_the_first_look_at_or_after_it() -> None:
+    end = DAY0 + DAY
+    labelled = np.array(
+        [
+            _micros(end - timedelta(hours=3)),  # during the window: look 0
+            _micros(end),  # at its end: look 0
+            _micros(end + timedelta(hours=1)),  # the next day: look 1
+            _micros(end + 3 * DAY),  # exactly three days after: look 3
+            UNKNOWN_LABEL_TIME,
+        ]
+    )
+    assert arrival_looks(labelled, end, DAY).tolist() == [0, 0, 1, 3, -1]
+    looks = Looks(as_of=DAY0 + 5 * DAY, length=DAY)
+    assert looks.look_of(DAY0) == 4  # ended at day 1, looked at on days 1..5
+    assert looks.look_of(DAY0 + 4 * DAY) == 0  # just ended
+    assert looks.look_of(DAY0 + 5 * DAY) == -1  # still open
+
+
+def test_labelled_rows_become_arrivals_and_feedback_precision() -> None:
+    feedback, chargeback = LABEL_SOURCE_CODES["feedback"], LABEL_SOURCE_CODES["chargeback"]
+    end = DAY0 + DAY
+    next_day = _micros(end + timedelta(hours=5))
+    rows = LabelledRows(
+        bins=np.array([9, 9, 9, 2, 8], dtype=np.int64),
+        labels=np.array([1, 0, 0, 1, 0], dtype=np.int8),
+        labelled_at=np.array([next_day, next_day, next_day, _micros(end + 9 * DAY), next_day]),
+        sources=np.array([feedback, feedback, feedback, chargeback, feedback], dtype=np.int8),
+        flagged=np.array([True, True, True, False, True]),
+    )
+    arrivals = rows.arrivals(end, DAY)
+    flagged_bins = np.arange(10) >= 8
+    at_one = feedback_precision(arrivals, flagged_bins, 1)
+    assert at_one is not None
+    assert (at_one.confirmed, at_one.reviewed, at_one.value) == (1, 4, 0.25)
+    assert at_one.interval == pytest.approx(wilson(1, 4))
+    assert feedback_precision(arrivals, flagged_bins, 0) is None  # nothing reviewed by then
+    assert arrivals.frauds_per_bin(10, 1).sum() == 1  # the chargeback comes at look 9
+    assert arrivals.frauds_per_bin(10, 9).sum() == 2
+
+
+def test_cells_split_each_side_of_the_threshold_at_its_frauds_median() -> None:
+    frauds = np.array([0, 1, 2, 3, 4, 10, 20, 30, 40], dtype=np.float64)
+    legit = np.full(9, 100.0)
+    cells = reporting_cells(5, frauds, legit)
+    assert cells.flagged.tolist() == [False] * 5 + [True] * 4
+    assert cells.count == 4
+    assert cells.of_bin[:5].max() == 1
+    assert set(cells.of_bin[5:].tolist()) == {2, 3}
+    assert cells.reference_shares.sum() == pytest.approx(1.0)
+    assert (cells.reference_shares > 0).all()  # smoothed: a fraud anywhere is possible
+
+
+def test_the_statistic_continues_from_the_judged_state_and_pages_on_early_evidence() -> None:
+    judged = DetectorState(drop=4.0)
+    continued = continue_detector(judged, _steps(3.0, 4.0), threshold=10.0, was_paging=False)
+    assert continued.drop == 11.0
+    assert continued.paging
+    # Healthy early evidence floors at 0, as the judged statistic does.
+    quiet = continue_detector(judged, _steps(-9.0, 1.0), threshold=10.0, was_paging=False)
+    assert (quiet.drop, quiet.paging) == (1.0, False)
+
+
+def test_a_page_holds_across_looks_until_the_end_of_the_sequence_falls_to_half() -> None:
+    # Older windows' evidence is healthy (the statistic sits at 0 among them), the newest
+    # windows' holds the page: 7 is above half the threshold, so the previous look's page holds.
+    steps = _steps(-2.0, -1.0, 3.0, 4.0)
+    assert continue_detector(DetectorState(), steps, threshold=10.0, was_paging=True).paging
+    assert not continue_detector(DetectorState(), steps, threshold=10.0, was_paging=False).paging
+    low = _steps(2.0, 2.0)  # 4 < 5: the page clears
+    assert not continue_detector(DetectorState(), low, threshold=10.0, was_paging=True).paging
+
+
+def _paging_alert(drop: float, paging: bool) -> SegmentAlert:
+    return SegmentAlert(
+        segment="all",
+        reference_version=1,
+        state="drop" if paging else "ok",
+        signals=("cusum",) if paging else (),
+        detector=DetectorState(drop=drop, paging=paging),
+        threshold=10.0,
+        last_window=DAY0,
+        episode_start=DAY0 if paging else None,
+        reason="judged",
+    )
+
+
+def test_settle_says_early_while_only_early_evidence_pages_and_keeps_the_episode() -> None:
+    before = _paging_alert(3.0, False)
+    judged = _paging_alert(3.0, False)
+    continued = continue_detector(
+        judged.detector, _steps(4.0, 4.0), threshold=10.0, was_paging=False
+    )
+    first = DAY0 + 5 * DAY
+    early = settle(judged, EarlyContinuation(continued, 2, DAY0 + 9 * DAY, first), before=before)
+    assert (early.state, early.signals, early.episode_start) == ("drop", ("early",), first)
+    assert early.reason is not None
+    assert early.reason.startswith("early evidence")
+    # The windows matured: the judged statistic pages now. Same episode, signal cusum.
+    judged_now = _paging_alert(12.0, True)
+    handed = continue_detector(judged_now.detector, [], threshold=10.0, was_paging=True)
+    after = settle(judged_now, EarlyContinuation(handed, 0, DAY0 + 70 * DAY), before=early)
+    assert (after.state, after.signals, after.episode_start) == ("drop", ("cusum",), first)
+
+
+def test_settle_clears_when_the_newest_evidence_outweighs_a_judged_drop() -> None:
+    judged = _paging_alert(6.0, True)
+    continued = continue_detector(
+        judged.detector, _steps(-3.0, -2.0), threshold=10.0, was_paging=True
+    )
+    settled = settle(judged, EarlyContinuation(continued, 2, DAY0), before=judged)
+    assert (settled.state, settled.signals, settled.episode_start) == ("ok", (), None)
+    assert settled.reason is not None
+    assert "outweigh" in settled.reason
