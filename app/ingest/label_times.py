@@ -7,7 +7,7 @@ batch's content hash must not depend on when it arrived (:func:`with_defaults` f
 write time).
 
 ``labelled_at`` is ISO 8601 text with an offset, never Unix seconds: a number here is more
-likely a unit mistake (milliseconds) than a label time, and text is what feeds export.
+likely a unit mistake (milliseconds) than a label time, and feeds export dates as text.
 """
 
 from __future__ import annotations

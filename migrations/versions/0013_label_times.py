@@ -9,7 +9,8 @@ each row now records when its label arrived and where from (a smallint code,
 app.monitoring.vocabulary.LABEL_SOURCE_CODES). Labels stored before this migration keep NULL
 time and source: when they arrived is unknown and is not invented. windows.newest_event is the
 newest event instant ingest brought into a window (a row's timestamp, a label's time); the
-model's clock is the newest over its windows. models.label_horizon_days (NULL: off) is a
+model's clock is the newest over its windows. Stored windows start from their rows' newest
+timestamp, so a model that receives nothing after the upgrade has a clock too. models.label_horizon_days (NULL: off) is a
 setting of the model.
 
 The CHECKs are added with the columns, in one statement per column on SQLite (its ADD COLUMN
@@ -53,6 +54,13 @@ def upgrade() -> None:
             f"CONSTRAINT ck_predictions_label_set CHECK ({_SET_CHECK})"
         )
     op.add_column("windows", sa.Column("newest_event", sa.DateTime(timezone=True), nullable=True))
+    # What ingest brought before this revision that is still known: the rows' timestamps (one
+    # pass over predictions, through each window's part of its key). A window whose rows
+    # retention deleted keeps NULL; the model's clock is the newest over its windows anyway.
+    op.execute(
+        "UPDATE windows SET newest_event = (SELECT max(p.ts) FROM predictions p "
+        "WHERE p.model_id = windows.model_id AND p.window_start = windows.window_start)"
+    )
     op.add_column("models", sa.Column("label_horizon_days", sa.Integer(), nullable=True))
 
 

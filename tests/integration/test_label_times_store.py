@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from alembic import command
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -21,6 +21,7 @@ from app.db.repositories.window_rows import (
     UNKNOWN_LABEL_TIME,
     WindowRowsRepository,
 )
+from app.db.tables import Window
 from app.ingest.timestamps import datetime_to_micros
 from app.windows.rows import whole_window
 from tests.support.databases import settings_for
@@ -100,8 +101,9 @@ def test_newest_event_only_moves_forward_under_concurrent_style_updates(
     assert queue.model_clock(other) is None
 
 
-def _insert_0012(engine: Engine, backend: str) -> None:
-    """A model with a labelled and an unlabelled row, in the schema of revision 0012."""
+def _insert_0012(engine: Engine, backend: str) -> int:
+    """A model with a labelled and an unlabelled row and two windows (one of them with no rows
+    left), in the schema of revision 0012; the model's id."""
     with engine.begin() as connection:
         model_id = connection.execute(
             text(
@@ -114,14 +116,22 @@ def _insert_0012(engine: Engine, backend: str) -> None:
             ensure_partitions(
                 connection, model_id, week_starts(np.array([datetime_to_micros(DAY)]))
             )
-        for prediction_id, label in (("labelled", 1), ("open", None)):
+        for window in (DAY, DAY + timedelta(days=1)):  # the second one's rows are gone
+            connection.execute(
+                text(
+                    "INSERT INTO windows (model_id, window_start, dirty_version, "
+                    "computed_version, attempts, updated_at) VALUES (:m, :day, 1, 1, 0, :day)"
+                ),
+                {"m": model_id, "day": window},
+            )
+        for prediction_id, label, hour in (("labelled", 1, 3), ("open", None, 5)):
             values = {"m": model_id, "id": prediction_id, "day": DAY, "label": label}
             connection.execute(
                 text(
                     "INSERT INTO predictions (model_id, prediction_id, window_start, ts, score, "
-                    "label, segment) VALUES (:m, :id, :day, :day, 0.5, :label, 'all')"
+                    "label, segment) VALUES (:m, :id, :day, :ts, 0.5, :label, 'all')"
                 ),
-                values,
+                values | {"ts": DAY + timedelta(hours=hour)},
             )
             if backend == "postgresql":
                 connection.execute(
@@ -131,6 +141,7 @@ def _insert_0012(engine: Engine, backend: str) -> None:
                     ),
                     values,
                 )
+    return int(model_id)
 
 
 STORED = "SELECT prediction_id, label, labelled_at, label_source FROM predictions ORDER BY 1"
@@ -142,13 +153,23 @@ def test_labels_stored_before_0013_keep_no_time_and_the_checks_hold(
     upgrade(empty_database_url, "0012")
     engine = create_db_engine(settings_for(empty_database_url))
     try:
-        _insert_0012(engine, backend)
+        model_id = _insert_0012(engine, backend)
         upgrade(empty_database_url, "0013")
         with engine.connect() as connection:
             assert connection.execute(text(STORED)).all() == [
                 ("labelled", 1, None, None),
                 ("open", None, None, None),
             ]
+        with Session(engine) as session:  # the windows start from their rows' timestamps
+            clock = WindowQueueRepository(session).model_clock(model_id)
+            newest = session.execute(
+                select(Window.window_start, Window.newest_event).order_by(Window.window_start)
+            ).all()
+        assert clock == DAY + timedelta(hours=5)
+        assert [tuple(row) for row in newest] == [
+            (DAY, DAY + timedelta(hours=5)),
+            (DAY + timedelta(days=1), None),
+        ]
         refused = [
             "UPDATE predictions SET label_source = 7 WHERE prediction_id = 'labelled'",
             "UPDATE predictions SET label_source = 2 WHERE prediction_id = 'open'",
