@@ -1,6 +1,6 @@
 """The nowcast against simulated windows: fraud rate and expected metrics from scores alone.
 
-    python -m bench.nowcast                  # every table: 1,000 windows, and the bursty streams (about 7 minutes)
+    python -m bench.nowcast                  # every table (about 7 minutes)
     python -m bench.nowcast --quick          # a smoke run of every table
     python -m bench.nowcast --bursts-only    # table 6 alone: bursty healthy streams
     python -m bench.nowcast --nannyml-python /work/nannyml-venv/bin/python   # with CBPE
