@@ -1,7 +1,8 @@
 """The nowcast against simulated windows: fraud rate and expected metrics from scores alone.
 
-    python -m bench.nowcast                  # every table: 1,000 windows (about 2 minutes)
+    python -m bench.nowcast                  # every table (about 7 minutes)
     python -m bench.nowcast --quick          # a smoke run of every table
+    python -m bench.nowcast --bursts-only    # table 6 alone: bursty healthy streams
     python -m bench.nowcast --nannyml-python /work/nannyml-venv/bin/python   # with CBPE
 
 The CBPE peer needs its own virtualenv (``python3 -m venv /work/nannyml-venv &&
@@ -41,7 +42,12 @@ Tables:
    fit its isotonic calibrator on the reference). CBPE assumes P(y | score) stays as on the
    reference, which a prior shift breaks;
 5. cost: counting a window into bins against building its curve sketch, the nowcast's time,
-   the stored bytes.
+   the stored bytes;
+6. the score-shift warning on healthy streams whose frauds come in bursts (bench/label_feeds.py's
+   feeds on bench/detection.py's prior-drift scenarios; bench/nowcast_bursts.py), with
+   independent rows assumed and with the reference's fraud dispersion divided out. Tables 1 and
+   2 divide out each reference's dispersion too (about 1 there: the rows are independent), and
+   table 2 shows the rule with independent rows assumed beside it.
 """
 
 from __future__ import annotations
@@ -75,7 +81,13 @@ from app.metrics import (
     nowcast_window,
     pooled_fit,
 )
-from app.metrics.mixture import fit_prior, histogram
+from app.metrics.mixture import (
+    NO_DISPERSION,
+    Dispersion,
+    fit_prior,
+    histogram,
+    reference_dispersion,
+)
 from app.metrics.types import BoolArray, Float64Array, Int64Array, Interval
 from app.monitoring.nowcast import (
     MISFIT_P_VALUE,
@@ -150,6 +162,8 @@ class Reference:
     sketch: CurveSketch
     wide_edges: Float64Array
     wide_classes: ClassHistogram
+    dispersion: Dispersion
+    """Its frauds' dispersion, from its windows (about 1 here: the rows are independent)."""
 
 
 def reference_rows(seed: int, stream: int) -> list[tuple[Float64Array, BoolArray]]:
@@ -168,12 +182,14 @@ def build_reference(windows: Sequence[tuple[Float64Array, BoolArray]]) -> Refere
     # A fixed histogram's range is set once too: the first window's extremes, 100 equal bins.
     first = windows[0][0]
     wide = np.linspace(first.min(), first.max(), 99)
+    parts = [ScoreHistogram.of(edges, s, y, none) for s, y in windows]
     return Reference(
         edges=edges,
-        classes=ScoreHistogram.of(edges, scores, labels, none).classes(edges),
+        classes=ScoreHistogram.pooled(parts).classes(edges),
         sketch=build_sketch(scores, labels, threshold=THRESHOLD),
         wide_edges=wide,
         wide_classes=ScoreHistogram.of(wide, scores, labels, none).classes(wide),
+        dispersion=reference_dispersion(parts, edges),
     )
 
 
@@ -191,6 +207,8 @@ class Window:
     recent: RecentFit | None
     """The misfit tests on it with up to six windows before it, as the worker runs them (None
     for a stream's first window)."""
+    warned_independent: bool
+    """The worker's rule with independent rows assumed (no dispersion: the rule before it)."""
 
     @property
     def warned_alone(self) -> bool:
@@ -233,14 +251,17 @@ class Nowcaster:
         flagged = int((scores >= THRESHOLD).sum())
         start = time.perf_counter()
         estimate = nowcast_window(
-            counts, flagged, ref.classes, ref.sketch, seed=seed, replicates=self.replicates
+            counts,
+            flagged,
+            ref.classes,
+            ref.sketch,
+            seed=seed,
+            replicates=self.replicates,
+            dispersion=ref.dispersion,
         )
         self.seconds.append(time.perf_counter() - start)
         before = self.history[-(RECENT_WINDOWS - 1) :]
-        recent = None
-        if before:
-            total = (counts + np.sum(before, axis=0)).astype(np.int64)
-            recent = RecentFit(len(before) + 1, pooled_fit(total, ref.classes, ref.sketch))
+        total = (counts + np.sum(before, axis=0)).astype(np.int64) if before else None
         self.history.append(counts)
         return Window(
             self.stream,
@@ -248,8 +269,20 @@ class Nowcaster:
             scores.size,
             realised(scores, labels),
             estimate,
-            recent,
+            self._recent(total, len(before) + 1, ref.dispersion),
+            shift_reason(
+                pooled_fit(counts, ref.classes, ref.sketch), self._recent(total, len(before) + 1)
+            )
+            is not None,
         )
+
+    def _recent(
+        self, total: Int64Array | None, windows: int, dispersion: Dispersion = NO_DISPERSION
+    ) -> RecentFit | None:
+        if total is None:
+            return None
+        ref = self.reference
+        return RecentFit(windows, pooled_fit(total, ref.classes, ref.sketch, dispersion=dispersion))
 
 
 def window_seed(*key: int) -> int:
@@ -375,6 +408,11 @@ class Config:
     summaries: tuple[str, ...] = ("bins", "oracle", "kll", "req", "wide")
     cost_rows: tuple[int, ...] = (20_000, 1_000_000)
     nannyml_python: str | None = None
+    burst_streams: int = 10
+    """Table 6 (bench/nowcast_bursts.py): streams a row, ``burst_windows`` windows each."""
+    burst_windows: int = 100
+    quick_bursts: bool = False
+    """Table 6 on one size and the stress rows only (the smoke run)."""
 
 
 @dataclass
@@ -569,11 +607,12 @@ def shift_table(run: DriftRun, shifted: Sequence[tuple[Scenario, list[Window]]])
         "| scenario | windows (streams) | rows a window | frauds a window (mean) "
         "| a window alone: warned (share; 95% upper) | G-test / tilt test "
         f"| {RECENT_WINDOWS} windows together: warned | the worker's rule: warned (share; 95% "
-        f"upper) | streams warned within their first {RECENT_WINDOWS} windows "
+        "upper) | the same, independent rows assumed (before the dispersion) "
+        f"| streams warned within their first {RECENT_WINDOWS} windows "
         "| realised / estimated pi (means) | realised / expected precision (means) "
         "| precision interval coverage |"
     )
-    yield "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    yield "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     drift = Scenario("pure prior drift (any warning is false; target < 1%)", ROWS, None)
     for scenario, windows in [(drift, run.windows), *shifted]:
         g = np.mean([w.nowcast.fit.p_value < MISFIT_P_VALUE for w in windows])
@@ -599,7 +638,8 @@ def shift_table(run: DriftRun, shifted: Sequence[tuple[Scenario, list[Window]]])
             f"| {scenario.name} | {len(windows):,} ({len(streams)}) | {scenario.rows:,} "
             f"| {frauds:.0f} | {_count([w.warned_alone for w in windows])} "
             f"| {g:.1%} / {tilt:.1%} | {_share(together, len(full))} "
-            f"| {_count([w.warned for w in windows])} | {early} of {len(streams)} "
+            f"| {_count([w.warned for w in windows])} "
+            f"| {_count([w.warned_independent for w in windows])} | {early} of {len(streams)} "
             f"| {pis[0]:.5f} / {pis[1]:.5f} | {precision[0]:.3f} / {precision[1]:.3f} "
             f"| {share:.1%} |"
         )
@@ -861,6 +901,26 @@ def _cost_row(config: Config, rows: int) -> str:
 # --- the run -----------------------------------------------------------------------------------
 
 
+def bursts_section(config: Config) -> Iterator[str]:
+    """Table 6 (bench/nowcast_bursts.py, which imports this module's statistics)."""
+    from bench import nowcast_bursts  # noqa: PLC0415 (it imports this module)
+
+    bursts = nowcast_bursts.BurstConfig(
+        streams=config.burst_streams, windows=config.burst_windows, seed=config.seed
+    )
+    if config.quick_bursts:
+        bursts = nowcast_bursts.BurstConfig(
+            streams=config.burst_streams,
+            windows=config.burst_windows,
+            bursts=(1.0, 4.0),
+            sizes=(100,),
+            scenarios=("day_to_day", "steady"),
+            stress=((8.0, 0.95),),
+            seed=config.seed,
+        )
+    yield from nowcast_bursts.bursts_table(bursts)
+
+
 def provenance() -> str:
     """The code measured: its commit, and whether the files measured differ from it."""
     root = Path(__file__).resolve().parent.parent
@@ -907,6 +967,12 @@ def run(config: Config, out: Callable[[str], None] = print) -> None:
         out(line)
     out(f"\n({time.perf_counter() - section:.0f} s)")
 
+    section = time.perf_counter()
+    out("\n### 6. Score-shift warning on healthy streams whose frauds come in bursts\n")
+    for line in bursts_section(config):
+        out(line)
+    out(f"\n({time.perf_counter() - section:.0f} s)")
+
     out("\n### 3. Which summary of a window's scores\n")
     for line in summary_table(drift, config):
         out(line)
@@ -944,7 +1010,14 @@ def main(argv: list[str] | None = None) -> int:
         help="python of a virtualenv with nannyml (default: $CALMON_NANNYML_PYTHON; else skipped)",
     )
     parser.add_argument("--quick", action="store_true", help="a smoke run of every table")
+    parser.add_argument(
+        "--bursts-only", action="store_true", help="table 6 alone (bursty streams, ~6 minutes)"
+    )
     args = parser.parse_args(argv)
+    if args.bursts_only:
+        for line in bursts_section(Config(seed=args.seed)):
+            print(line)
+        return 0
     if args.quick:
         config = Config(
             streams=2,
@@ -953,6 +1026,9 @@ def main(argv: list[str] | None = None) -> int:
             cost_rows=(20_000, 200_000),
             seed=args.seed,
             nannyml_python=args.nannyml_python,
+            burst_streams=1,
+            burst_windows=30,
+            quick_bursts=True,
         )
     else:
         config = Config(

@@ -34,7 +34,15 @@ import numpy as np
 
 from app.metrics._kernel import Prepared
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import ClassHistogram, Fit, adjusted_count, fit_prior, goodness_of_fit
+from app.metrics.mixture import (
+    NO_DISPERSION,
+    ClassHistogram,
+    Dispersion,
+    Fit,
+    adjusted_count,
+    fit_prior,
+    goodness_of_fit,
+)
 from app.metrics.null_model import NullModel
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
@@ -87,6 +95,7 @@ def nowcast_window(
     seed: int,
     replicates: int = 400,
     level: float = 0.95,
+    dispersion: Dispersion = NO_DISPERSION,
 ) -> Nowcast:
     """Estimate a window's fraud rate and expected metrics from its scores.
 
@@ -102,6 +111,9 @@ def nowcast_window(
         The reference's pooled curve sketch (its TPR and FPR at the threshold, its AP curve).
     seed, replicates, level:
         The bootstrap's generator seed, size and interval coverage.
+    dispersion:
+        The reference's fraud dispersion (:func:`app.metrics.mixture.reference_dispersion`),
+        which the misfit tests divide out; independent rows if not given.
     """
     n = np.asarray(counts, dtype=np.int64)
     if n.shape != reference.positives.shape:
@@ -171,19 +183,25 @@ def nowcast_window(
         adjusted_count_interval=quantile(acc_reps),
         expected=expected,
         intervals=intervals,
-        fit=goodness_of_fit(n, reference, pi, reference_rows=sketch.n),
+        fit=goodness_of_fit(n, reference, pi, reference_rows=sketch.n, dispersion=dispersion),
         undefined=undefined,
     )
 
 
-def pooled_fit(counts: Int64Array, reference: ClassHistogram, sketch: CurveSketch) -> Fit:
+def pooled_fit(
+    counts: Int64Array,
+    reference: ClassHistogram,
+    sketch: CurveSketch,
+    *,
+    dispersion: Dispersion = NO_DISPERSION,
+) -> Fit:
     """The misfit tests on several windows' counts, added up (see the module docstring)."""
     n = np.asarray(counts, dtype=np.int64)
     if n.shape != reference.positives.shape or n.sum() == 0 or (n < 0).any():
         raise InvalidInputError("pooled counts need rows on the reference's bins")
     f1, f0 = reference.densities()
     pi = float(fit_prior(n[None, :].astype(np.float64), f1, f0)[0])
-    return goodness_of_fit(n, reference, pi, reference_rows=sketch.n)
+    return goodness_of_fit(n, reference, pi, reference_rows=sketch.n, dispersion=dispersion)
 
 
 def _shares(counts: Float64Array) -> Float64Array:

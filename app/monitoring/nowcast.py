@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.metrics import Fit, Nowcast
+from app.metrics.mixture import NO_DISPERSION, Dispersion
 
 MISFIT_P_VALUE = 0.001
 """Scores are a shift when a test's p-value is below this (two tests, on the window alone and
@@ -78,12 +79,18 @@ def shift_reason(fit: Fit, recent: RecentFit | None = None) -> str | None:
 
 
 def stored_nowcast(
-    estimate: Nowcast, reference_version: int, recent: RecentFit | None = None
+    estimate: Nowcast,
+    reference_version: int,
+    recent: RecentFit | None = None,
+    *,
+    dispersion: Dispersion = NO_DISPERSION,
 ) -> dict[str, Any]:
-    """The JSON form of ``window_metrics.nowcast``."""
+    """The JSON form of ``window_metrics.nowcast``; ``dispersion``: the reference's frauds'
+    dispersion the tests divided out (each test's own divisor is in its fit)."""
     return {
         **estimate.to_dict(),
         "reference_version": reference_version,
+        "dispersion": dispersion.to_dict(),
         "fit_p_value": fit_p_value(estimate.fit),
         "recent_fit": (
             {"windows": recent.windows, **recent.fit.to_dict()} if recent is not None else None

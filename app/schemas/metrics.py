@@ -156,6 +156,10 @@ class FitOut(ResponseModel):
     tilt: float = Field(description="Likelihood-ratio statistic for moved fraud scores.")
     inflation: float = Field(description="g's divisor for the reference's own sampling noise.")
     tilt_inflation: float = Field(description="tilt's divisor for the same.")
+    dispersion: float = Field(
+        default=1.0, description="g's divisor for the frauds' bursts at this window's fraud rate."
+    )
+    tilt_dispersion: float = Field(default=1.0, description="tilt's divisor for the same.")
     p_value: float
     tilt_p_value: float
 
@@ -164,6 +168,14 @@ class RecentFitOut(FitOut):
     """The misfit tests on several recent windows together."""
 
     windows: int = Field(description="Windows whose counts were added up (this one included).")
+
+
+class DispersionOut(ResponseModel):
+    """How much more the reference's fraud counts varied than independent rows' (bursts)."""
+
+    bins: float = Field(description="Per bin group: variance over mean of the fraud counts.")
+    tilt: float = Field(description="The same along the fraud scores' tilt (their mean).")
+    windows: int = Field(description="Reference windows it was estimated from; 0: assumed 1.")
 
 
 class NowcastOut(ResponseModel):
@@ -192,6 +204,11 @@ class NowcastOut(ResponseModel):
         "(a lasting change too small for one window); null for the first after the reference.",
     )
     recent_fit_p_value: float | None = None
+    dispersion: DispersionOut | None = Field(
+        default=None,
+        description="The reference's fraud dispersion the tests divided out; null: stored "
+        "before it was estimated (independent rows assumed).",
+    )
     score_shift: bool = False
     reason: str | None = Field(default=None, description="Why there is no estimate.")
 

@@ -7,7 +7,14 @@ from typing import Any
 
 from app.metrics import EXPECTED_METRICS
 from app.metrics.types import Interval
-from app.schemas.metrics import FitOut, NowcastOut, NowcastPoint, NowcastValue, RecentFitOut
+from app.schemas.metrics import (
+    DispersionOut,
+    FitOut,
+    NowcastOut,
+    NowcastPoint,
+    NowcastValue,
+    RecentFitOut,
+)
 
 
 def _interval(pair: Sequence[float] | None) -> Interval | None:
@@ -45,6 +52,9 @@ def nowcast_out(stored: Mapping[str, Any] | None) -> NowcastOut | None:
             RecentFitOut.model_validate(stored["recent_fit"]) if stored.get("recent_fit") else None
         ),
         recent_fit_p_value=stored.get("recent_fit_p_value"),
+        dispersion=(
+            DispersionOut.model_validate(stored["dispersion"]) if stored.get("dispersion") else None
+        ),
         score_shift=stored["score_shift"],
     )
 

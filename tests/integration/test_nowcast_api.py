@@ -82,6 +82,11 @@ def test_nowcasts_windows_without_labels_and_keeps_them_when_labels_arrive(
     assert set(nowcast["expected"]) == {"precision", "f1", "average_precision"}
     assert nowcast["fit"]["p_value"] > 1e-3
     assert nowcast["adjusted_count"] is not None
+    # The reference's fraud dispersion, from its 5 windows (too few for the tilt's: 1).
+    assert nowcast["dispersion"]["windows"] == 5
+    assert nowcast["dispersion"]["tilt"] == 1.0
+    assert nowcast["dispersion"]["bins"] >= 1.0
+    assert nowcast["fit"]["dispersion"] >= 1.0
     before = nowcast
 
     # Labels arrive for day 5: it is judged, and its nowcast stays, beside the realised values.

@@ -461,6 +461,8 @@ def test_inflation_at_the_references_own_fraud_rate() -> None:
         "tilt",
         "inflation",
         "tilt_inflation",
+        "dispersion",
+        "tilt_dispersion",
         "p_value",
         "tilt_p_value",
     }
