@@ -42,16 +42,15 @@ from datetime import timedelta
 import numpy as np
 
 from app.metrics import ClassHistogram, evaluate_sketch, nowcast_window
-from app.metrics.reporting import Arrivals, binned_average_precision
-from app.monitoring.detector import threshold_for
+from app.metrics.reporting import Arrivals
+from app.metrics.tilt import binned_average_precision
+from app.monitoring.detector import WindowIncrement, continue_detector, threshold_for
 from app.monitoring.early import (
     DEVELOPMENT_WINDOWS,
     DISPERSION_WINDOWS,
     ReferenceBins,
     ReportingDesign,
     SegmentReporting,
-    WindowIncrement,
-    continue_detector,
 )
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.vocabulary import LABEL_SOURCE_CODES

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.metrics import ClassHistogram, ScoreHistogram, pool_sketches, pooled_fit
-from app.metrics.mixture import NO_DISPERSION, Dispersion, reference_dispersion
+from app.metrics.misfit import NO_DISPERSION, Dispersion, reference_dispersion
 from app.metrics.types import Int64Array
 from app.monitoring.nowcast import RECENT_WINDOWS, RecentFit, shift_reason
 from bench.detection import RULE, prior_drift

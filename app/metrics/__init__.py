@@ -7,7 +7,8 @@ from app.metrics.bootstrap import Intervals, bootstrap
 from app.metrics.curves import PRCurve, pr_curve
 from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import ClassHistogram, Fit, ScoreHistogram, bin_edges
+from app.metrics.misfit import Fit
+from app.metrics.mixture import ClassHistogram, ScoreHistogram, bin_edges
 from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window, pooled_fit
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches

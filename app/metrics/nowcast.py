@@ -34,15 +34,8 @@ import numpy as np
 
 from app.metrics._kernel import Prepared
 from app.metrics.errors import InvalidInputError
-from app.metrics.mixture import (
-    NO_DISPERSION,
-    ClassHistogram,
-    Dispersion,
-    Fit,
-    adjusted_count,
-    fit_prior,
-    goodness_of_fit,
-)
+from app.metrics.misfit import NO_DISPERSION, Dispersion, Fit, goodness_of_fit
+from app.metrics.mixture import ClassHistogram, adjusted_count, fit_prior
 from app.metrics.null_model import NullModel
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch

@@ -37,7 +37,9 @@ The constants were chosen by simulation (bench/detection.py; README "Verdicts an
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from statistics import NormalDist
 
 import numpy as np
@@ -186,3 +188,35 @@ def _step(statistic: float, on: bool, increment: float, threshold: float) -> tup
     if on:
         value = min(value, (1.0 + HOLD) * threshold)
     return value, on
+
+
+@dataclass(frozen=True)
+class WindowIncrement:
+    """A window not judged yet and its early evidence's step (what the continuation reads)."""
+
+    window_start: datetime
+    increment: float
+
+
+def continue_detector(
+    judged: DetectorState,
+    evidence: Sequence[WindowIncrement],
+    *,
+    threshold: float,
+    was_paging: bool,
+) -> DetectorState:
+    """The drop CUSUM after the segment's newest judged window (``judged``), continued through
+    the early evidence of the windows after it (oldest first). ``was_paging``: the continued
+    statistic paged at the previous look, so its page holds until the statistic at the end
+    falls to ``HOLD * threshold`` (as the judged statistic's does). The hold applies at the end
+    of the sequence, not inside it: the sequence is evaluated again at every look, and its
+    older windows (healthy, their statistic at 0) must not release a page that the newest
+    windows' evidence still holds."""
+    statistic, on = judged.drop, judged.paging
+    for item in evidence:
+        statistic = max(0.0, statistic + item.increment)
+        on = statistic > threshold or (on and statistic > HOLD * threshold)
+        if on:
+            statistic = min(statistic, (1.0 + HOLD) * threshold)
+    on = on or (was_paging and statistic > HOLD * threshold)
+    return replace(judged, drop=statistic, paging=on, windows=judged.windows + len(evidence))

@@ -32,50 +32,37 @@ weeks. This module decides what calmon does with a window's labels so far:
   *dispersion* of the reference windows' frauds (frauds in bursts from one
   card or terminal score alike and are disputed together: a quasi-likelihood, as outbreak
   detection on overdispersed counts does, Farrington et al. 1996).
-* **The early detector** (:func:`continue_detector`): the segment's drop CUSUM
-  (app/monitoring/detector.py) after its newest judged window, continued through the windows
+* **The early detector** (``continue_detector`` in app/monitoring/detector.py): the segment's
+  drop CUSUM after its newest judged window, continued through the windows
   not judged yet with their early evidence, in time order. Under "no drop" every increment's
   exponential has expectation at most one, so at each look the continued statistic exceeds the
   threshold with probability at most exp(-threshold) (Ville's inequality, read backwards from
   the newest window): the false-page budget per window and segment stays exp(-10). A page it
   raises says ``early``; as the windows mature their final evidence takes over the same
   statistic, so the page goes on (signal ``cusum``) without clearing and re-raising.
-* **Alert precision from feedback** (:func:`feedback_precision`): the share of the reviewed
-  alerts the investigators confirmed, the day after. It is kept apart: feedback covers flagged
-  rows only, so it says nothing about the frauds the model missed and enters no other metric.
+* **Alert precision from feedback** (app/monitoring/early_views.py): the share of the
+  reviewed alerts the investigators confirmed, the day after. It is kept apart: feedback covers
+  flagged rows only, so it says nothing about the frauds the model missed and enters no other
+  metric.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics.reporting import (
-    UNKNOWN_LOOK,
-    Arrivals,
-    Cells,
-    Development,
-    EarlyEstimate,
-    EstimateSettings,
-    LabelsSoFar,
-    TiltEvidence,
-    TiltTest,
-    binormal_axis,
-    develop,
-    dispersion,
-    estimate_window,
-    tilt_for_drop,
-)
-from app.metrics.types import BoolArray, Float64Array, Int64Array, Interval
-from app.monitoring.detector import HOLD, DetectorState
-from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
+from app.metrics.early_estimate import EarlyEstimate, EstimateSettings, LabelsSoFar, estimate_window
+from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells, Development, develop
+from app.metrics.tilt import TiltEvidence, TiltTest, binormal_axis, dispersion, tilt_for_drop
+from app.metrics.types import BoolArray, Float64Array, Int64Array
+from app.monitoring.detector import WindowIncrement
+from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
 
 PRIOR_SHAPE = 1.0
 """The Gamma prior's shape on a cell's eventual frauds (pseudo-frauds): weak, so that a cell's
@@ -106,8 +93,6 @@ standard deviation of 0.4 around 1 for independent frauds) slowed detection by a
 two streams of five (bench/early_pages.py)."""
 SPLIT_MIN_BINS = 2
 """A side of the threshold is split in two cells only if it has at least this many bins."""
-
-_Z95 = NormalDist().inv_cdf(0.975)
 
 
 @dataclass(frozen=True)
@@ -336,14 +321,6 @@ class SegmentReporting:
 
 
 @dataclass(frozen=True)
-class WindowIncrement:
-    """A window not judged yet and its early evidence's step (what the continuation reads)."""
-
-    window_start: datetime
-    increment: float
-
-
-@dataclass(frozen=True)
 class EarlyPass:
     """What a worker pass found: its look, and per segment the evidence steps of the windows not
     judged yet, oldest first (what the drop detector continues through)."""
@@ -353,136 +330,3 @@ class EarlyPass:
     dispersion: dict[str, float] = field(default_factory=dict)
     """Per segment, how much burstier than independent frauds its complete windows are (the
     judged detector divides its steps by it too)."""
-
-
-def continue_detector(
-    judged: DetectorState,
-    evidence: Sequence[WindowIncrement],
-    *,
-    threshold: float,
-    was_paging: bool,
-) -> DetectorState:
-    """The drop CUSUM after the segment's newest judged window (``judged``), continued through
-    the early evidence of the windows after it (oldest first). ``was_paging``: the continued
-    statistic paged at the previous look, so its page holds until the statistic at the end
-    falls to ``HOLD * threshold`` (as the judged statistic's does). The hold applies at the end
-    of the sequence, not inside it: the sequence is evaluated again at every look, and its
-    older windows (healthy, their statistic at 0) must not release a page that the newest
-    windows' evidence still holds."""
-    statistic, on = judged.drop, judged.paging
-    for item in evidence:
-        statistic = max(0.0, statistic + item.increment)
-        on = statistic > threshold or (on and statistic > HOLD * threshold)
-        if on:
-            statistic = min(statistic, (1.0 + HOLD) * threshold)
-    on = on or (was_paging and statistic > HOLD * threshold)
-    return replace(judged, drop=statistic, paging=on, windows=judged.windows + len(evidence))
-
-
-@dataclass(frozen=True)
-class FeedbackPrecision:
-    """The alerts' precision as the investigators' feedback shows it so far."""
-
-    value: float
-    interval: Interval
-    reviewed: int
-    confirmed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "value": self.value,
-            "ci": list(self.interval),
-            "reviewed": self.reviewed,
-            "confirmed": self.confirmed,
-        }
-
-
-def feedback_precision(
-    arrivals: Arrivals, flagged_bins: BoolArray, look: int | None
-) -> FeedbackPrecision | None:
-    """Confirmed frauds among the flagged rows investigators reviewed by ``look`` (a Wilson 95%
-    interval); None if none was reviewed yet."""
-    code = LABEL_SOURCE_CODES["feedback"]
-    confirmed = arrivals.frauds_where(flagged_bins, source=code, by_look=look)
-    cleared = arrivals.cleared(flagged=True, source=code, by_look=look)
-    reviewed = confirmed + cleared
-    if reviewed == 0:
-        return None
-    return FeedbackPrecision(confirmed / reviewed, wilson(confirmed, reviewed), reviewed, confirmed)
-
-
-def wilson(successes: int, trials: int) -> Interval:
-    """The Wilson score 95% interval of a binomial proportion."""
-    p = successes / trials
-    z2 = _Z95 * _Z95
-    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
-    half = _Z95 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def labels_so_far(arrivals: Arrivals, look: int) -> dict[str, Any]:
-    """The labels a window has by ``look``: frauds and rows cleared, by source (the counts a
-    user sees beside the estimate)."""
-    by_source: dict[str, int] = {}
-    everywhere = np.ones(int(arrivals.fraud_bins.max(initial=0)) + 1, dtype=bool)
-    for name, code in LABEL_SOURCE_CODES.items():
-        frauds = arrivals.frauds_where(everywhere, source=code, by_look=look)
-        cleared = arrivals.cleared(flagged=True, source=code, by_look=look) + arrivals.cleared(
-            flagged=False, source=code, by_look=look
-        )
-        if frauds or cleared:
-            by_source[name] = frauds + cleared
-    frauds = arrivals.frauds_where(everywhere, source=None, by_look=look)
-    cleared = arrivals.cleared(flagged=True, source=None, by_look=look) + arrivals.cleared(
-        flagged=False, source=None, by_look=look
-    )
-    return {"frauds": frauds, "legitimate": cleared, "by_source": by_source}
-
-
-@dataclass(frozen=True)
-class EarlyView:
-    """A window's stored early estimate (``window_metrics.early``): where it stands, what it
-    rests on, and the key that says whether it must be computed again."""
-
-    as_of: datetime
-    look: int
-    key: str
-    """What the estimate was computed from: the look, the labels, pi0 and the reference."""
-    labels: dict[str, Any]
-    estimate: EarlyEstimate | None
-    evidence: EarlyEvidence | None
-    feedback: FeedbackPrecision | None
-    reason: str | None
-    pi0: float | None
-    reference_version: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``"estimate": true`` marks every value as an estimate of what the
-        window's complete labels will show."""
-        out: dict[str, Any] = {
-            "estimate": True,
-            "as_of": self.as_of.isoformat(),
-            "look": self.look,
-            "key": self.key,
-            "reference_version": self.reference_version,
-            "pi0": self.pi0,
-            "labels_so_far": self.labels,
-            "alert_precision_feedback": self.feedback.to_dict() if self.feedback else None,
-            "reason": self.reason,
-        }
-        if self.estimate is not None:
-            estimated = self.estimate.to_dict()
-            estimated.pop("look")
-            out.update(estimated)
-        if self.evidence is not None:
-            out["evidence"] = self.evidence.to_dict()
-        return out
-
-
-def stored_increment(early: dict[str, Any] | None, key: str) -> float | None:
-    """A stored early estimate's evidence step, if it was computed from ``key``."""
-    if early is None or early.get("key") != key:
-        return None
-    evidence = early.get("evidence")
-    return float(evidence["increment"]) if evidence is not None else 0.0

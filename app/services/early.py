@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from app.metrics.reporting import ESTIMATED
+from app.metrics.early_estimate import ESTIMATED
 from app.metrics.types import Interval
 from app.schemas.early import (
     EarlyEvidenceOut,

@@ -32,18 +32,21 @@ from app.db.tables import MonitoredModel
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.windows import floor_to_windows
 from app.metrics import ScoreHistogram, evaluate_sketch
-from app.metrics.reporting import Arrivals, binned_average_precision
+from app.metrics.reporting import Arrivals
+from app.metrics.tilt import binned_average_precision
 from app.monitoring.alerts import FrozenReference
+from app.monitoring.detector import WindowIncrement
 from app.monitoring.early import (
     DEVELOPMENT_WINDOWS,
     DISPERSION_WINDOWS,
     EarlyPass,
-    EarlyView,
     Looks,
     ReferenceBins,
     ReportingDesign,
     SegmentReporting,
-    WindowIncrement,
+)
+from app.monitoring.early_views import (
+    EarlyView,
     feedback_precision,
     labels_so_far,
     stored_increment,

@@ -46,8 +46,8 @@ from app.monitoring.alerts import (
     judge_window,
     settle,
 )
-from app.monitoring.detector import DetectorState, threshold_for
-from app.monitoring.early import EarlyPass, continue_detector
+from app.monitoring.detector import DetectorState, continue_detector, threshold_for
+from app.monitoring.early import EarlyPass
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
 from app.monitoring.verdicts import within_reference

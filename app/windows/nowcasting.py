@@ -33,7 +33,7 @@ from app.metrics import (
     nowcast_window,
     pooled_fit,
 )
-from app.metrics.mixture import NO_DISPERSION, Dispersion, reference_dispersion
+from app.metrics.misfit import NO_DISPERSION, Dispersion, reference_dispersion
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.nowcast import (

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from app.metrics import InvalidInputError, ScoreHistogram
-from app.metrics.mixture import (
+from app.metrics.misfit import (
     MIN_TILT_WINDOWS,
     NO_DISPERSION,
     Dispersion,
-    bin_edges,
     chi2_sf,
     f_sf,
     goodness_of_fit,
     reference_dispersion,
 )
+from app.metrics.mixture import bin_edges
 from app.metrics.types import Float64Array
 from bench.detection import prior_drift
 from bench.label_feeds import NEVER, FeedConfig, simulate

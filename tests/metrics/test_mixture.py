@@ -10,6 +10,7 @@ import pytest
 from scipy import optimize
 
 from app.metrics import InvalidInputError
+from app.metrics.misfit import chi2_sf, goodness_of_fit
 from app.metrics.mixture import (
     BODY_LEVELS,
     MIN_ROWS_ABOVE,
@@ -18,11 +19,9 @@ from app.metrics.mixture import (
     ScoreHistogram,
     adjusted_count,
     bin_edges,
-    chi2_sf,
     edges_from_bytes,
     edges_to_bytes,
     fit_prior,
-    goodness_of_fit,
     histogram,
 )
 from app.metrics.types import BoolArray, Float64Array, Int64Array

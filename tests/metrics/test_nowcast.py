@@ -21,7 +21,8 @@ from app.metrics import (
     evaluate_sketch,
     nowcast_window,
 )
-from app.metrics.mixture import fit_prior, goodness_of_fit
+from app.metrics.misfit import goodness_of_fit
+from app.metrics.mixture import fit_prior
 from app.metrics.types import Float64Array, Int64Array
 
 THRESHOLD = 2.0

@@ -8,19 +8,13 @@ import pytest
 from scipy.special import ndtr
 
 from app.metrics import InvalidInputError
-from app.metrics.reporting import (
-    UNKNOWN_LOOK,
-    Arrivals,
-    Cells,
-    Completeness,
-    EstimateSettings,
-    LabelsSoFar,
+from app.metrics.early_estimate import EstimateSettings, LabelsSoFar, estimate_window
+from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells, Completeness, develop
+from app.metrics.tilt import (
     TiltTest,
     binned_average_precision,
     binormal_axis,
-    develop,
     dispersion,
-    estimate_window,
     tilt_for_drop,
     tilted,
 )

@@ -9,17 +9,9 @@ import numpy as np
 import pytest
 
 from app.monitoring.alerts import EarlyContinuation, SegmentAlert, settle
-from app.monitoring.detector import DetectorState
-from app.monitoring.early import (
-    LabelledRows,
-    Looks,
-    WindowIncrement,
-    arrival_looks,
-    continue_detector,
-    feedback_precision,
-    reporting_cells,
-    wilson,
-)
+from app.monitoring.detector import DetectorState, WindowIncrement, continue_detector
+from app.monitoring.early import LabelledRows, Looks, arrival_looks, reporting_cells
+from app.monitoring.early_views import feedback_precision, wilson
 from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
 
 DAY0 = datetime(2026, 3, 1, tzinfo=UTC)

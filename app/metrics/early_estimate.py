@@ -1,0 +1,216 @@
+"""What a window's complete labels will show, from the labels it has so far.
+
+:func:`estimate_window` scales a window's labels up (:mod:`app.metrics.reporting` gives how
+complete each cell's labels are at the window's look): in cell ``c`` its eventual frauds are
+Poisson(mu_c), its labels so far Poisson(mu_c F_c), and mu_c has a Gamma prior centred on the
+reference's share of the cell times the scale the labels so far imply (where they are nearly
+complete: the flagged rows, after the investigators' feedback), with shape ``prior_shape``: a
+weak prior, which the labels override as they arrive. Draws of the hidden frauds, placed in the
+cell's bins as the reference and the arrivals so far place them, give the window's eventual
+fraud rate, precision and recall at the threshold and calibrated average precision, each with
+an interval (the completeness' bootstrap replicates are drawn through too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.metrics.errors import InvalidInputError
+from app.metrics.null_model import grouped_calibrated_ap
+from app.metrics.reporting import Cells, Completeness
+from app.metrics.types import BoolArray, Float64Array, Interval
+
+
+@dataclass(frozen=True)
+class EarlyEstimate:
+    """What a window's complete labels are expected to show, from its labels so far.
+
+    ``values`` are point estimates of :data:`ESTIMATED`; ``intervals`` the central ``level``
+    intervals of the same quantities over the draws (the hidden frauds, the completeness'
+    replicates); ``undefined`` says why a value is None.
+    """
+
+    look: int
+    frauds_so_far: int
+    values: dict[str, float | None]
+    intervals: dict[str, Interval | None]
+    undefined: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def unavailable(cls, look: int, frauds_so_far: int, reason: str) -> EarlyEstimate:
+        """No estimate, for ``reason``."""
+        return cls(
+            look,
+            frauds_so_far,
+            dict.fromkeys(ESTIMATED),
+            dict.fromkeys(ESTIMATED),
+            dict.fromkeys(ESTIMATED, reason),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: each quantity's value and ``<name>_ci``."""
+        out: dict[str, Any] = {"look": self.look, "frauds_so_far": self.frauds_so_far}
+        for name in ESTIMATED:
+            interval = self.intervals.get(name)
+            out[name] = self.values.get(name)
+            out[f"{name}_ci"] = list(interval) if interval is not None else None
+        out["undefined"] = dict(self.undefined)
+        return out
+
+
+ESTIMATED = ("frauds_total", "pi", "precision", "recall", "average_precision")
+"""What :func:`estimate_window` estimates: the eventual frauds, the fraud rate, precision and
+recall at the threshold, calibrated average precision at pi0."""
+
+
+@dataclass(frozen=True)
+class EstimateSettings:
+    """How :func:`estimate_window` estimates.
+
+    ``ap_shift`` is added to the binned calibrated AP (the exact-minus-binned AP of the
+    reference: binning ties the rows of a bin); ``prior_shape`` is the Gamma prior's shape
+    (pseudo-frauds); ``shape_strength`` the pseudo-frauds with which the reference's shape
+    places a cell's hidden frauds in its bins.
+    """
+
+    pi0: float
+    ap_shift: float
+    prior_shape: float
+    shape_strength: float
+    level: float = 0.95
+
+
+@dataclass(frozen=True)
+class LabelsSoFar:
+    """A window's fraud labels per bin arrived by a look, beside its rows per bin."""
+
+    frauds: Float64Array
+    rows: Float64Array
+
+    @classmethod
+    def of(cls, frauds: npt.ArrayLike, rows: npt.ArrayLike) -> LabelsSoFar:
+        """Checked: one entry per bin each, never more frauds than rows in a bin."""
+        o = np.asarray(frauds, dtype=np.float64)
+        n = np.asarray(rows, dtype=np.float64)
+        if o.shape != n.shape or o.ndim != 1:
+            raise InvalidInputError("frauds and rows need one entry per bin")
+        if (o > n).any() or (o < 0).any():
+            raise InvalidInputError("a bin has more labelled frauds than rows, or fewer than 0")
+        return cls(o, n)
+
+
+def estimate_window(
+    labels: LabelsSoFar,
+    cells: Cells,
+    completeness: Completeness,
+    settings: EstimateSettings,
+    *,
+    seed: int,
+) -> EarlyEstimate:
+    """Estimate a window's eventual fraud labels from those arrived by ``completeness.look``
+    (F per cell at that look: :meth:`Development.at`)."""
+    o, n = labels.frauds, labels.rows
+    look = completeness.look
+    if o.shape != cells.of_bin.shape:
+        raise InvalidInputError("the labels and the cells need one entry per bin")
+    so_far = int(o.sum())
+    count = cells.count
+    o_cell = np.bincount(cells.of_bin, weights=o, minlength=count).astype(np.float64)
+    shares = cells.shares()
+    f = np.nan_to_num(completeness.value, nan=0.0)
+    reps = np.nan_to_num(completeness.replicates, nan=0.0)
+    if n.sum() <= 0:
+        return EarlyEstimate.unavailable(look, so_far, "the window has no rows")
+    if (shares * f).sum() <= 0:
+        return EarlyEstimate.unavailable(
+            look, so_far, "no fraud label is expected this early (none arrived so soon before)"
+        )
+    rng = np.random.default_rng(seed)
+    # Within a cell, the hidden frauds fall where the cell's frauds fall: the reference's shape,
+    # updated by the arrivals so far (labels within a cell arrive at one speed, so they are a
+    # fair sample of where its frauds score).
+    cell_share = shares[cells.of_bin]
+    inside = np.divide(
+        cells.reference_shares, cell_share, out=np.zeros_like(o), where=cell_share > 0
+    )
+    weights = settings.shape_strength * inside + o
+    weight_sum = np.bincount(cells.of_bin, weights=weights, minlength=count)[cells.of_bin]
+    within = np.divide(weights, weight_sum, out=np.zeros_like(weights), where=weight_sum > 0)
+
+    # The point estimate: each cell's posterior mean of its hidden frauds.
+    prior = _prior(o_cell, shares, f[None, :])[0]
+    mean = (settings.prior_shape + o_cell) / (settings.prior_shape / prior + f)
+    point = np.minimum(o + (mean * (1.0 - f))[cells.of_bin] * within, n)
+    # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
+    # hidden frauds, placed in the cell's bins.
+    shape = settings.prior_shape
+    rate = shape / _prior(o_cell, shares, reps) + reps
+    mu = rng.gamma(shape + o_cell[None, :], 1.0 / rate)
+    hidden_cells = rng.poisson(mu * np.clip(1.0 - reps, 0.0, 1.0))
+    hidden = np.zeros((reps.shape[0], o.size))
+    for c in range(count):
+        members = np.flatnonzero(cells.of_bin == c)
+        share = within[members]
+        if members.size and share.sum() > 0:
+            hidden[:, members] = rng.multinomial(hidden_cells[:, c], share / share.sum())
+    drawn = np.minimum(o[None, :] + hidden, n[None, :])
+    values, _ = _summaries(point[None, :], n, cells.flagged, settings)
+    _, intervals = _summaries(drawn, n, cells.flagged, settings)
+    undefined = {name: _why_undefined(name) for name in ESTIMATED if values[name] is None}
+    return EarlyEstimate(look, so_far, values, intervals, undefined)
+
+
+def _prior(o_cell: Float64Array, shares: Float64Array, reps: Float64Array) -> Float64Array:
+    """Each replicate's prior mean per cell: the reference's share times the scale the labels
+    so far imply at that replicate's completeness."""
+    expected = np.maximum((shares[None, :] * reps).sum(axis=1, keepdims=True), 1e-300)
+    prior: Float64Array = np.maximum(o_cell.sum() / expected * shares[None, :], 1e-9)
+    return prior
+
+
+def _why_undefined(name: str) -> str:
+    if name == "precision":
+        return "no row is flagged at the threshold"
+    if name in ("recall", "average_precision"):
+        return "no fraud is expected in this window"
+    return "the window has no rows"
+
+
+def _summaries(
+    frauds: Float64Array, rows: Float64Array, flagged: BoolArray, settings: EstimateSettings
+) -> tuple[dict[str, float | None], dict[str, Interval | None]]:
+    """The estimated quantities of each row of per-bin fraud counts: the first row's values,
+    and the central ``level`` interval over the rows."""
+    total = frauds.sum(axis=1)
+    legit = rows[None, :] - frauds
+    caught = frauds[:, flagged].sum(axis=1)
+    flagged_rows = float(rows[flagged].sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quantities = {
+            "frauds_total": total,
+            "pi": total / rows.sum(),
+            "precision": caught / flagged_rows if flagged_rows > 0 else np.full(total.size, np.nan),
+            "recall": np.where(total > 0, caught / total, np.nan),
+            # Highest bin first, each bin one tie group.
+            "average_precision": grouped_calibrated_ap(
+                frauds[:, ::-1], legit[:, ::-1], legit.sum(axis=1), settings.pi0
+            )
+            + settings.ap_shift,
+        }
+    values: dict[str, float | None] = {}
+    intervals: dict[str, Interval | None] = {}
+    tail = (1.0 - settings.level) / 2.0
+    for name, draws in quantities.items():
+        first = float(draws[0])
+        values[name] = first if np.isfinite(first) else None
+        finite = draws[np.isfinite(draws)]
+        if finite.size < max(draws.size * (1.0 - tail), 1):
+            intervals[name] = None
+        else:
+            lo, hi = np.quantile(finite, [tail, 1.0 - tail])
+            intervals[name] = (float(lo), float(hi))
+    return values, intervals
