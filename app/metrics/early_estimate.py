@@ -141,16 +141,20 @@ def estimate_window(
     weight_sum = np.bincount(cells.of_bin, weights=weights, minlength=count)[cells.of_bin]
     within = np.divide(weights, weight_sum, out=np.zeros_like(weights), where=weight_sum > 0)
 
+    # A cell's unlabelled rows bound its hidden frauds (a replicate whose completeness is near
+    # 0 everywhere would otherwise scale a few labels up without bound).
+    room = np.bincount(cells.of_bin, weights=n - o, minlength=count).astype(np.float64)
     # The point estimate: each cell's posterior mean of its hidden frauds.
     prior = _prior(o_cell, shares, f[None, :])[0]
     mean = (settings.prior_shape + o_cell) / (settings.prior_shape / prior + f)
-    point = np.minimum(o + (mean * (1.0 - f))[cells.of_bin] * within, n)
+    hidden_mean = np.minimum(mean * (1.0 - f), room)
+    point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
     # hidden frauds, placed in the cell's bins.
     shape = settings.prior_shape
     rate = shape / _prior(o_cell, shares, reps) + reps
     mu = rng.gamma(shape + o_cell[None, :], 1.0 / rate)
-    hidden_cells = rng.poisson(mu * np.clip(1.0 - reps, 0.0, 1.0))
+    hidden_cells = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :]))
     hidden = np.zeros((reps.shape[0], o.size))
     for c in range(count):
         members = np.flatnonzero(cells.of_bin == c)

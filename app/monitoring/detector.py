@@ -198,6 +198,20 @@ class WindowIncrement:
     increment: float
 
 
+def excursion_start(judged: DetectorState, evidence: Sequence[WindowIncrement]) -> datetime | None:
+    """The first window of the continued statistic's current excursion above 0 (where the drop
+    it pages on began), or None if it is at 0 or was above 0 already before them."""
+    statistic, start = judged.drop, None
+    for item in evidence:
+        before = statistic
+        statistic = max(0.0, statistic + item.increment)
+        if statistic == 0.0:
+            start = None
+        elif before == 0.0 and start is None:
+            start = item.window_start
+    return start
+
+
 def continue_detector(
     judged: DetectorState,
     evidence: Sequence[WindowIncrement],

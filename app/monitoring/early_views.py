@@ -86,6 +86,57 @@ def labels_so_far(arrivals: Arrivals, look: int) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ScoresBeside:
+    """The fraud rate the labels so far imply beside the one the scores alone give (the nowcast,
+    app/monitoring/nowcast.py), and how far apart they are.
+
+    The two are not pooled into one estimate: the scores-only rate assumes the reference's
+    fraud scores still hold, which is exactly what fails when the model got worse (its frauds
+    then score like legitimate rows and read as less fraud), so pooling would pull the estimate
+    toward the wrong value when it matters. Their disagreement is shown instead: labels saying
+    more fraud than the scores explain (``z`` well above 2) is evidence that the frauds score
+    lower than the reference's, which the early drop test weighs formally.
+    """
+
+    scores_pi: float
+    scores_ci: Interval | None
+    z: float | None
+    """log(labels' pi / scores' pi) over its standard error (from the two 95% intervals)."""
+
+    @classmethod
+    def of(
+        cls, labels_pi: float | None, labels_ci: Interval | None, nowcast: dict[str, Any] | None
+    ) -> ScoresBeside | None:
+        """The comparison, when both estimates exist."""
+        if nowcast is None or not isinstance(nowcast.get("pi"), int | float):
+            return None
+        scores_pi = float(nowcast["pi"])
+        pair = nowcast.get("pi_ci")
+        scores_ci = (float(pair[0]), float(pair[1])) if pair else None
+        z = None
+        spreads = [_log_spread(labels_ci), _log_spread(scores_ci)]
+        if labels_pi and scores_pi > 0 and labels_pi > 0 and None not in spreads:
+            se = math.sqrt(sum(s * s for s in spreads if s is not None))
+            z = math.log(labels_pi / scores_pi) / se if se > 0 else None
+        return cls(scores_pi, scores_ci, z)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "pi": self.scores_pi,
+            "pi_ci": list(self.scores_ci) if self.scores_ci else None,
+            "disagreement_z": self.z,
+        }
+
+
+def _log_spread(interval: Interval | None) -> float | None:
+    """The standard error of log(value) a 95% interval implies (None if it cannot tell)."""
+    if interval is None or interval[0] <= 0 or interval[1] <= interval[0]:
+        return None
+    return math.log(interval[1] / interval[0]) / (2.0 * _Z95)
+
+
+@dataclass(frozen=True)
 class EarlyView:
     """A window's stored early estimate (``window_metrics.early``): where it stands, what it
     rests on, and the key that says whether it must be computed again."""
@@ -101,6 +152,7 @@ class EarlyView:
     reason: str | None
     pi0: float | None
     reference_version: int
+    scores: ScoresBeside | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``"estimate": true`` marks every value as an estimate of what the
@@ -122,6 +174,7 @@ class EarlyView:
             out.update(estimated)
         if self.evidence is not None:
             out["evidence"] = self.evidence.to_dict()
+        out["scores_only"] = self.scores.to_dict() if self.scores is not None else None
         return out
 
 

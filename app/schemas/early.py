@@ -50,6 +50,20 @@ class EarlyEvidenceOut(ResponseModel):
     increment: float = Field(description="What it adds to the drop statistic (llr/dispersion).")
 
 
+class ScoresOnlyOut(ResponseModel):
+    """The fraud rate from the window's scores alone (its nowcast) beside the labels' estimate.
+    They are not pooled: the scores-only rate assumes the reference's fraud scores still hold,
+    which fails exactly when the model got worse (its frauds then read as less fraud)."""
+
+    pi: float = Field(description="Fraud rate estimated from the scores alone.")
+    pi_ci: Interval | None = Field(description="Its 95% interval.")
+    disagreement_z: float | None = Field(
+        description="log(labels' pi / scores' pi) over its standard error: well above 2, the "
+        "labels say more fraud than the scores explain (frauds scoring lower than the "
+        "reference's)."
+    )
+
+
 class EarlyOut(ResponseModel):
     """A window's early estimates: what its complete labels are expected to show."""
 
@@ -70,6 +84,9 @@ class EarlyOut(ResponseModel):
         description="The reviewed alerts' precision, the day after (null: none reviewed yet)."
     )
     evidence: EarlyEvidenceOut | None = None
+    scores_only: ScoresOnlyOut | None = Field(
+        default=None, description="The scores-only fraud rate beside it (null: no nowcast)."
+    )
     reason: str | None = Field(default=None, description="Why there is no estimate.")
 
 

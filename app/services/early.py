@@ -15,6 +15,7 @@ from app.schemas.early import (
     EstimatedValue,
     FeedbackPrecisionOut,
     LabelsSoFar,
+    ScoresOnlyOut,
 )
 
 # The series metric each early estimate stands for, and whether it is its regular or
@@ -44,6 +45,7 @@ def early_out(stored: Mapping[str, Any] | None) -> EarlyOut | None:
         return None
     feedback = stored.get("alert_precision_feedback")
     evidence = stored.get("evidence")
+    scores = stored.get("scores_only")
     return EarlyOut(
         as_of=datetime.fromisoformat(stored["as_of"]),
         look=stored["look"],
@@ -55,6 +57,7 @@ def early_out(stored: Mapping[str, Any] | None) -> EarlyOut | None:
             FeedbackPrecisionOut.model_validate(feedback) if feedback else None
         ),
         evidence=EarlyEvidenceOut.model_validate(evidence) if evidence else None,
+        scores_only=ScoresOnlyOut.model_validate(scores) if scores else None,
         reason=stored.get("reason"),
     )
 

@@ -47,6 +47,7 @@ from app.monitoring.early import (
 )
 from app.monitoring.early_views import (
     EarlyView,
+    ScoresBeside,
     feedback_precision,
     labels_so_far,
     stored_increment,
@@ -234,13 +235,16 @@ class _SegmentPass:
         arrivals = Arrivals.from_bytes(window.arrivals or b"")
         rows = ScoreHistogram.from_bytes(window.score_counts or b"").rows
         flagged_bins = np.arange(rows.size) >= self.threshold_bin
-        estimate, evidence, reason = None, None, None
+        estimate, evidence, reason, scores = None, None, None, None
         if isinstance(reporting, str):
             reason = reporting
         else:
             seed = seed_for(self.model.name, window.window_start, self.segment, "|early")
             estimate = reporting.estimate(arrivals, rows, look, seed=seed)
             evidence = reporting.evidence(arrivals, window.window_start, look)
+            scores = ScoresBeside.of(
+                estimate.values["pi"], estimate.intervals["pi"], window.nowcast
+            )
         return EarlyView(
             as_of=self.looks.as_of,
             look=look,
@@ -252,4 +256,5 @@ class _SegmentPass:
             reason=reason,
             pi0=self.pi0,
             reference_version=self.frozen.version,
+            scores=scores,
         )

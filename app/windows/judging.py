@@ -46,7 +46,12 @@ from app.monitoring.alerts import (
     judge_window,
     settle,
 )
-from app.monitoring.detector import DetectorState, continue_detector, threshold_for
+from app.monitoring.detector import (
+    DetectorState,
+    continue_detector,
+    excursion_start,
+    threshold_for,
+)
 from app.monitoring.early import EarlyPass
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
@@ -203,9 +208,8 @@ def _with_early(
     ]
     was_paging = before.early is not None and before.early.detector.paging
     continued = continue_detector(alert.detector, steps, threshold=threshold, was_paging=was_paging)
-    continuation = EarlyContinuation(
-        continued, len(steps), early.as_of, steps[0].window_start if steps else None
-    )
+    start = excursion_start(alert.detector, steps)
+    continuation = EarlyContinuation(continued, len(steps), early.as_of, start)
     return settle(alert, continuation, before=before)
 
 

@@ -139,3 +139,11 @@ def test_settle_clears_when_the_newest_evidence_outweighs_a_judged_drop() -> Non
     assert (settled.state, settled.signals, settled.episode_start) == ("ok", (), None)
     assert settled.reason is not None
     assert "outweigh" in settled.reason
+
+
+def test_the_excursion_starts_where_the_statistic_last_left_zero() -> None:
+    steps = _steps(1.0, -3.0, 2.0, 4.0)  # above 0, back to 0, then up from the third window
+    assert excursion_start(DetectorState(), steps) == DAY0 + 2 * DAY
+    assert excursion_start(DetectorState(), _steps(-1.0, -2.0)) is None
+    # Already above 0 after the judged windows: the excursion began before these windows.
+    assert excursion_start(DetectorState(drop=3.0), _steps(1.0, 1.0)) is None

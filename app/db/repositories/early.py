@@ -28,6 +28,7 @@ class RecentWindow:
     flagged: int | None
     judged: bool
     early: dict[str, Any] | None
+    nowcast: dict[str, Any] | None
 
 
 class EarlyRepository:
@@ -49,6 +50,7 @@ class EarlyRepository:
                 WindowMetrics.flagged,
                 WindowMetrics.judged_at,
                 WindowMetrics.early,
+                WindowMetrics.nowcast,
             )
             .where(
                 WindowMetrics.model_id == model_id,
@@ -57,20 +59,22 @@ class EarlyRepository:
             )
             .order_by(WindowMetrics.window_start)
         )
-        return [
-            RecentWindow(
-                start,
-                WindowLabels(start, int(labelled), int(positives), coverage),
-                arrivals,
-                counts,
-                flagged,
-                judged is not None,
-                early,
+        out = []
+        for row in rows:
+            start, labelled, positives, coverage, arrivals, counts, flagged, judged_at = row[:8]
+            out.append(
+                RecentWindow(
+                    start,
+                    WindowLabels(start, int(labelled), int(positives), coverage),
+                    arrivals,
+                    counts,
+                    flagged,
+                    judged_at is not None,
+                    early=row[8],
+                    nowcast=row[9],
+                )
             )
-            for start, labelled, positives, coverage, arrivals, counts, flagged, judged, early in (
-                rows.tuples()
-            )
-        ]
+        return out
 
     def calm_counts(
         self, model_id: int, segment: str, *, after: datetime, limit: int
