@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 from app.monitoring.alerts import EarlyContinuation, SegmentAlert, settle
-from app.monitoring.detector import DetectorState, WindowIncrement, continue_detector
+from app.monitoring.detector import (
+    DetectorState,
+    WindowIncrement,
+    continue_detector,
+    excursion_start,
+)
 from app.monitoring.early import LabelledRows, Looks, arrival_looks, reporting_cells
 from app.monitoring.early_views import feedback_precision, wilson
 from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
