@@ -167,10 +167,13 @@ class _SegmentPass:
         return steps
 
     def key(self, window: RecentWindow, look: int) -> str:
-        """What an estimate depends on: the look, the window's labels, pi0, the reference."""
+        """What an estimate depends on: the look, the window's labels, pi0, the reference, and
+        whether the window's scores-only estimate (shown beside it) exists yet."""
         assert self.looks is not None
         digest = hashlib.blake2b(window.arrivals or b"", digest_size=8).hexdigest()
-        return f"{self.looks.as_of.isoformat()}|{look}|{digest}|{self.pi0!r}|{self.frozen.version}"
+        scores = "s" if window.nowcast is not None and "pi" in window.nowcast else "-"
+        parts = (self.looks.as_of.isoformat(), look, digest, self.pi0, self.frozen.version, scores)
+        return "|".join(map(str, parts))
 
     def reporting(
         self, reference: ReferenceBins | str, windows: list[RecentWindow], horizon: int
