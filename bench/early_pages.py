@@ -403,19 +403,22 @@ def estimates_table(config: Config) -> Iterator[str]:
     yield "|---:|---|---:|---|---:|---:|---:|"
     for size in config.sizes:
         change = _warmup(size)
-        healthy: list[EstimateRecord] = []
+        for variant in ("base", "faster", "slower", "bursts"):
+            healthy: list[EstimateRecord] = []
+            for s in range(config.streams):
+                rng = np.random.default_rng([size, s, 3])
+                drift = prior_drift("day_to_day", change + 40, rng)
+                healthy += run_stream(
+                    drift, size, VARIANTS[variant], 9000 * size + s, Run(score=_from(change))
+                ).estimates
+            yield from _estimate_rows(size, f"healthy, pi 20x, {variant}", healthy)
         after: list[EstimateRecord] = []
         for s in range(config.streams):
-            drift = prior_drift("day_to_day", change + 40, np.random.default_rng([size, s, 3]))
-            healthy += run_stream(
-                drift, size, VARIANTS["base"], 9000 * size + s, Run(score=_from(change))
-            ).estimates
             step = degradation("step", change, change + 20)
             after += run_stream(
                 step, size, VARIANTS["base"], 7000 * size + s, Run(score=_week(change))
             ).estimates
-        for label, records in (("healthy, pi 20x", healthy), ("week after a drop", after)):
-            yield from _estimate_rows(size, label, records)
+        yield from _estimate_rows(size, "week after a drop, base", after)
 
 
 def _from(first: int) -> Callable[[int], bool]:
