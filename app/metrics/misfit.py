@@ -76,10 +76,12 @@ def reference_dispersion(windows: Sequence[ScoreHistogram], edges: Float64Array)
     negatives = np.sum([w.negatives for w in windows], axis=0)
     misfits = []
     for window in windows:
-        rest = ClassHistogram(edges, positives - window.positives, negatives - window.negatives)
+        rest_positives = positives - window.positives
+        rest_negatives = negatives - window.negatives
         rows = window.positives + window.negatives
-        if rest.positives.sum() == 0 or rest.negatives.sum() == 0 or rows.sum() == 0:
+        if rest_positives.sum() == 0 or rest_negatives.sum() == 0 or rows.sum() == 0:
             continue  # (a window holding all the reference's frauds: nothing to test it on)
+        rest = ClassHistogram(edges, rest_positives, rest_negatives)
         f1, f0 = rest.densities()
         pi = float(fit_prior(rows[None, :].astype(np.float64), f1, f0)[0])
         reference_rows = int(rest.positives.sum() + rest.negatives.sum())

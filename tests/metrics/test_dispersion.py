@@ -129,3 +129,15 @@ def test_a_dispersion_is_at_least_one() -> None:
     with pytest.raises(InvalidInputError):
         Dispersion(bins=0.9)
     assert Dispersion(2.0, 3.0, 14).to_dict() == {"bins": 2.0, "tilt": 3.0, "windows": 14}
+
+
+def test_a_window_holding_all_the_references_frauds_is_left_out() -> None:
+    # Only one window had frauds: left out, the rest is no reference to test it against (found
+    # by the catalogue API's test, whose reference is one such window among unlabelled ones).
+    edges = np.linspace(-2.0, 3.0, 11)
+    empty = np.zeros(12, dtype=np.int64)
+    frauds = ScoreHistogram(np.full(12, 3, dtype=np.int64), np.full(12, 50, dtype=np.int64), empty)
+    quiet = [ScoreHistogram(empty, np.full(12, 50, dtype=np.int64), empty) for _ in range(4)]
+    measured = reference_dispersion([frauds, *quiet], edges)
+    assert measured.windows == len(quiet)  # the windows without frauds are tested, it is not
+    assert (measured.bins, measured.tilt) == (1.0, 1.0)
