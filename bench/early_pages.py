@@ -41,13 +41,14 @@ from datetime import timedelta
 
 import numpy as np
 
-from app.metrics import ClassHistogram, evaluate_sketch, nowcast_window
+from app.metrics import ClassHistogram, CurveSketch, evaluate_sketch, nowcast_window
 from app.metrics.reporting import Arrivals
 from app.metrics.tilt import binned_average_precision
 from app.monitoring.detector import WindowIncrement, continue_detector, threshold_for
 from app.monitoring.early import (
     DEVELOPMENT_WINDOWS,
     DISPERSION_WINDOWS,
+    MeasuredNow,
     ReferenceBins,
     ReportingDesign,
     SegmentReporting,
@@ -88,6 +89,32 @@ def _arrivals(window: SimWindow) -> Arrivals:
             np.full(cleared.size, LABEL_SOURCE_CODES["feedback"]),
         ),
     )
+
+
+def _measured(window: SimWindow, look: int, bins: int, pi0: float) -> MeasuredNow:
+    """The window as its labels show it at ``look``: the frauds labelled by then positive,
+    every other row legitimate (its evaluation in a model with a label horizon)."""
+    final = window.final
+    days = window.fraud_arrival_days
+    reported = np.isfinite(days)
+    late = reported & (np.ceil(np.maximum(np.where(reported, days, 0.0), 0.0)) > look)
+    entries = np.searchsorted(-final.scores, -window.fraud_scores[late])
+    positives = final.positives_at.copy()
+    tied = final.negatives_tied.copy()
+    np.subtract.at(positives, entries, 1)
+    np.add.at(tied, entries, 1)
+    now = CurveSketch.of_counts(
+        n=final.n,
+        threshold=final.threshold,
+        scores=final.scores,
+        positives_at=positives,
+        negatives_tied=tied,
+        negatives_between=final.negatives_between,
+        negatives_below=final.negatives_below,
+    )
+    ap = evaluate_sketch(now, pi0=pi0).calibrated["average_precision"]
+    frauds = np.bincount(window.fraud_bins[reported & ~late], minlength=bins)
+    return MeasuredNow(ap if ap is not None else 0.0, frauds.astype(np.float64))
 
 
 def _reported_bins(window: SimWindow, bins: int) -> np.ndarray:
@@ -254,14 +281,17 @@ class EarlyEngine:
     def _score(self, model: SegmentReporting, j: int, look: int, pi0: float) -> None:
         window = self.stream.windows[j]
         seed = self.seed * 1000 + j
-        estimate = model.estimate(self.arrivals[j], window.rows_per_bin, look, seed=seed)
+        measured = _measured(window, look, self.bins, pi0)
+        estimate = model.estimate(
+            self.arrivals[j], window.rows_per_bin, look, seed=seed, measured=measured
+        )
         final = window.final
-        measured = evaluate_sketch(final, pi0=pi0)
+        complete = evaluate_sketch(final, pi0=pi0)
         truths = {
             "pi": final.positives / final.n,
-            "precision": measured.regular["precision"],
-            "recall": measured.regular["recall"],
-            "average_precision": measured.calibrated["average_precision"],
+            "precision": complete.regular["precision"],
+            "recall": complete.regular["recall"],
+            "average_precision": complete.calibrated["average_precision"],
         }
         for metric, truth in truths.items():
             self.log.estimates.append(

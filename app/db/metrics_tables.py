@@ -255,4 +255,6 @@ class AlertStateRow(Base):
     early_paging: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     early_windows: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     early_as_of: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # The judged detector's own reason; ``reason`` is the settled one a user reads.
+    judged_reason: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow, onupdate=utcnow)

@@ -155,12 +155,19 @@ def estimate_window(
     rate = shape / _prior(o_cell, shares, reps) + reps
     mu = rng.gamma(shape + o_cell[None, :], 1.0 / rate)
     hidden_cells = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :]))
+    # Where in its cell a hidden fraud scores is uncertain too (a model that got worse puts them
+    # lower than the reference did, and a few arrivals say little): each replicate draws the
+    # cell's shape from its Dirichlet posterior (the reference's shape as pseudo-frauds, plus
+    # the arrivals), then places the hidden frauds on it.
     hidden = np.zeros((reps.shape[0], o.size))
     for c in range(count):
         members = np.flatnonzero(cells.of_bin == c)
-        share = within[members]
-        if members.size and share.sum() > 0:
-            hidden[:, members] = rng.multinomial(hidden_cells[:, c], share / share.sum())
+        if not members.size or weights[members].sum() <= 0:
+            continue
+        alpha = np.maximum(weights[members], 1e-9)
+        shapes = rng.gamma(alpha, size=(reps.shape[0], members.size))
+        shapes /= shapes.sum(axis=1, keepdims=True)
+        hidden[:, members] = rng.multinomial(hidden_cells[:, c], shapes)
     drawn = np.minimum(o[None, :] + hidden, n[None, :])
     values, _ = _summaries(point[None, :], n, cells.flagged, settings)
     _, intervals = _summaries(drawn, n, cells.flagged, settings)

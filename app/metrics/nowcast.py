@@ -259,4 +259,6 @@ def _average_precision(
     draws = null.draw(positives, rows - positives, replicates=at_pis.size, seed=seed)
     # The draws' deviation from the curve's value keeps AP's finite-sample bias: the realised AP
     # of a window this size sits above the curve's.
-    return value, quantile(at_pis + (draws - null.value))
+    # An AP lies in [0, 1]: the shifted draws are clipped there (a thin window's spread, added
+    # to a low curve, reached -0.016 on the web UI's test data).
+    return value, quantile(np.clip(at_pis + (draws - null.value), 0.0, 1.0))

@@ -118,6 +118,10 @@ class SegmentAlert:
     episode_start: datetime | None = None
     reference_value: float | None = None
     reason: str | None = None
+    """Why, in words: the judged detector's reason until settled, then what a user sees."""
+    judged_reason: str | None = None
+    """The judged detector's own reason (kept apart, so that settling again does not wrap the
+    settled reason in another)."""
     early: EarlyContinuation | None = None
     """The judged statistic continued through the windows not judged yet (their early
     evidence, app/monitoring/early.py), as of the last look; None before any."""
@@ -174,21 +178,25 @@ def settle(alert: SegmentAlert, early: EarlyContinuation, *, before: SegmentAler
     if state == "drop":
         ongoing = before.episode_start if before.state == "drop" else None
         episode = ongoing or alert.episode_start or early.first_window or early.as_of
+    judged_reason = alert.judged_reason if alert.judged_reason is not None else alert.reason
     return replace(
         alert,
         state=state,
         signals=tuple(signals),
         episode_start=episode,
-        reason=_settled_reason(alert, early, signals),
+        reason=_settled_reason(alert, judged_reason, early, signals),
+        judged_reason=judged_reason,
         early=early,
     )
 
 
-def _settled_reason(alert: SegmentAlert, early: EarlyContinuation, signals: list[Signal]) -> str:
+def _settled_reason(
+    alert: SegmentAlert, judged_reason: str | None, early: EarlyContinuation, signals: list[Signal]
+) -> str:
     threshold = alert.threshold if alert.threshold is not None else float("nan")
     judged = alert.detector.drop
     continued = early.detector.drop
-    base = alert.reason or ""
+    base = judged_reason or ""
     if not early.windows:
         return base
     summary = (
@@ -272,6 +280,7 @@ def judge_window(
         episode_start=episode,
         reference_value=reference.null_model.value,
         reason=judgement.reason,
+        judged_reason=judgement.reason,
     )
     record = _evidence_record(evidence, detector, threshold, judgement, reference.reference)
     return updated, WindowVerdict(judgement, effects, record)

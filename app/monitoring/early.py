@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -59,7 +59,14 @@ import numpy.typing as npt
 
 from app.metrics.early_estimate import EarlyEstimate, EstimateSettings, LabelsSoFar, estimate_window
 from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells, Development, develop
-from app.metrics.tilt import TiltEvidence, TiltTest, binormal_axis, dispersion, tilt_for_drop
+from app.metrics.tilt import (
+    TiltEvidence,
+    TiltTest,
+    binned_average_precision,
+    binormal_axis,
+    dispersion,
+    tilt_for_drop,
+)
 from app.metrics.types import BoolArray, Float64Array, Int64Array
 from app.monitoring.detector import WindowIncrement
 from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
@@ -214,6 +221,25 @@ class ReportingDesign:
 
 
 @dataclass(frozen=True)
+class MeasuredNow:
+    """A window as its labels show it now: the exact calibrated AP of its rows with every row
+    lacking a fraud label counted legitimate (its stored evaluation, for a model with a label
+    horizon), and its fraud labels per bin."""
+
+    average_precision: float
+    frauds: Float64Array
+
+    def ap_shift(self, rows: Int64Array, pi0: float) -> float:
+        """Exact minus binned calibrated AP of the window as it is now."""
+        frauds = np.minimum(self.frauds, rows)
+        legit = rows - frauds
+        if frauds.sum() <= 0 or legit.sum() <= 0:
+            return 0.0
+        binned = float(binned_average_precision(frauds / frauds.sum(), legit / legit.sum(), pi0)[0])
+        return self.average_precision - binned
+
+
+@dataclass(frozen=True)
 class EarlyEvidence:
     """One window's early evidence about a drop, as the continued CUSUM weighs it."""
 
@@ -301,13 +327,29 @@ class SegmentReporting:
         )
 
     def estimate(
-        self, arrivals: Arrivals, rows: Int64Array, look: int, *, seed: int
+        self,
+        arrivals: Arrivals,
+        rows: Int64Array,
+        look: int,
+        *,
+        seed: int,
+        measured: MeasuredNow | None = None,
     ) -> EarlyEstimate:
-        """What the window's complete labels are expected to show, from those by ``look``."""
+        """What the window's complete labels are expected to show, from those by ``look``.
+
+        ``measured``: the window as its labels show it now (its exact calibrated AP with every
+        row without a fraud label counted legitimate, and its fraud labels per bin). The binned
+        AP ties a bin's rows, and how much that costs depends on where the window's frauds
+        fall; the window's own exact-minus-binned AP corrects the estimate where the
+        reference's would be off (a model that got worse: measured on the bench, the
+        reference's correction left AP biased by its own standard error when labels were
+        nearly complete).
+        """
         labels = LabelsSoFar.of(np.minimum(arrivals.frauds_per_bin(rows.size, look), rows), rows)
-        return estimate_window(
-            labels, self.cells, self.development.at(look), self.settings, seed=seed
-        )
+        settings = self.settings
+        if measured is not None:
+            settings = replace(settings, ap_shift=measured.ap_shift(rows, self.settings.pi0))
+        return estimate_window(labels, self.cells, self.development.at(look), settings, seed=seed)
 
     def evidence(self, arrivals: Arrivals, window_start: datetime, look: int) -> EarlyEvidence:
         """The window's early evidence at ``look``: the test's likelihoods averaged over the

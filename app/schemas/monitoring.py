@@ -95,7 +95,7 @@ class EarlyAlertOut(ResponseModel):
     their early evidence (README, "Early pages"): what pages before the windows are judged."""
 
     drop_evidence: float = Field(description="The continued statistic: it pages above threshold.")
-    paging: bool
+    paging: bool = Field(description="Whether it pages (with its hysteresis across looks).")
     windows: int = Field(description="Windows not judged yet whose early evidence it adds.")
     as_of: datetime | None = Field(description="The look it was taken at (the model's clock).")
 

@@ -17,7 +17,8 @@ from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import METRIC_NAMES, CurveSketch
 from app.metrics.curves import pr_curve
 from app.metrics.types import Interval
-from app.monitoring.pi0 import estimate_pi0, usable_windows
+from app.monitoring.maturity import MaturityRule
+from app.monitoring.pi0 import WindowLabels, estimate_pi0, usable_windows
 from app.monitoring.vocabulary import Verdict
 from app.schemas.metrics import (
     CurveName,
@@ -83,7 +84,8 @@ def metric_series(
         for v in repo.metric_values(model.id, segment, metric, [r.window_start for r in rows])
     }
     current = repo.current_pi0(model.id)
-    points = [_point(row, values.get(row.window_start), metric) for row in rows]
+    maturity = maturity_now(session, model)
+    points = [_point(row, values.get(row.window_start), metric, maturity) for row in rows]
     return MetricSeries(
         model=model.name,
         metric=metric,
@@ -94,18 +96,22 @@ def metric_series(
     )
 
 
-def withheld(row: WindowMetrics) -> str:
+def withheld(row: WindowMetrics, maturity: MaturityRule) -> str:
     """Why an immature window's measured values are not shown: they rest on the labels that
     came first (chargebacks before anything else, feedback on alerts only), so a few early frauds
-    would read as pi = 1.0 and AP = 1.0."""
-    waiting = row.verdict_reason if row.verdict == "insufficient_data" else None
+    would read as pi = 1.0 and AP = 1.0. The waiting reason is the rule's at the model's clock
+    now (the stored verdict's was written at the window's last computation)."""
+    labels = WindowLabels(row.window_start, row.labelled, row.positives, row.label_coverage)
+    waiting = maturity.immaturity(labels) or "waiting for labels"
     return (
-        f"{waiting or 'waiting for labels'}: measured values are withheld until the window's "
-        "labels are complete; `early` estimates what they will show"
+        f"{waiting}: measured values are withheld until the window's labels are complete; "
+        "`early` estimates what they will show"
     )
 
 
-def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> MetricPoint:
+def _point(
+    row: WindowMetrics, value: WindowMetricValue | None, metric: str, maturity: MaturityRule
+) -> MetricPoint:
     early = early_point(row.early, metric)
     if not row.mature:
         return MetricPoint(
@@ -125,7 +131,7 @@ def _point(row: WindowMetrics, value: WindowMetricValue | None, metric: str) -> 
             verdict=cast(Verdict, row.verdict),
             judged=row.judged_at is not None,
             mature=False,
-            reason=withheld(row),
+            reason=withheld(row, maturity),
             nowcast=nowcast_point(row.nowcast, metric),
             early=early,
         )
@@ -181,7 +187,7 @@ def window_detail(
             extra={"model": name, "window_start": window_start.isoformat(), "segment": segment},
         )
     values = repo.metric_values(model.id, segment, None, [row.window_start])
-    hidden = None if row.mature else withheld(row)
+    hidden = None if row.mature else withheld(row, maturity_now(session, model))
     metrics = {
         v.metric: WindowMetricOut(
             regular=v.regular if hidden is None else None,

@@ -31,7 +31,7 @@ from app.db.repositories.nowcast import NowcastRepository
 from app.db.tables import MonitoredModel
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.windows import floor_to_windows
-from app.metrics import ScoreHistogram, evaluate_sketch
+from app.metrics import CurveSketch, ScoreHistogram, evaluate_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.tilt import binned_average_precision
 from app.monitoring.alerts import FrozenReference
@@ -41,6 +41,7 @@ from app.monitoring.early import (
     DISPERSION_WINDOWS,
     EarlyPass,
     Looks,
+    MeasuredNow,
     ReferenceBins,
     ReportingDesign,
     SegmentReporting,
@@ -157,7 +158,7 @@ class _SegmentPass:
             if step is None:
                 if reporting is None:
                     reporting = self.reporting(reference, windows, horizon)
-                view = self.view(window, look, key, reporting)
+                view = self.view(window, look, key, reporting, self._measured(repo, window))
                 early = view.to_dict()
                 stored.append(
                     {"window_start": window.window_start, "segment": self.segment, "early": early}
@@ -226,12 +227,30 @@ class _SegmentPass:
             threshold_bin=self.threshold_bin,
         )
 
+    def _measured(self, repo: EarlyRepository, window: RecentWindow) -> MeasuredNow | None:
+        """The window as its labels show it now, for a model whose evaluation counts every row
+        (a label horizon): its exact calibrated AP and its fraud labels per bin."""
+        if self.model.label_horizon_days is None or window.arrivals is None:
+            return None
+        stored = repo.sketch(self.model.id, self.segment, window.window_start)
+        if stored is None or window.score_counts is None:
+            return None
+        value = evaluate_sketch(CurveSketch.from_bytes(stored), pi0=self.pi0).calibrated[
+            "average_precision"
+        ]
+        if value is None:
+            return None
+        bins = ScoreHistogram.from_bytes(window.score_counts).rows.size
+        frauds = Arrivals.from_bytes(window.arrivals).frauds_per_bin(bins)
+        return MeasuredNow(value, frauds.astype(np.float64))
+
     def view(
         self,
         window: RecentWindow,
         look: int,
         key: str,
         reporting: SegmentReporting | str,
+        measured: MeasuredNow | None,
     ) -> EarlyView:
         """The window's early estimate at ``look``."""
         assert self.looks is not None
@@ -243,7 +262,7 @@ class _SegmentPass:
             reason = reporting
         else:
             seed = seed_for(self.model.name, window.window_start, self.segment, "|early")
-            estimate = reporting.estimate(arrivals, rows, look, seed=seed)
+            estimate = reporting.estimate(arrivals, rows, look, seed=seed, measured=measured)
             evidence = reporting.evidence(arrivals, window.window_start, look)
             scores = ScoresBeside.of(
                 estimate.values["pi"], estimate.intervals["pi"], window.nowcast

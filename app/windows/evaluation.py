@@ -49,11 +49,15 @@ class SegmentInput:
     """Rows at or above the threshold, labelled or not."""
     arrivals: Arrivals | None = None
     """The labels by the look they arrived at (None before the model's bins are cut)."""
+    sent_labels: int | None = None
+    """Rows with a label sent, when the evaluation counts others too (a label horizon counts
+    every row): what the label coverage is of."""
 
     @property
     def labels(self) -> WindowLabels:
         """The segment's label counts (what pi0, maturity and the reference are chosen on)."""
-        coverage = self.labelled / self.rows_total if self.rows_total else None
+        sent = self.sent_labels if self.sent_labels is not None else self.labelled
+        coverage = sent / self.rows_total if self.rows_total else None
         return WindowLabels(self.window_start, self.labelled, self.positives, coverage)
 
 

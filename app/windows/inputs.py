@@ -42,8 +42,10 @@ def window_inputs(
 ) -> list[SegmentInput]:
     """Each part's evaluation input (the only sort of the window's rows happens here)."""
     evaluated = _evaluated(segments, model)
+    sent = [int(part.labels.size) for part in window_parts(segments)]
+    horizon = model.label_horizon_days is not None
     inputs = []
-    for part in window_parts(evaluated):
+    for part, sent_labels in zip(window_parts(evaluated), sent, strict=True):
         labelled = int(part.labels.size)
         sketch = (
             build_sketch(part.scores, part.labels, threshold=model.threshold) if labelled else None
@@ -57,6 +59,7 @@ def window_inputs(
                 positives=int(part.labels.sum()),
                 sketch=sketch,
                 flagged=flagged(part, model.threshold),
+                sent_labels=sent_labels if horizon else None,
             )
         )
     return recounted(inputs, segments, model, edges)

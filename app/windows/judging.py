@@ -351,7 +351,8 @@ def _alert_of(row: AlertStateRow | None, segment: str, version: int) -> SegmentA
         last_window=row.last_window,
         episode_start=row.episode_start,
         reference_value=row.reference_value,
-        reason=row.reason,
+        reason=row.judged_reason if row.judged_reason is not None else row.reason,
+        judged_reason=row.judged_reason,
         early=EarlyContinuation(
             DetectorState(drop=row.early_statistic, paging=row.early_paging),
             row.early_windows,
@@ -378,6 +379,7 @@ def _row_of(model_id: int, alert: SegmentAlert) -> dict[str, Any]:
         "episode_start": alert.episode_start,
         "reference_value": alert.reference_value,
         "reason": alert.reason,
+        "judged_reason": alert.judged_reason,
         "early_statistic": alert.early.detector.drop if alert.early else 0.0,
         "early_paging": alert.early.detector.paging if alert.early else False,
         "early_windows": alert.early.windows if alert.early else 0,

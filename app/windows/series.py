@@ -40,8 +40,17 @@ class FreshWindow:
 
 def _stored_input(row: StoredSegment) -> SegmentInput:
     sketch = CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
+    # A label horizon evaluates every row: its coverage is of the labels sent, kept as stored.
+    coverage = row.label_coverage
+    sent = round(coverage * row.rows_total) if coverage is not None else None
     return SegmentInput(
-        row.segment, row.window_start, row.rows_total, row.labelled, row.positives, sketch
+        row.segment,
+        row.window_start,
+        row.rows_total,
+        row.labelled,
+        row.positives,
+        sketch,
+        sent_labels=sent if sent is not None and sent != row.labelled else None,
     )
 
 

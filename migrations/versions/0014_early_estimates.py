@@ -53,9 +53,11 @@ def upgrade() -> None:
     op.add_column(
         "alert_states", sa.Column("early_as_of", sa.DateTime(timezone=True), nullable=True)
     )
+    op.add_column("alert_states", sa.Column("judged_reason", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    op.drop_column("alert_states", "judged_reason")
     op.drop_column("alert_states", "early_as_of")
     op.drop_column("alert_states", "early_windows")
     op.drop_column("alert_states", "early_paging")

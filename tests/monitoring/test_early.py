@@ -152,3 +152,14 @@ def test_the_excursion_starts_where_the_statistic_last_left_zero() -> None:
     assert excursion_start(DetectorState(), _steps(-1.0, -2.0)) is None
     # Already above 0 after the judged windows: the excursion began before these windows.
     assert excursion_start(DetectorState(drop=3.0), _steps(1.0, 1.0)) is None
+
+
+def test_settling_again_does_not_wrap_the_reason_again() -> None:
+    judged = _paging_alert(3.0, False)
+    continued = continue_detector(
+        judged.detector, _steps(4.0, 5.0), threshold=10.0, was_paging=False
+    )
+    first = settle(judged, EarlyContinuation(continued, 2, DAY0), before=judged)
+    again = settle(first, EarlyContinuation(continued, 2, DAY0), before=first)
+    assert again.reason == first.reason
+    assert first.judged_reason == "judged"

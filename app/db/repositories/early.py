@@ -96,6 +96,16 @@ class EarlyRepository:
         )
         return [counts for counts in rows if counts is not None]
 
+    def sketch(self, model_id: int, segment: str, window_start: datetime) -> bytes | None:
+        """A window segment's stored curve sketch."""
+        return self.session.scalar(
+            select(WindowMetrics.sketch).where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.segment == segment,
+                WindowMetrics.window_start == window_start,
+            )
+        )
+
     def store(self, model_id: int, rows: Sequence[dict[str, Any]]) -> None:
         """Write windows' early estimates: each dict holds ``window_start``, ``segment`` and
         ``early``."""

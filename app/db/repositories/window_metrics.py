@@ -53,6 +53,7 @@ class StoredSegment(NamedTuple):
     judged_at: datetime | None
     reference_version: int | None
     evidence: dict[str, Any] | None
+    label_coverage: float | None
 
     @property
     def stored_verdict(self) -> StoredVerdict:
