@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
+  const { app, h, render, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
 
   // ---- Model --------------------------------------------------------------------------------
   function piChanges(points) {
@@ -106,7 +106,7 @@
     const [covFig, covBox] = figure("Label coverage", "chart-coverage",
       `the share of a window's rows that have a label. A window is judged once it reaches the model's minimum (dotted line, ${pct(model.min_label_coverage, 0)}); until then its verdict is provisional.`);
 
-    app.replaceChildren(
+    render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
       h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →")),

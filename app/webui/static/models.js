@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
+  const { h, render, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
 
   // ---- Models -------------------------------------------------------------------------------
   async function overviewRow(model, segment, status) {
@@ -71,7 +71,7 @@
           h("td", {}, when(row.status.latest_computed_at)));
       })),
     );
-    app.replaceChildren(
+    render(
       h("h1", {}, "Models"),
       h("p", { class: "lede" }, `${models.length} models, ${rows.length} segments; worst first: paging segments, then the largest fall of calibrated AP below the reference.`),
       rows.length ? table : h("p", {}, "No model has windows yet."),

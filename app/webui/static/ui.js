@@ -44,6 +44,12 @@ const ui = (function () {
     return el;
   }
 
+  // Draws a page: its parts in order, leaving out the absent ones (replaceChildren itself would
+  // print a null part as the text "null").
+  function render(...parts) {
+    app.replaceChildren(...parts.flat().filter((part) => part !== undefined && part !== null && part !== false));
+  }
+
   const num = (v, digits = 4) => (v == null ? "–" : v.toFixed(digits));
   const pct = (v, digits = 2) => (v == null ? "–" : (100 * v).toFixed(digits) + "%");
   const signed = (v, digits = 4) => (v == null ? "–" : (v > 0 ? "+" : "") + v.toFixed(digits));
@@ -81,7 +87,7 @@ const ui = (function () {
   }
 
   return {
-    app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT,
+    app, h, render, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT,
     pages: {},
   };
 })();

@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
+  const { h, render, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
 
   // ---- Window -------------------------------------------------------------------------------
   async function windowPage(name, start, params) {
@@ -42,7 +42,7 @@
       `z ${num(e.z, 2)}; drop statistic ${num(e.drop_statistic, 2)} of ${num(e.threshold, 2)} to page.`) : null;
     const [prFig, prBox] = figure("Precision-recall curves: as measured and at pi0", "chart-pr",
       "the dashed curve is precision against recall on this window as measured (its fraud rate pi); the solid curve is the same ranking with precision recomputed at the reference fraud rate pi0, so windows with different fraud rates compare. The gap between them is the prior effect.");
-    app.replaceChildren(
+    render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", h("a", { href: modelLink(name, segment) }, name), " / ", day(w.window_start)),
       h("h1", {}, `${name}: window ${day(w.window_start)} `, h("label", { class: "picker" }, "segment ", picker)),
       h("p", { class: "lede", id: "verdict", "data-verdict": w.verdict },
