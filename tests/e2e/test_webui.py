@@ -13,8 +13,6 @@ temporary directory.
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +22,21 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page
 
-from app.db.engine import create_db_engine, create_session_factory
-from app.schemas.tokens import Scope
-from app.services.tokens import create_token
 from tests.support.browser import chromium, require_chromium, watched_page
-from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, running_server
 from tests.support.streams import Day, StreamSpec, batch_body, post_batch, stream
 from tests.support.waiting import wait_for
+from tests.support.webui_pages import (
+    SCREENSHOTS,
+    make_token,
+    number,
+    open_page,
+    printed_missing_values,
+    same,
+    screenshot_dir,
+    shown_value,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -46,11 +51,13 @@ STEADY = StreamSpec("prior_drift", days=30, rows_per_day=6_000, seed=11)
 SEGMENTS = ("web", "store")
 UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
 DROPS = {"performance_drop", "both"}
-SCREENSHOTS = REPO_ROOT / "docs" / "img"
+# ui-model.png and ui-window-early.png are taken by test_webui_early.py (a model whose newest
+# windows wait for labels, with early estimates).
 README_IMAGES = (
     "ui-models.png",
     "ui-model.png",
     "ui-window.png",
+    "ui-window-early.png",
     "ui-whatif.png",
     "ui-compare.png",
 )
@@ -64,15 +71,6 @@ class Seeded:
     read_token: str
     ingest_only_token: str
     api: httpx.Client
-
-
-def _token(database_url: str, name: str, *scopes: Scope) -> str:
-    engine = create_db_engine(settings_for(database_url))
-    try:
-        with create_session_factory(engine).begin() as session:
-            return create_token(session, name, list(scopes)).token
-    finally:
-        engine.dispose()
 
 
 def _halves(day: Day) -> list[tuple[str, Day]]:
@@ -98,7 +96,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     directory = tmp_path_factory.mktemp("webui")
     database_url = f"sqlite:///{(directory / 'calmon.sqlite3').as_posix()}"
     with running_server(database_url, env=ENV, log_dir=directory) as server:
-        admin = _token(database_url, "seed", "admin", "ingest", "read")
+        admin = make_token(database_url, "seed", "admin", "ingest", "read")
         headers = {"Authorization": f"Bearer {admin}"}
         with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
             for name in ("shop", "steady", "fresh"):  # fresh: registered, no rows yet
@@ -114,8 +112,8 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
                 post_batch(client, "steady", batch_body(day, prefix="steady"))
             windows = {"shop": SHOP.days, "steady": STEADY.days}
             wait_for(lambda: _settled(client, windows), "every window computed", timeout=300)
-        read = _token(database_url, "ui", "read")
-        ingest_only = _token(database_url, "no-read", "ingest")
+        read = make_token(database_url, "ui", "read")
+        ingest_only = make_token(database_url, "no-read", "ingest")
         with httpx.Client(
             base_url=server.base_url, timeout=60.0, headers={"Authorization": f"Bearer {read}"}
         ) as api:
@@ -124,10 +122,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where screenshots go: the README's docs/img in CI or when asked, else a scratch dir."""
-    if os.environ.get("CI") == "true" or os.environ.get("CALMON_WRITE_SCREENSHOTS") == "1":
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
+    return screenshot_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -137,42 +132,7 @@ def browser() -> Iterator[Browser]:
 
 
 def _open(page: Page, seeded: Seeded, fragment: str) -> float:
-    """Load /ui/<fragment> with the read token in session storage; milliseconds until drawn."""
-    page.add_init_script(f"sessionStorage.setItem('calmon.readToken', {seeded.read_token!r})")
-    page.goto(f"{seeded.server.base_url}/ui/{fragment}")
-    return _wait_ready(page, fragment)
-
-
-def _wait_ready(page: Page, fragment: str) -> float:
-    """Wait until the page has drawn ``fragment`` (its route); the milliseconds it took.
-
-    Only selectors and attributes: the page's Content-Security-Policy forbids the string
-    evaluation Playwright's wait_for_function would need, and the test keeps that policy on.
-    """
-    route = fragment or "#/"
-    page.wait_for_selector(f'body[data-ready="{route}"]', state="attached", timeout=30_000)
-    return float(page.locator("body").get_attribute("data-render-ms") or "nan")
-
-
-def _number(text: str) -> float:
-    """A number as the page prints it ('0.4321', '1.234%', '+0.0123')."""
-    match = re.fullmatch(r"\s*([+-]?\d+(?:\.\d+)?)(%?)\s*", text)
-    assert match is not None, text
-    value = float(match.group(1))
-    return value / 100 if match.group(2) else value
-
-
-def _shown(page: Page, selector: str) -> float | None:
-    """The number in the element (before any interval); None where the page shows a dash."""
-    text = page.locator(selector).first.inner_text().split(" [")[0]
-    return None if text.strip() == "–" else _number(text)
-
-
-def _same(shown: float | None, api: float | None, abs_: float) -> bool:
-    """The page shows the API's value to its printed precision, or a dash for null."""
-    if api is None or shown is None:
-        return shown is None and api is None
-    return shown == pytest.approx(api, abs=abs_)
+    return open_page(page, seeded.server.base_url, seeded.read_token, fragment)
 
 
 def _series(seeded: Seeded, model: str, segment: str = "all") -> list[dict[str, Any]]:
@@ -212,15 +172,13 @@ def test_models_page_lists_worst_first_with_the_api_values(
         _open(page, seeded, "")
         row = 'tr[data-model="shop"][data-segment="all"]'
         assert page.locator(f"{row} td.state").get_attribute("data-state") == "drop"
-        calibrated = _shown(page, f'{row} td[data-field="calibrated"]')
-        reference = _shown(page, f'{row} td[data-field="reference"]')
-    assert _same(calibrated, judged["calibrated"], 5.1e-5)
-    assert _same(reference, shop_all["reference_average_precision"], 5.1e-5)
+        calibrated = shown_value(page, f'{row} td[data-field="calibrated"]')
+        reference = shown_value(page, f'{row} td[data-field="reference"]')
+    assert same(calibrated, judged["calibrated"], 5.1e-5)
+    assert same(reference, shop_all["reference_average_precision"], 5.1e-5)
 
 
-def test_model_page_shows_the_drop_in_the_verdict_strip(
-    seeded: Seeded, browser: Browser, shots: Path
-) -> None:
+def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser: Browser) -> None:
     points = _series(seeded, "shop")
     with watched_page(browser, seeded.server.base_url) as (page, log):
         render_ms = _open(page, seeded, "#/models/shop")
@@ -231,12 +189,12 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(
         newest = points[-1]
         summary = "#newest-window"
         shown = {
-            field: _shown(page, f'{summary} td[data-field="{field}"]')
+            field: shown_value(page, f'{summary} td[data-field="{field}"]')
             for field in ("regular", "calibrated", "pi", "pi0", "coverage")
         }
         charts = page.locator(".chart canvas").count()
         page.wait_for_selector("#catalogue-table")  # drawn after the page, when it arrives
-        page.screenshot(path=shots / "ui-model.png", full_page=True)
+        missing = printed_missing_values(page)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
     print(f"\nmodel page, {len(points)} windows: drawn in {render_ms:.0f} ms")
@@ -244,11 +202,12 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(
     assert not DROPS & set(verdicts[: SHOP.change_day])
     assert DROPS & set(verdicts[SHOP.change_day :])
     assert charts == 5
-    assert _same(shown["regular"], newest["regular"], 5.1e-5)
-    assert _same(shown["calibrated"], newest["calibrated"], 5.1e-5)
-    assert _same(shown["pi"], newest["pi"], 5.1e-6)
-    assert _same(shown["pi0"], newest["pi0"], 5.1e-6)
-    assert _same(shown["coverage"], newest["label_coverage"], 5.1e-4)
+    assert not missing, missing
+    assert same(shown["regular"], newest["regular"], 5.1e-5)
+    assert same(shown["calibrated"], newest["calibrated"], 5.1e-5)
+    assert same(shown["pi"], newest["pi"], 5.1e-6)
+    assert same(shown["pi0"], newest["pi0"], 5.1e-6)
+    assert same(shown["coverage"], newest["label_coverage"], 5.1e-4)
     # The unlabelled days carry only the estimate from scores, drawn as such.
     assert newest["label_coverage"] == 0.0
     assert newest["nowcast"] is not None
@@ -260,15 +219,15 @@ def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) ->
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/shop")
         page.select_option("#segment-picker", "web")
-        _wait_ready(page, "#/models/shop?segment=web")
+        wait_ready(page, "#/models/shop?segment=web")
         verdicts = [
             cell.get_attribute("data-verdict")
             for cell in page.locator("#verdict-strip .cell").all()
         ]
-        coverage = _shown(page, '#newest-window td[data-field="coverage"]')
+        coverage = shown_value(page, '#newest-window td[data-field="coverage"]')
         assert not log.problems(), log.problems()
     assert verdicts == [p["verdict"] for p in web]
-    assert _same(coverage, web[-1]["label_coverage"], 5.1e-4)
+    assert same(coverage, web[-1]["label_coverage"], 5.1e-4)
 
 
 def test_window_page_shows_every_metric_as_the_api_does(
@@ -297,12 +256,14 @@ def test_window_page_shows_every_metric_as_the_api_does(
             }
         verdict = page.locator("#verdict").get_attribute("data-verdict")
         curves = page.locator("#chart-pr canvas").count()
+        missing = printed_missing_values(page)
         page.screenshot(path=shots / "ui-window.png", full_page=True)
         assert not log.problems(), log.problems()
         assert not log.blocked, log.blocked
     assert counts == detail["counts"]
     assert verdict == detail["verdict"] in DROPS
     assert curves == 1
+    assert not missing, missing
     assert set(shown) == set(detail["metrics"])
     for metric, values in detail["metrics"].items():
         for variant in ("regular", "calibrated"):
@@ -310,7 +271,7 @@ def test_window_page_shows_every_metric_as_the_api_does(
             if expected is None:
                 assert shown[metric][variant] == "–", (metric, variant)
             else:
-                assert _number(shown[metric][variant]) == pytest.approx(expected, abs=5.1e-5), (
+                assert number(shown[metric][variant]) == pytest.approx(expected, abs=5.1e-5), (
                     metric,
                     variant,
                 )
@@ -325,6 +286,9 @@ def test_pages_of_a_window_without_labels_and_a_model_without_windows(
         _open(page, seeded, f"#/models/shop/windows/{newest['window_start']}?segment=all")
         estimate = page.locator("#nowcast").inner_text()
         verdict = page.locator("#verdict").get_attribute("data-verdict")
+        waiting = page.locator("#maturity").get_attribute("data-mature")
+        measured = page.locator("#metrics-table").count()
+        missing = printed_missing_values(page)
         assert not log.problems(), log.problems()
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/fresh")
@@ -332,6 +296,11 @@ def test_pages_of_a_window_without_labels_and_a_model_without_windows(
         assert not log.problems(), log.problems()
     assert detail["n"] == 0
     assert verdict == detail["verdict"] == "insufficient_data"
+    # Not mature: its measured values are withheld, said once instead of a table of dashes.
+    assert detail["mature"] is False
+    assert waiting == "false"
+    assert measured == 0
+    assert not missing, missing
     assert "Not measured" in estimate
     assert f"{100 * detail['nowcast']['pi']:.3f}%" in estimate
     assert cells == 0
@@ -341,8 +310,8 @@ def _cell(page: Page, selector: str) -> tuple[float | None, list[float] | None]:
     """A number and its printed interval ('0.4321 [0.4000, 0.4600]'), dashes as None."""
     text = page.locator(selector).first.inner_text()
     value, _, rest = text.partition(" [")
-    ci = [_number(part) for part in rest.rstrip("]").split(", ")] if rest else None
-    return (None if value.strip() == "–" else _number(value)), ci
+    ci = [number(part) for part in rest.rstrip("]").split(", ")] if rest else None
+    return (None if value.strip() == "–" else number(value)), ci
 
 
 def _same_ci(shown: list[float] | None, api: list[float] | None, abs_: float) -> bool:
@@ -361,8 +330,8 @@ def test_model_page_lists_the_metric_catalogue(seeded: Seeded, browser: Browser)
             key = f'#catalogue-table tr[data-metric="{row.get_attribute("data-metric")}"]'
             shown[row.get_attribute("data-metric")] = (
                 row.locator('td[data-field="invariant"]').inner_text(),
-                _shown(page, f'{key} td[data-variant="regular"]'),
-                _shown(page, f'{key} td[data-variant="calibrated"]'),
+                shown_value(page, f'{key} td[data-variant="regular"]'),
+                shown_value(page, f'{key} td[data-variant="calibrated"]'),
             )
         why = page.locator("#why-calibrated-ap").inner_text()
         assert not log.problems(), log.problems()
@@ -371,8 +340,8 @@ def test_model_page_lists_the_metric_catalogue(seeded: Seeded, browser: Browser)
     for metric in catalogue["metrics"]:
         invariant, regular, calibrated = shown[metric["name"]]
         assert invariant.startswith("yes" if metric["prior_invariant"] else "no"), metric["name"]
-        assert _same(regular, metric["sensitivity"]["regular"], 5.1e-4), metric["name"]
-        assert _same(calibrated, metric["sensitivity"]["calibrated"], 5.1e-4), metric["name"]
+        assert same(regular, metric["sensitivity"]["regular"], 5.1e-4), metric["name"]
+        assert same(calibrated, metric["sensitivity"]["calibrated"], 5.1e-4), metric["name"]
     assert "calibrated AP" in why
 
 
@@ -388,7 +357,7 @@ def test_what_if_view_shows_the_api_values(seeded: Seeded, browser: Browser, sho
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/shop")
         page.click("#analyses-link")
-        _wait_ready(page, "#/models/shop/analyses")
+        wait_ready(page, "#/models/shop/analyses")
         page.fill("#whatif-pi", "5")
         page.click("#whatif-form button[type=submit]")
         page.wait_for_selector('body[data-whatif="5"]', state="attached", timeout=30_000)
@@ -402,7 +371,7 @@ def test_what_if_view_shows_the_api_values(seeded: Seeded, browser: Browser, sho
             for key in expected
         }
         pis = {
-            key: _shown(page, f'#whatif-priors tr[data-prior="{key}"] td[data-field="pi"]')
+            key: shown_value(page, f'#whatif-priors tr[data-prior="{key}"] td[data-field="pi"]')
             for key in expected
         }
         ranged = {
@@ -417,13 +386,13 @@ def test_what_if_view_shows_the_api_values(seeded: Seeded, browser: Browser, sho
     assert error_hidden
     assert charts == 1
     for key, prior in expected.items():
-        assert _same(pis[key], prior["pi"], 5.1e-6), key
+        assert same(pis[key], prior["pi"], 5.1e-6), key
         for metric, (value, ci) in rows[key].items():
             api = prior["metrics"][metric]
-            assert _same(value, api["value"], 5.1e-5), (key, metric)
+            assert same(value, api["value"], 5.1e-5), (key, metric)
             assert _same_ci(ci, api["ci"], 5.1e-5), (key, metric)
     for field, (value, ci) in ranged.items():
-        assert _same(value, rng[field], 5.1e-5), field
+        assert same(value, rng[field], 5.1e-5), field
         assert _same_ci(ci, rng[f"{field}_ci"], 5.1e-5), field
 
 
@@ -434,7 +403,7 @@ def test_champion_vs_challenger_view_shows_the_api_values(
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/shop/analyses")
         page.select_option("#challenger-picker", "steady")
-        _wait_ready(page, "#/models/shop/analyses?challenger=steady")
+        wait_ready(page, "#/models/shop/analyses?challenger=steady")
         summary = page.locator("#compare-summary").inner_text()
         rows = {
             key: {
@@ -460,7 +429,7 @@ def test_champion_vs_challenger_view_shows_the_api_values(
         api = compare[key]
         assert api is not None, key
         for field, (value, _ci) in fields.items():
-            assert _same(value, api[field], 5.1e-5), (key, field)
+            assert same(value, api[field], 5.1e-5), (key, field)
         assert _same_ci(fields["difference"][1], api["ci"], 5.1e-5), key
 
 
@@ -476,7 +445,7 @@ def test_a_wrong_token_gets_a_clear_message(seeded: Seeded, browser: Browser) ->
         forbidden = page.locator("#token-error").inner_text()
         page.fill("#token-input", seeded.read_token)
         page.click("#token-form button[type=submit]")
-        _wait_ready(page, "#/models/shop")
+        wait_ready(page, "#/models/shop")
         assert page.locator("#verdict-strip .cell").count() == SHOP.days
         assert not log.page_errors, log.page_errors
         assert not log.blocked, log.blocked

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,6 +42,7 @@ SQL_KEYWORDS = frozenset(
     {"select", "distinct", "as", "from", "join", "inner", "left", "on", "where", "and", "or"}
     | {"not", "in", "is", "null", "order", "by", "asc", "desc", "group", "limit", "between"}
     | {"float8"}  # the type of a cast (``(wm.nowcast->>'pi')::float8``), not an identifier
+    | {"case", "when", "then", "end"}  # a value shown only for mature (or immature) windows
 )
 
 
@@ -210,6 +213,142 @@ def test_nowcast_row_shows_every_nowcast_gauge() -> None:
     }
 
 
+EARLY_ROW = "Before the labels are complete: early estimates"
+EARLY_GAUGES = frozenset(
+    {
+        "calmon_early_positive_ratio",
+        "calmon_early_positive_ratio_ci_lower",
+        "calmon_early_positive_ratio_ci_upper",
+        "calmon_early_metric_value",
+        "calmon_early_metric_ci_lower",
+        "calmon_early_metric_ci_upper",
+        "calmon_early_alert_precision_ratio",
+        "calmon_early_alert_precision_ci_lower",
+        "calmon_early_alert_precision_ci_upper",
+        "calmon_early_fraud_labels",
+        "calmon_early_window_start_timestamp_seconds",
+        "calmon_early_look_timestamp_seconds",
+        "calmon_alert_early_drop_evidence",
+        "calmon_alert_signal",
+    }
+)
+
+
+def test_early_row_shows_every_early_gauge() -> None:
+    """The row "Before the labels are complete": the newest window waiting for labels, its
+    estimates from the labels so far (fraud rate; precision, recall, calibrated AP), the alert
+    precision from feedback, the drop evidence continued through the early evidence against the
+    judged one and the threshold, and whether the page rests on it; each gauge selected for the
+    dashboard's model and segment."""
+    panels = _row_panels(EARLY_ROW)
+    titles = " | ".join(panel["title"] for panel in panels).lower()
+    for wanted in (
+        "early fraud rate",
+        "estimated from labels so far",
+        "calibrated ap",
+        "alert precision from investigators' feedback",
+        "drop evidence continued through the early evidence vs threshold",
+        "page rests on early evidence",
+        "look",
+    ):
+        assert wanted in titles, wanted
+    selected: set[str] = set()
+    for panel in panels:
+        assert panel["datasource"]["type"] == PROMETHEUS_TYPE, panel["title"]
+        for target in panel["targets"]:
+            expr = target["expr"]
+            names = metric_names(expr)
+            selected |= names
+            if names - {"calmon_reference_positive_ratio"}:
+                assert 'model="$model", segment="$segment"' in expr, panel["title"]
+    assert selected >= EARLY_GAUGES, EARLY_GAUGES - selected
+    (metrics_panel,) = (panel for panel in panels if panel["title"].startswith("Early precision"))
+    assert _series_names(metrics_panel) >= {
+        f"{metric}{suffix}"
+        for metric in ("precision", "recall", "average_precision")
+        for suffix in ("", " lower", " upper")
+    }
+    (evidence,) = (panel for panel in panels if panel["title"].startswith("Drop evidence"))
+    assert {"calmon_alert_early_drop_evidence", "calmon_alert_drop_evidence"} <= set().union(
+        *(metric_names(t["expr"]) for t in evidence["targets"])
+    ), "the continued statistic beside the judged one"
+    (signal,) = (panel for panel in panels if panel["title"] == "Page rests on early evidence")
+    (target,) = signal["targets"]
+    assert 'calmon_alert_signal="early"' in target["expr"]
+    (mapping,) = signal["fieldConfig"]["defaults"]["mappings"]
+    assert mapping["options"]["1"]["text"] == "early evidence"
+
+
+# Columns of the worker's measured values: an immature window's rest on its labels so far (the
+# first to arrive are mostly frauds), so the dashboard, like the API, shows them for mature
+# windows only; its estimates from the labels so far (window_metrics.early) stand in for them.
+MEASURED_COLUMNS = re.compile(
+    r"\bv\.(regular|calibrated|regular_ci_low|regular_ci_high|calibrated_ci_low|"
+    r"calibrated_ci_high|prior_effect|performance_effect)\b|\bwm\.pi\b"
+)
+EARLY_SERIES = "from labels so far"
+"""Every series of an early estimate says so in its name."""
+
+
+def _selected(sql: str) -> list[tuple[str, str]]:
+    """(expression, output name) of each item of a query's SELECT list (every item the history
+    panels select is named: ``AS "..."``)."""
+    body = re.search(r"\bSELECT\s+(.*?)\s+FROM\b", sql, re.DOTALL)
+    assert body is not None, sql
+    items = re.findall(r'(?:^|,)\s*(.*?)\s+AS\s+"([^"]+)"', body.group(1), re.DOTALL)
+    return [(expression.strip(), name) for expression, name in items]
+
+
+def test_history_shows_measured_values_of_mature_windows_only() -> None:
+    """Every measured value the history panels select is shown for mature windows only, and every
+    early estimate for windows still waiting for labels only (a judged window may keep its last
+    estimate), named as an estimate."""
+    checked = 0
+    for where, sql in dashboard_sql():
+        for expression, name in _selected(sql):
+            if MEASURED_COLUMNS.search(expression):
+                checked += 1
+                assert expression.startswith("CASE WHEN wm.mature THEN "), (where, name)
+            if "wm.early" in expression:
+                checked += 1
+                waiting_only = "CASE WHEN NOT wm.mature THEN (wm.early"
+                assert expression.startswith(waiting_only), (where, name)
+                assert EARLY_SERIES in name, (where, name)
+    assert checked >= 20
+
+
+def test_early_estimates_are_drawn_as_estimates() -> None:
+    """The history's early series: their own colour, dashed, every point marked, each interval
+    a band; the three the issue names are there (fraud rate, precision, calibrated AP)."""
+    found = {}
+    for panel in load_dashboard()["panels"]:
+        if panel["type"] != "timeseries" or panel["datasource"]["type"] != POSTGRES_TYPE:
+            continue
+        for name in _series_names(panel):
+            if EARLY_SERIES not in name or name.endswith((" lower", " upper")):
+                continue
+            found[name] = panel["title"]
+            (style,) = (
+                o["properties"]
+                for o in panel["fieldConfig"]["overrides"]
+                if o["matcher"] == {"id": "byName", "options": name}
+            )
+            props = {item["id"]: item["value"] for item in style}
+            assert props["custom.lineStyle"]["fill"] == "dash", name
+            assert props["custom.showPoints"] == "always", name
+            (band,) = (
+                o["properties"]
+                for o in panel["fieldConfig"]["overrides"]
+                if o["matcher"] == {"id": "byName", "options": f"{name} upper"}
+            )
+            assert {"id": "custom.fillBelowTo", "value": f"{name} lower"} in band, name
+    assert {title.split(":")[0] for title in found.values()} >= {
+        "Average precision",
+        "pi vs pi0",
+        "Precision at the threshold",
+    }, found
+
+
 def test_score_shift_stat_maps_the_flag() -> None:
     panel = _panel("Score shift (newest nowcast window)")
     (mapping,) = panel["fieldConfig"]["defaults"]["mappings"]
@@ -305,9 +444,9 @@ def _grafana_to_sql(sql: str) -> str:
     return sql.replace("$model", "fraud").replace("$segment", "all")
 
 
-@pytest.mark.postgres
-def test_sql_runs_on_postgresql() -> None:
-    """Each query runs on a schema built from the metadata and returns the seeded window."""
+@contextmanager
+def _seeded_postgresql() -> Iterator[Connection]:
+    """A connection whose transaction holds a schema built from the metadata with the seed."""
     url = postgres_base_url()  # skips without PostgreSQL, fails so under CI=true
     schema = f"grafana_check_{os.getpid()}"
     engine = create_engine(url)
@@ -317,9 +456,7 @@ def test_sql_runs_on_postgresql() -> None:
             connection.execute(text(f"SET LOCAL search_path TO {schema}"))
             metadata.create_all(connection)
             _seed(connection)
-            for where, sql in dashboard_sql():
-                rows = connection.execute(text(_grafana_to_sql(sql))).all()
-                assert rows, f"{where}: no row for the seeded window"
+            yield connection
             connection.rollback()
     finally:
         with engine.begin() as connection:
@@ -327,24 +464,89 @@ def test_sql_runs_on_postgresql() -> None:
         engine.dispose()
 
 
+@pytest.mark.postgres
+def test_sql_runs_on_postgresql() -> None:
+    """Each query runs on a schema built from the metadata and returns the seeded windows."""
+    with _seeded_postgresql() as connection:
+        for where, sql in dashboard_sql():
+            rows = connection.execute(text(_grafana_to_sql(sql))).all()
+            assert rows, f"{where}: no row for the seeded window"
+
+
+@pytest.mark.postgres
+def test_sql_shows_a_waiting_windows_estimates_not_its_measured_values() -> None:
+    """On PostgreSQL (JSON operators, casts): the window still waiting for labels has every
+    measured value null and every early estimate set; the mature window the other way round."""
+    checked = 0
+    with _seeded_postgresql() as connection:
+        for where, sql in dashboard_sql():
+            named = _selected(sql)
+            if ("wm.window_start", "time") not in named:
+                continue
+            measured = [name for expression, name in named if MEASURED_COLUMNS.search(expression)]
+            early = [name for expression, name in named if "wm.early" in expression]
+            rows = connection.execute(text(_grafana_to_sql(sql))).mappings().all()
+            by_start = {row["time"]: row for row in rows}
+            judged, waiting = by_start[SEEDED_MATURE], by_start[SEEDED_WAITING]
+            for name in measured:
+                checked += 1
+                assert judged[name] is not None, (where, name)
+                assert waiting[name] is None, (where, name)
+            for name in early:
+                checked += 1
+                assert judged[name] is None, (where, name)
+                assert waiting[name] is not None, (where, name)
+    assert checked >= 20
+
+
+SEEDED_MATURE = datetime(2026, 1, 10, tzinfo=UTC)
+SEEDED_WAITING = datetime(2026, 1, 11, tzinfo=UTC)
+# A window's early estimate as app/monitoring/early.py stores it (the part the dashboard reads).
+SEEDED_EARLY: dict[str, object] = {
+    "estimate": True,
+    "as_of": "2026-01-13T00:00:00+00:00",
+    "look": 1,
+    "labels_so_far": {"frauds": 7, "legitimate": 60, "by_source": {"feedback": 67}},
+    **{
+        f"{name}{suffix}": value
+        for name, (low, mid, high) in {
+            "pi": (0.008, 0.011, 0.015),
+            "precision": (0.05, 0.08, 0.12),
+            "recall": (0.4, 0.6, 0.75),
+            "average_precision": (0.2, 0.3, 0.45),
+        }.items()
+        for suffix, value in (("", mid), ("_ci", [low, high]))
+    },
+}
+
+
 def _seed(connection: Connection) -> None:
-    """One judged window with two metrics, written through the connection's transaction."""
+    """A judged window and the next one still waiting for labels (its values stored, as the
+    worker stores them, and its early estimate), written through the connection's transaction.
+    The mature window keeps an early estimate too, as a judged window may: it must not show."""
     with Session(bind=connection) as session:
         model = new_model(session, threshold=0.5, min_label_coverage=0.5)
-        window = add_window_metrics(
-            session,
-            model.id,
-            datetime(2026, 1, 10, tzinfo=UTC),
-            counts=(1000, 900, 9),
-            verdict="prior_shift",
-        )
-        for metric in ("average_precision", "f1"):
-            add_metric_value(
+        for start, mature in ((SEEDED_MATURE, True), (SEEDED_WAITING, False)):
+            window = add_window_metrics(
                 session,
-                window,
-                metric,
-                regular=0.5,
-                calibrated=0.4,
-                prior_effect=0.1,
-                performance_effect=0.0,
+                model.id,
+                start,
+                counts=(1000, 900 if mature else 40, 9),
+                verdict="prior_shift" if mature else "insufficient_data",
+                mature=mature,
+                early=SEEDED_EARLY,
             )
+            for metric in ("average_precision", "f1", "precision"):
+                add_metric_value(
+                    session,
+                    window,
+                    metric,
+                    regular=0.5,
+                    regular_ci_low=0.4,
+                    regular_ci_high=0.6,
+                    calibrated=0.4,
+                    calibrated_ci_low=0.3,
+                    calibrated_ci_high=0.5,
+                    prior_effect=0.1,
+                    performance_effect=0.0,
+                )

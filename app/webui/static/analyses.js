@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { app, h, num, pct, signed, interval, seconds, day, enc, howTo, modelLink, figure } = ui;
+  const { h, render, num, pct, signed, interval, seconds, day, enc, howTo, modelLink, figure } = ui;
   const METRICS = [["precision", "precision"], ["recall", "recall"], ["f1", "F1"], ["average_precision", "AP"]];
   const GRID = 13; // fraud rates the chart asks for across the range
   const GRID_REPLICATES = 200; // the chart's bands: enough for a band, a fifth of the default's cost
@@ -181,7 +181,7 @@
     ]);
     const what = await whatIfSection(base, segment, whatif);
     const vs = compareSection(name, segment, models, challenger, compare, model.timezone);
-    app.replaceChildren(
+    render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", h("a", { href: modelLink(name, segment) }, name), " / analyses"),
       h("h1", {}, `${name}: what-if and champion vs challenger`, segment !== "all" ? ` (segment ${segment})` : ""),
       what.section, vs.section);

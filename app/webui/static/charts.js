@@ -9,8 +9,11 @@ const charts = (function () {
     reference: { stroke: "#444444", width: 1, dash: [2, 3] },
     second: { stroke: "#1b7837", width: 1.5, dash: [12, 3, 2, 3] },
   };
-  // Estimates (from scores, not measured): hollow markers and no line.
+  // Estimates from scores (the nowcast, not measured): hollow markers and no line.
   const ESTIMATE = { stroke: "#6a3d9a", fill: "#ffffff", size: 7 };
+  // Estimates from the labels so far (a window still waiting for labels): a dashed line through
+  // hollow markers in their own colour, with a plain band (EARLY.band), never a solid line.
+  const EARLY = { stroke: "#01796f", fill: "#ffffff", size: 8, dash: [5, 4], band: "rgba(1, 121, 111, 0.16)" };
 
   function hatch(color) {
     const tile = document.createElement("canvas");
@@ -100,6 +103,19 @@ const charts = (function () {
 
   function lineSeries(spec) {
     const style = STYLE[spec.style] || STYLE.calibrated;
+    // The legend's value at the cursor; an estimate may say more about its point (its interval
+    // and look) through spec.describe(value, index).
+    const value = (u, v, _, i) => (v == null ? "–" : spec.describe ? spec.describe(v, i) : spec.format(v));
+    if (spec.early) {
+      return {
+        label: spec.label,
+        stroke: EARLY.stroke,
+        width: 1.5,
+        dash: EARLY.dash,
+        points: { show: true, size: EARLY.size, width: 1.5, stroke: EARLY.stroke, fill: EARLY.fill },
+        value,
+      };
+    }
     if (spec.estimate) {
       return {
         label: spec.label,
@@ -107,7 +123,7 @@ const charts = (function () {
         width: 1,
         paths: () => null,
         points: { show: true, size: ESTIMATE.size, stroke: ESTIMATE.stroke, fill: ESTIMATE.fill },
-        value: (u, v) => (v == null ? "–" : spec.format(v)),
+        value,
       };
     }
     return {
@@ -117,7 +133,7 @@ const charts = (function () {
       dash: style.dash,
       paths: spec.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined,
       points: { show: false },
-      value: (u, v) => (v == null ? "–" : spec.format(v)),
+      value,
     };
   }
 
@@ -217,5 +233,5 @@ const charts = (function () {
     return new uPlot(opts, [spec.x, ...spec.lines.map((line) => line.values)], el);
   }
 
-  return { timeChart, prChart, priorChart, STYLE };
+  return { timeChart, prChart, priorChart, STYLE, EARLY };
 })();

@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { app, h, num, pct, signed, interval, seconds, day, when, enc, valueCell, estimateTag, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
+  const { app, h, render, num, pct, signed, interval, seconds, day, when, enc, readable, estimateTag, estimated, lookText, onEarlyEvidence, earlyAlertText, howTo, modelLink, windowLink, figure, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT } = ui;
 
   // ---- Model --------------------------------------------------------------------------------
   function piChanges(points) {
@@ -17,19 +17,74 @@
     return marks;
   }
 
+  // What a window still waiting for labels shows instead of measured values: its early estimate.
+  function waitingText(p) {
+    const e = p.early;
+    if (!e || e.value == null) return "waiting for labels" + (e && e.reason ? ` (no estimate yet: ${e.reason})` : "");
+    return `waiting for labels; estimated from labels so far: calibrated AP ${estimated(e)}, fraud rate ${estimated({ value: e.pi, ci: e.pi_ci }, (v) => pct(v, 3))}`;
+  }
+
   function verdictStrip(name, segment, points) {
     const strip = h("div", { class: "strip", id: "verdict-strip", role: "list" },
       points.map((p) => h("a", {
         role: "listitem",
-        class: `cell v-${p.verdict}` + (p.judged ? "" : " provisional"),
+        class: `cell v-${p.verdict}` + (p.judged ? "" : " provisional") + (p.mature ? "" : " waiting"),
         href: windowLink(name, p.window_start, segment),
         "data-verdict": p.verdict,
         "data-window": p.window_start,
-        title: `${day(p.window_start)}: ${VERDICT_TEXT[p.verdict]}${p.judged ? "" : " (provisional)"}`,
+        "data-mature": String(p.mature),
+        title: `${day(p.window_start)}: ${VERDICT_TEXT[p.verdict]}${p.judged ? "" : " (provisional)"}` + (p.mature ? "" : `; ${waitingText(p)}`),
       }, VERDICT_MARK[p.verdict])));
     const legend = h("p", { class: "legend" }, Object.entries(VERDICT_MARK).map(([verdict, mark]) =>
-      h("span", { class: "key" }, h("span", { class: `cell v-${verdict}` }, mark), " ", VERDICT_TEXT[verdict])));
+      h("span", { class: "key" }, h("span", { class: `cell v-${verdict}` }, mark), " ", VERDICT_TEXT[verdict])),
+      h("span", { class: "key" }, h("span", { class: "cell waiting" }, "·"), " still waiting for labels (underlined)"));
     return [strip, legend];
+  }
+
+  // The alert state in words: what pages, and why, with early evidence said as such.
+  function alertState(state, ap, reference, ref) {
+    const prior = ` · pi0 ${pct(ap.pi0, 3)} (version ${ap.pi0_version ?? "–"}) · reference version ${reference.current.version}` +
+      (ref && ref.ready ? ` (${day(ref.first_window)} to ${day(ref.last_window)}, calibrated AP ${num(ref.calibrated_average_precision)})` : ` (${ref ? ref.reason || "not frozen yet" : "not collected"})`);
+    if (!state) return [h("p", { class: "lede", id: "alert-state", "data-state": "none" }, "no alert state yet", prior)];
+    const early = onEarlyEvidence(state);
+    const what = early
+      ? `${STATE_TEXT[state.state]} on early evidence (labels still arriving)`
+      : `${STATE_TEXT[state.state]} — ${readable(state.reason) || `drop evidence ${num(state.drop_evidence, 2)}`}`;
+    const lede = h("p", { class: "lede", id: "alert-state", "data-state": state.state, "data-signals": state.signals.join(","), title: state.reason || undefined },
+      what + (state.episode_start ? `; drop since ${day(state.episode_start)}` : ""), prior);
+    return [lede, early ? h("p", { class: "early-alert", id: "early-alert", role: "note" }, estimateTag("labels"), " ", earlyAlertText(state)) : null];
+  }
+
+  // The newest window, and the newest one estimated from its labels so far when that is another.
+  function newestSummary(name, segment, points, granularity) {
+    const newest = points[points.length - 1];
+    if (!newest) return null;
+    const withheld = (v, f) => (newest.mature ? f(v) : "–");
+    const rows = [h("tr", { "data-window": newest.window_start, "data-mature": String(newest.mature) },
+      h("td", {}, h("a", { href: windowLink(name, newest.window_start, segment) }, day(newest.window_start)),
+        newest.mature ? "" : " (waiting for labels)"),
+      h("td", { class: "num", "data-field": "regular", title: newest.reason || undefined }, withheld(newest.regular, num)),
+      h("td", { class: "num", "data-field": "calibrated", title: newest.reason || undefined }, withheld(newest.calibrated, num)),
+      h("td", { class: "num", "data-field": "pi" }, pct(newest.pi, 3)),
+      h("td", { class: "num", "data-field": "pi0" }, pct(newest.pi0, 3)),
+      h("td", { class: "num", "data-field": "coverage" }, pct(newest.label_coverage, 1)),
+      h("td", { "data-field": "verdict" }, `${VERDICT_MARK[newest.verdict]} ${newest.verdict}`))];
+    const estimate = [...points].reverse().find((p) => !p.mature && p.early);
+    if (estimate) {
+      const e = estimate.early;
+      rows.push(h("tr", { class: "estimate-row", id: "newest-early", "data-window": estimate.window_start },
+        h("td", {}, h("a", { href: windowLink(name, estimate.window_start, segment) }, day(estimate.window_start)), " ",
+          estimateTag("labels"), h("span", { class: "ci" }, ` ${lookText(e.look, granularity)}, as of ${when(e.as_of)}`)),
+        h("td", { class: "num" }, "–"),
+        h("td", { class: "num", "data-field": "early-calibrated", title: e.reason || undefined }, estimated(e)),
+        h("td", { class: "num", "data-field": "early-pi" }, estimated({ value: e.pi, ci: e.pi_ci }, (v) => pct(v, 3))),
+        h("td", { class: "num" }, pct(estimate.pi0, 3)),
+        h("td", { class: "num" }, pct(estimate.label_coverage, 1)),
+        h("td", {}, "estimate: not judged")));
+    }
+    return h("table", { id: "newest-window", class: "summary" },
+      h("tr", {}, ["newest window", "regular AP", "calibrated AP", "pi", "pi0", "label coverage", "verdict"].map((t) => h("th", {}, t))),
+      rows);
   }
 
   // The catalogue is drawn when it arrives, without holding the page back (it is not needed to
@@ -65,7 +120,6 @@
       id: "segment-picker",
       onchange: (event) => { location.hash = modelLink(name, event.target.value); },
     }, segments.map((s) => h("option", { value: s, selected: s === segment }, s)));
-    const newest = points[points.length - 1];
     const timezone = model.timezone;
     const x = points.map((p) => seconds(p.window_start));
     const pick = (i) => { location.hash = windowLink(name, points[i].window_start, segment); };
@@ -81,44 +135,51 @@
     const col = (series, key) => series.points.map((p) => p[key]);
     const ciCol = (series, key, i) => series.points.map((p) => (p[key] ? p[key][i] : null));
     const nowcast = (series, key) => series.points.map((p) => (p.nowcast ? p.nowcast[key] : null));
+    // A window still waiting for labels has no measured value, only its early estimate; its
+    // legend value says its interval and how old its labels are. A window's last estimate may
+    // stay stored once it is judged: its measured values replace it here.
+    const waiting = (p) => (!p.mature && p.early ? p.early : null);
+    const early = (series, key) => series.points.map((p) => (waiting(p) ? p.early[key] : null));
+    const earlyBand = (series, key) => ({
+      lo: series.points.map((p) => (waiting(p) && p.early[key] ? p.early[key][0] : null)),
+      hi: series.points.map((p) => (waiting(p) && p.early[key] ? p.early[key][1] : null)),
+      color: charts.EARLY.band,
+    });
+    const earlyAsOf = points.reduce((last, p) => (waiting(p) && (!last || p.early.as_of > last) ? p.early.as_of : last), null);
+    const earlyLabel = (what) => `${what} from labels so far` + (earlyAsOf ? ` (as of ${day(earlyAsOf)})` : "");
+    const describeEarly = (series, ciKey, f) => (v, i) => {
+      const e = series.points[i].early;
+      return `${f(v)}${e[ciKey] ? ` ${interval(e[ciKey], f)}` : ""}, ${lookText(e.look, model.granularity)}`;
+    };
+    const horizon = model.label_horizon_days;
+    // Only a model with windows waiting for labels gets the estimate's legend entry.
+    const anyEarly = points.some(waiting);
+    const ifEarly = (...items) => (anyEarly ? items : []);
     const refLine = points.map(() => (ref ? ref.calibrated_average_precision : null));
 
-    const summary = newest ? h("table", { id: "newest-window", class: "summary" },
-      h("tr", {}, ["newest window", "regular AP", "calibrated AP", "pi", "pi0", "label coverage", "verdict"].map((t) => h("th", {}, t))),
-      h("tr", { "data-window": newest.window_start },
-        h("td", {}, h("a", { href: windowLink(name, newest.window_start, segment) }, day(newest.window_start))),
-        h("td", { class: "num", "data-field": "regular" }, num(newest.regular)),
-        h("td", { class: "num", "data-field": "calibrated" }, num(newest.calibrated)),
-        h("td", { class: "num", "data-field": "pi" }, pct(newest.pi, 3)),
-        h("td", { class: "num", "data-field": "pi0" }, pct(newest.pi0, 3)),
-        h("td", { class: "num", "data-field": "coverage" }, pct(newest.label_coverage, 1)),
-        h("td", { "data-field": "verdict" }, `${VERDICT_MARK[newest.verdict]} ${newest.verdict}`)),
-    ) : null;
+    const summary = newestSummary(name, segment, points, model.granularity);
 
     const [apFig, apBox] = figure("Average precision: measured and calibrated", "chart-ap",
-      "the dashed line is AP as measured, which moves with the fraud rate; the solid line is AP calibrated to the reference fraud rate pi0, which moves only when the model ranks better or worse. Bands (hatched: measured, plain: calibrated) are 95% bootstrap intervals; the dotted line is the reference's calibrated AP; hollow circles are estimates from scores before the labels arrive (measured AP's expected value), not measurements. Click a point for its window.");
+      "the dashed line is AP as measured, which moves with the fraud rate; the solid line is AP calibrated to the reference fraud rate pi0, which moves only when the model ranks better or worse. Bands (hatched: measured, plain: calibrated) are 95% bootstrap intervals; the dotted line is the reference's calibrated AP; hollow circles are estimates from scores before the labels arrive (measured AP's expected value), not measurements. A window still waiting for labels shows no measured value: the dashed teal line through hollow markers, with its shaded 95% band, is its calibrated AP estimated from the labels that arrived so far (what its complete labels are expected to show; hover for how long they have been arriving). Click a point for its window.");
     const [f1Fig, f1Box] = figure("F1 at the threshold: measured and calibrated", "chart-f1",
-      "as above for F1 at the model's threshold: measured (dashed, hatched band) and at pi0 (solid, plain band); hollow circles are expected F1 estimated from scores.");
-    const [piFig, piBox] = figure("Fraud rate: measured pi, reference pi0, estimate from scores", "chart-pi",
-      "the solid line is the share of fraud among a window's labelled rows, the dashed step is pi0, the prior every calibrated value is computed at; the shaded span is the windows the pi0 policy estimates it from, and a dashed vertical line marks where windows were computed at a different pi0. Hollow circles and their hatched band are the fraud rate estimated from scores alone, with its 95% interval: an estimate, available before labels.");
+      "as above for F1 at the model's threshold: measured (dashed, hatched band) and at pi0 (solid, plain band); hollow circles are expected F1 estimated from scores. F1 is not estimated from labels so far: a window still waiting for labels shows none.");
+    const [piFig, piBox] = figure("Fraud rate: measured pi, reference pi0, estimates from labels so far and from scores", "chart-pi",
+      "the solid line is the share of fraud among a window's labelled rows, the dashed step is pi0, the prior every calibrated value is computed at; the shaded span is the windows the pi0 policy estimates it from, and a dashed vertical line marks where windows were computed at a different pi0. Hollow circles and their hatched band are the fraud rate estimated from scores alone, with its 95% interval: an estimate, available before labels. A window still waiting for labels has no measured pi (its first labels are mostly frauds, so the share would read high); the dashed teal line through hollow markers and its shaded band is the fraud rate its complete labels are expected to show, estimated from the labels so far.");
     const [effFig, effBox] = figure("Why AP moved: prior effect and performance effect", "chart-effects",
       "each window's AP change against the segment's reference, split in two: the prior effect (dashed) is what the fraud rate's move explains, the performance effect (solid) is the change of calibrated AP, the model's own. Only the performance effect can page.");
-    const [covFig, covBox] = figure("Label coverage", "chart-coverage",
-      `the share of a window's rows that have a label. A window is judged once it reaches the model's minimum (dotted line, ${pct(model.min_label_coverage, 0)}); until then its verdict is provisional.`);
+    const [covFig, covBox] = figure("Label coverage", "chart-coverage", horizon != null
+      ? `the share of a window's rows that count as labelled. This model's labels are frauds and reviewed alerts only (label_horizon_days ${horizon}): every row counts, one without a fraud label as legitimate, so the coverage is full and says nothing of how complete the labels are. A window's labels are complete ${horizon} days after it ends; until then it is waiting for labels and its verdict is provisional.`
+      : `the share of a window's rows that have a label. A window is judged once it reaches the model's minimum (dotted line, ${pct(model.min_label_coverage, 0)}); until then its verdict is provisional.`);
 
-    app.replaceChildren(
+    render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
       h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →")),
-      h("p", { class: "lede", id: "alert-state", "data-state": state ? state.state : "none" },
-        state ? `${STATE_TEXT[state.state]} — ${state.reason || `drop evidence ${num(state.drop_evidence, 2)}`}` +
-          (state.episode_start ? `; drop since ${day(state.episode_start)}` : "") : "no alert state yet",
-        ` · pi0 ${pct(ap.pi0, 3)} (version ${ap.pi0_version ?? "–"}) · reference version ${reference.current.version}` +
-          (ref && ref.ready ? ` (${day(ref.first_window)} to ${day(ref.last_window)}, calibrated AP ${num(ref.calibrated_average_precision)})` : ` (${ref ? ref.reason : "not collected"})`)),
+      ...alertState(state, ap, reference, ref),
       summary,
       h("h2", {}, "Verdicts, one mark per window"),
       ...verdictStrip(name, segment, points),
-      howTo("each mark is one window, oldest left. ▼ and ◆ are drops the detector issued; ~ is a fraud-rate move with the model unchanged; · is not judged yet; a faded mark is provisional."),
+      howTo("each mark is one window, oldest left. ▼ and ◆ are drops the detector issued; ~ is a fraud-rate move with the model unchanged; · is not judged yet; a faded mark is provisional; an underlined mark is still waiting for labels (hover it for its estimate from the labels so far)."),
       apFig, f1Fig, piFig, effFig, covFig,
     );
     if (!points.length) return;
@@ -133,8 +194,9 @@
         { label: "calibrated at pi0", style: "calibrated", values: col(ap, "calibrated") },
         { label: "reference (calibrated)", style: "reference", values: refLine },
         { label: "estimate from scores", estimate: true, values: nowcast(ap, "value") },
+        ...ifEarly({ label: earlyLabel("calibrated AP estimated"), early: true, values: early(ap, "value"), describe: describeEarly(ap, "ci", num) }),
       ],
-      bands: [measuredBand(ap), calibratedBand(ap)],
+      bands: [measuredBand(ap), calibratedBand(ap), ...ifEarly(earlyBand(ap, "ci"))],
     });
     charts.timeChart(f1Box, {
       ...common, yLabel: "F1 (0–1)", yRange: [0, 1],
@@ -152,12 +214,13 @@
         { label: "pi (measured)", style: "calibrated", values: col(ap, "pi") },
         { label: "pi0", style: "regular", values: col(ap, "pi0"), stepped: true },
         { label: "pi estimated from scores", estimate: true, values: nowcast(ap, "pi") },
+        ...ifEarly({ label: earlyLabel("pi estimated"), early: true, values: early(ap, "pi"), describe: describeEarly(ap, "pi_ci", percent) }),
       ],
       bands: [{
         lo: points.map((p) => (p.nowcast && p.nowcast.pi_ci ? p.nowcast.pi_ci[0] : null)),
         hi: points.map((p) => (p.nowcast && p.nowcast.pi_ci ? p.nowcast.pi_ci[1] : null)),
         color: "#6a3d9a", hatch: true,
-      }],
+      }, ...ifEarly(earlyBand(ap, "pi_ci"))],
     });
     charts.timeChart(effBox, {
       ...common, yLabel: "AP change vs reference", format: (v) => signed(v, 3),
@@ -171,7 +234,8 @@
       ...common, yLabel: "labelled rows (%)", yRange: [0, 1.05], format: (v) => (100 * v).toFixed(0) + "%",
       lines: [
         { label: "label coverage", style: "calibrated", values: col(ap, "label_coverage") },
-        { label: "minimum to judge", style: "reference", values: points.map(() => model.min_label_coverage) },
+        // A label horizon, not the coverage, decides when this model's windows mature.
+        ...(horizon != null ? [] : [{ label: "minimum to judge", style: "reference", values: points.map(() => model.min_label_coverage) }]),
       ],
     });
     document.body.dataset.chartMs = (performance.now() - started).toFixed(1);
