@@ -101,7 +101,7 @@ class ScoresBeside:
     scores_pi: float
     scores_ci: Interval | None
     z: float | None
-    """log(labels' pi / scores' pi) over its standard error (from the two 95% intervals)."""
+    """(labels' pi - scores' pi) over its standard error (from the two 95% intervals)."""
 
     @classmethod
     def of(
@@ -114,10 +114,10 @@ class ScoresBeside:
         pair = nowcast.get("pi_ci")
         scores_ci = (float(pair[0]), float(pair[1])) if pair else None
         z = None
-        spreads = [_log_spread(labels_ci), _log_spread(scores_ci)]
-        if labels_pi and scores_pi > 0 and labels_pi > 0 and None not in spreads:
+        spreads = [_spread(labels_ci), _spread(scores_ci)]
+        if labels_pi is not None and None not in spreads:
             se = math.sqrt(sum(s * s for s in spreads if s is not None))
-            z = math.log(labels_pi / scores_pi) / se if se > 0 else None
+            z = (labels_pi - scores_pi) / se if se > 0 else None
         return cls(scores_pi, scores_ci, z)
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,11 +129,12 @@ class ScoresBeside:
         }
 
 
-def _log_spread(interval: Interval | None) -> float | None:
-    """The standard error of log(value) a 95% interval implies (None if it cannot tell)."""
-    if interval is None or interval[0] <= 0 or interval[1] <= interval[0]:
+def _spread(interval: Interval | None) -> float | None:
+    """The standard error a 95% interval implies (None without one). On the plain scale: a
+    scores-only interval often starts at 0, where a log scale has no error to read."""
+    if interval is None or interval[1] < interval[0]:
         return None
-    return math.log(interval[1] / interval[0]) / (2.0 * _Z95)
+    return (interval[1] - interval[0]) / (2.0 * _Z95)
 
 
 @dataclass(frozen=True)

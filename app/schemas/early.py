@@ -58,7 +58,7 @@ class ScoresOnlyOut(ResponseModel):
     pi: float = Field(description="Fraud rate estimated from the scores alone.")
     pi_ci: Interval | None = Field(description="Its 95% interval.")
     disagreement_z: float | None = Field(
-        description="log(labels' pi / scores' pi) over its standard error: well above 2, the "
+        description="(labels' pi - scores' pi) over its standard error: well above 2, the "
         "labels say more fraud than the scores explain (frauds scoring lower than the "
         "reference's)."
     )
