@@ -4,7 +4,8 @@
 complete each cell's labels are at the window's look): in cell ``c`` its eventual frauds are
 Poisson(mu_c), its labels so far Poisson(mu_c F_c), and mu_c has a Gamma prior centred on the
 reference's share of the cell times the scale the labels so far imply (where they are nearly
-complete: the flagged rows, after the investigators' feedback), with shape ``prior_shape``: a
+complete: the flagged rows, after the investigators' feedback), worth ``prior_weight`` of the
+cell's frauds observed: a
 weak prior, which the labels override as they arrive. Draws of the hidden frauds, placed in the
 cell's bins as the reference and the arrivals so far place them, give the window's eventual
 fraud rate, precision and recall at the threshold and calibrated average precision, each with
@@ -72,14 +73,15 @@ class EstimateSettings:
     """How :func:`estimate_window` estimates.
 
     ``ap_shift`` is added to the binned calibrated AP (the exact-minus-binned AP of the
-    reference: binning ties the rows of a bin); ``prior_shape`` is the Gamma prior's shape
+    reference: binning ties the rows of a bin); ``prior_weight`` is how much of a cell's frauds the
+    Gamma prior counts as observed
     (pseudo-frauds); ``shape_strength`` the pseudo-frauds with which the reference's shape
     places a cell's hidden frauds in its bins.
     """
 
     pi0: float
     ap_shift: float
-    prior_shape: float
+    prior_weight: float
     shape_strength: float
     level: float = 0.95
 
@@ -146,14 +148,18 @@ def estimate_window(
     room = np.bincount(cells.of_bin, weights=n - o, minlength=count).astype(np.float64)
     # The point estimate: each cell's posterior mean of its hidden frauds.
     prior = _prior(o_cell, shares, f[None, :])[0]
-    mean = (settings.prior_shape + o_cell) / (settings.prior_shape / prior + f)
+    # The prior counts as much as ``prior_weight`` of the cell's frauds observed: its Gamma has
+    # rate prior_weight and mean ``prior``, so the posterior mean is (w m + O) / (w + F). A prior
+    # of fixed shape instead (rate shape/m) shrank hardest where its mean was smallest: two
+    # days after a model broke, its missed cells' few expected frauds held the estimate at 70%
+    # of what their chargebacks said.
+    weight = settings.prior_weight
+    mean = (weight * prior + o_cell) / (weight + f)
     hidden_mean = np.minimum(mean * (1.0 - f), room)
     point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
     # hidden frauds, placed in the cell's bins.
-    shape = settings.prior_shape
-    rate = shape / _prior(o_cell, shares, reps) + reps
-    mu = rng.gamma(shape + o_cell[None, :], 1.0 / rate)
+    mu = rng.gamma(weight * _prior(o_cell, shares, reps) + o_cell[None, :], 1.0 / (weight + reps))
     hidden_cells = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :]))
     # Where in its cell a hidden fraud scores is uncertain too (a model that got worse puts them
     # lower than the reference did, and a few arrivals say little): each replicate draws the

@@ -71,10 +71,12 @@ from app.metrics.types import BoolArray, Float64Array, Int64Array
 from app.monitoring.detector import WindowIncrement
 from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
 
-PRIOR_SHAPE = 1.0
-"""The Gamma prior's shape on a cell's eventual frauds (pseudo-frauds): weak, so that a cell's
-own labels override the reference's shape as soon as a few arrive (measured in
-bench/label_feeds.py: the early fraud rate after a drop)."""
+PRIOR_WEIGHT = 0.05
+"""The prior on a cell's eventual frauds (centred on the reference's share of the cell times the
+scale of the labels so far) counts as much as 5% of the cell's frauds observed: it steadies a
+cell whose labels have barely begun (the missed cells the day after), and gives way once a
+few of its chargebacks are in (measured in bench/early_pages.py: the early fraud rate and
+recall after a drop)."""
 SHAPE_STRENGTH = 20.0
 """Pseudo-frauds with which the reference's shape places a cell's hidden frauds in its bins."""
 DEVELOPMENT_WINDOWS = 28
@@ -321,7 +323,7 @@ class SegmentReporting:
             settings=EstimateSettings(
                 pi0=pi0,
                 ap_shift=reference.ap_shift,
-                prior_shape=PRIOR_SHAPE,
+                prior_weight=PRIOR_WEIGHT,
                 shape_strength=SHAPE_STRENGTH,
             ),
         )

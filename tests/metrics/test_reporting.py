@@ -105,7 +105,7 @@ def test_complete_labels_are_their_own_estimate() -> None:
     rng = np.random.default_rng(0)
     development = develop(np.ones((3, 2, 2)), [5, 5, 5], recent=3, replicates=20, seed=0)
     bins, labels = _thinned(rng, 2.5, 100, np.ones(2))
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_shape=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_weight=0.05, shape_strength=20.0)
     estimate = estimate_window(labels, _cells(), development.at(1), settings, seed=1)
     assert estimate.values["frauds_total"] == bins.sum()
     assert estimate.intervals["frauds_total"] == (bins.sum(), bins.sum())
@@ -119,7 +119,7 @@ def test_early_estimates_cover_what_the_complete_labels_show() -> None:
     f_cells = np.array([0.15, 0.9])
     replicates = np.tile(f_cells, (100, 1))
     completeness = Completeness(3, f_cells, replicates)
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_shape=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_weight=0.05, shape_strength=20.0)
     covered, errors = [], []
     for seed in range(120):
         bins, labels = _thinned(rng, 2.5, 100, f_cells)
