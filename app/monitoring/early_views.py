@@ -179,9 +179,10 @@ class EarlyView:
         return out
 
 
-def stored_increment(early: dict[str, Any] | None, key: str) -> float | None:
-    """A stored early estimate's evidence step, if it was computed from ``key``."""
-    if early is None or early.get("key") != key:
+def stored_increment(early: dict[str, Any] | None, key: str | None) -> float | None:
+    """A stored early estimate's evidence step, if it was computed from ``key`` (any key if
+    None: an older estimate's step, kept for a pass that had no time left to redo it)."""
+    if early is None or (key is not None and early.get("key") != key):
         return None
     evidence = early.get("evidence")
     return float(evidence["increment"]) if evidence is not None else 0.0

@@ -152,7 +152,7 @@ def compute_claim(
                 source_version=claim.dirty_version,
                 duration_seconds=time.perf_counter() - started,
             )
-        early = run_early(EarlyRepository(session), nowcasts, now, references)
+        early = run_early(EarlyRepository(session), monitoring, now, references)
         run_detector(monitoring, repo, now, references, early)
         run_nowcasts(nowcasts, monitoring, now, references)
         if not queue.complete(claim, owner):

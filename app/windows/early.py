@@ -27,6 +27,7 @@ from typing import cast
 import numpy as np
 
 from app.db.repositories.early import EarlyRepository, RecentWindow
+from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
 from app.db.tables import MonitoredModel
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
@@ -54,12 +55,16 @@ from app.monitoring.early_views import (
     stored_increment,
 )
 from app.monitoring.maturity import MaturityRule
-from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity
+from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
 from app.windows.model_pass import ModelPass
 from app.windows.scores import stored_edges
 
+EARLY_PER_PASS = 400
+"""Windows a worker pass estimates at most (a few milliseconds each): a model of many segments
+at a new look has a horizon of windows to estimate in each; the rest keep their older estimate
+for a pass, and the next pass (the model's newest window re-dirtied) goes on."""
 DEFAULT_DEVELOPMENT_DAYS = 120
 """How long a coverage-mode model's labels are followed (no label horizon says it): the usual
 chargeback window's longest, 120 days."""
@@ -86,13 +91,14 @@ def horizon_looks(model: MonitoredModel, looks: Looks) -> int:
 
 def run_early(
     repo: EarlyRepository,
-    nowcasts: NowcastRepository,
+    monitoring: MonitoringRepository,
     now: ModelPass,
     references: ModelReferences,
 ) -> EarlyPass:
     """Estimate the windows that need it, store the estimates, return the evidence steps and
     each segment's dispersion."""
     model = now.model
+    nowcasts = NowcastRepository(repo.session)
     edges = stored_edges(nowcasts, model.id)
     if edges is None or references.pi0 is None:
         return EarlyPass()
@@ -101,7 +107,10 @@ def run_early(
     steps: dict[str, list[WindowIncrement]] = {}
     dispersion: dict[str, float] = {}
     stored: list[dict[str, object]] = []
-    for segment, at_pi0 in references.frozen.items():
+    budget = _Budget(EARLY_PER_PASS)
+    for segment, at_pi0 in sorted(
+        references.frozen.items(), key=lambda i: (i[0] != SEGMENT_ALL, i[0])
+    ):
         segment_pass = _SegmentPass(
             model, segment, at_pi0.reference, references.pi0, looks, threshold_bin
         )
@@ -109,9 +118,18 @@ def run_early(
         if isinstance(reference, ReferenceBins):
             dispersion[segment] = reference.dispersion()
         if looks is not None:
-            steps[segment] = segment_pass.estimate(repo, now.maturity, reference, stored)
+            steps[segment] = segment_pass.estimate(repo, now.maturity, reference, stored, budget)
     repo.store(model.id, stored)
+    if budget.left <= 0:  # more than a pass may estimate: the next pass goes on
+        monitoring.touch_newest_window(model.id)
     return EarlyPass(looks.as_of if looks else None, steps, dispersion)
+
+
+@dataclass
+class _Budget:
+    """How many more windows this pass may estimate."""
+
+    left: int
 
 
 @dataclass(frozen=True)
@@ -131,9 +149,12 @@ class _SegmentPass:
         maturity: MaturityRule,
         reference: ReferenceBins | str,
         stored: list[dict[str, object]],
+        budget: _Budget,
     ) -> list[WindowIncrement]:
-        """Estimate the segment's windows not judged yet (those whose estimate is stale), add
-        their rows to ``stored``, return every such window's evidence step, oldest first."""
+        """Estimate the segment's windows not judged yet (those whose estimate is stale, as
+        long as the pass's budget lasts: past it a window keeps its older estimate's step for a
+        pass), add their rows to ``stored``, return every such window's evidence step, oldest
+        first."""
         looks = self.looks
         assert looks is not None
         horizon = horizon_looks(self.model, looks)
@@ -155,7 +176,10 @@ class _SegmentPass:
             look = looks.look_of(window.window_start)
             key = self.key(window, look)
             step = stored_increment(window.early, key)
-            if step is None:
+            if step is None and budget.left <= 0:
+                step = stored_increment(window.early, None) or 0.0
+            elif step is None:
+                budget.left -= 1
                 if reporting is None:
                     reporting = self.reporting(reference, windows, horizon)
                 view = self.view(window, look, key, reporting, self._measured(repo, window))

@@ -13,9 +13,11 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.windows import early
 from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import day_start
 from tests.support.worker_data import drain
@@ -124,3 +126,34 @@ def test_a_fraud_only_feed_matures_on_the_clock_and_pages_on_early_labels(
     assert whole["early"]["paging"]
     assert whole["early"]["drop_evidence"] > whole["threshold"]
     assert whole["episode_start"] >= day_start(BREAK).isoformat()
+
+
+def test_a_pass_estimates_within_its_budget_and_the_next_passes_go_on(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two estimates a pass: a look of eleven windows to estimate takes several passes, each
+    # re-dirtying the newest window, and ends with every window estimated and the same page.
+    monkeypatch.setattr(early, "EARLY_PER_PASS", 2)
+    admin, read, ingest = auth_headers("admin"), auth_headers("read"), auth_headers("ingest")
+    body = {
+        "name": "fraud",
+        "threshold": THRESHOLD,
+        "label_horizon_days": HORIZON,
+        "reference_windows": 7,
+        "reference_min_positives": 300,
+    }
+    assert client.post("/v1/models", json=body, headers=admin).status_code == 201
+    _send(client, ingest, DAYS - 1)
+    drain(session_factory)
+    points = get_json(client, read, "/v1/models/fraud/metrics", metric="average_precision")[
+        "points"
+    ]
+    waiting = [
+        p for p in points if not p["mature"] and p["window_start"] > points[6]["window_start"]
+    ]
+    assert all(p["early"] is not None for p in waiting[:-1])  # the newest has just ended
+    (whole,) = get_json(client, read, "/v1/models/fraud/alerts")["segments"]
+    assert whole["signals"] == ["early"]
