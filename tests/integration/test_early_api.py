@@ -134,8 +134,9 @@ def test_a_pass_estimates_within_its_budget_and_the_next_passes_go_on(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Two estimates a pass: a look of eleven windows to estimate takes several passes, each
-    # re-dirtying the newest window, and ends with every window estimated and the same page.
+    # Two estimates a pass. A new day moves the look: every waiting window is to estimate
+    # again, more than the one window that day dirties gives passes for; each pass re-dirties
+    # the newest window, and the passes go on until every window is at the new look.
     monkeypatch.setattr(early, "EARLY_PER_PASS", 2)
     admin, read, ingest = auth_headers("admin"), auth_headers("read"), auth_headers("ingest")
     body = {
@@ -146,14 +147,18 @@ def test_a_pass_estimates_within_its_budget_and_the_next_passes_go_on(
         "reference_min_positives": 300,
     }
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
-    _send(client, ingest, DAYS - 1)
+    _send(client, ingest, DAYS - 2)
+    drain(session_factory)
+    rows, _labels = _day(DAYS - 1)  # the next day's predictions alone: one window dirty, a new look
+    body = {"batch_id": "next-day", "rows": rows}
+    assert client.post("/v1/models/fraud/batches", json=body, headers=ingest).status_code == 201
     drain(session_factory)
     points = get_json(client, read, "/v1/models/fraud/metrics", metric="average_precision")[
         "points"
     ]
-    waiting = [
-        p for p in points if not p["mature"] and p["window_start"] > points[6]["window_start"]
-    ]
-    assert all(p["early"] is not None for p in waiting[:-1])  # the newest has just ended
+    after_reference = points[6]["window_start"]
+    waiting = [p for p in points if not p["mature"] and p["window_start"] > after_reference]
+    looks = {p["early"]["as_of"] for p in waiting if p["early"] is not None}
+    assert looks == {day_start(DAYS - 1).isoformat().replace("+00:00", "Z")}, looks
     (whole,) = get_json(client, read, "/v1/models/fraud/alerts")["segments"]
     assert whole["signals"] == ["early"]
