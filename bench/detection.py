@@ -44,9 +44,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+from scipy.special import ndtr
 from scipy.stats import chi2
 
-from app.metrics import CurveSketch, evaluate_sketch, pool_sketches
+from app.metrics import CurveSketch, bin_edges, evaluate_sketch, pool_sketches
+from app.metrics.mixture import histogram
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import (
     PRIMARY_METRIC,
@@ -58,10 +60,11 @@ from app.monitoring.alerts import (
     judge_window,
 )
 from app.monitoring.detector import threshold_for
+from app.monitoring.early import DISPERSION_WINDOWS, ReferenceBins
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
-from bench.simulation import HEALTHY_MU, gaussian_sketch, mu_for, sketch_with
+from bench.simulation import HEALTHY_MU, THRESHOLD, gaussian_sketch, mu_for, sketch_with
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 MATURITY = MaturityRule(min_label_coverage=0.8)
@@ -70,6 +73,8 @@ DETECTION_DROP = 0.3
 PI0_TOLERANCE = 0.1
 FLAT_PI = 0.005
 NANNYML_SIGMAS = 3.0
+EDGE_ROWS = 20_000
+"""The worker cuts a model's score bins from its first window with enough rows."""
 
 
 # --- the engine: calmon's domain code, one model ---------------------------------------------
@@ -101,9 +106,12 @@ class Engine:
         self.maturity = maturity
         """How windows mature: label coverage here; a label horizon on the clock (the caller
         moves it) in bench/early_pages.py."""
-        self.dispersion = 1.0
-        """The windows' dispersion (frauds in bursts): 1 here, read off the windows' fraud
-        scores in bench/early_pages.py as the worker does."""
+        self.dispersion: float | None = None
+        """The windows' dispersion (frauds in bursts) if the caller sets it (bench/early_pages.py
+        reads it off its reported frauds); None: read off the windows' fraud scores here, as
+        the worker does (:meth:`_dispersion`)."""
+        self._edges = _healthy_edges(np.random.default_rng([seed, EDGE_ROWS]))
+        self._reference_windows: dict[str, list[int]] = {}
         self.sketches: dict[tuple[int, str], CurveSketch | None] = {}
         self.counts: dict[tuple[int, str], WindowLabels] = {}
         self.pi0: float | None = None
@@ -155,10 +163,40 @@ class Engine:
             sketch=pool_sketches([self._sketch(w, segment) for w in chosen]),
         )
         self.logs[segment].reference_end = chosen[-1]
+        self._reference_windows[segment] = chosen
         # NannyML's thresholds come from the same reference windows' measured AP.
         values = [self._ap(w, segment, None) for w in chosen]
         defined = [v for v in values if v is not None]
         self._nannyml[segment] = (float(np.mean(defined)), float(np.std(defined)))
+
+    def _dispersion(self, segment: str) -> float:
+        """The segment's dispersion as the worker reads it (app/windows/early.py): the fraud
+        scores per bin of the reference's windows and of the newest judged windows that did not
+        page. The legitimate rows per bin, which only place the binormal axis, are the
+        reference's expected N(0, 1) counts (hundreds of thousands of rows: their sampling
+        error is far below a bin's width)."""
+        judged = self.logs[segment].judged
+        calm = [w for w, (_, paging, _) in sorted(judged.items()) if not paging]
+        chosen = self._reference_windows[segment]
+        frauds = np.stack(
+            [self._fraud_bins(w, segment) for w in [*chosen, *calm[-DISPERSION_WINDOWS:]]]
+        )
+        pooled = frauds[: len(chosen)].sum(axis=0)
+        negatives = sum(self._sketch(w, segment).negatives for w in chosen)
+        cdf = ndtr(np.concatenate([[-np.inf], self._edges, [np.inf]]))
+        bins = ReferenceBins(
+            frauds=pooled,
+            legit=negatives * np.diff(cdf),
+            window_frauds=frauds,
+            ap_shift=0.0,
+            threshold_bin=int(np.searchsorted(self._edges, THRESHOLD, side="right")),
+        )
+        return bins.dispersion()
+
+    def _fraud_bins(self, window: int, segment: str) -> Float64Array:
+        sketch = self._sketch(window, segment)
+        scores = np.repeat(sketch.scores, sketch.positives_at)
+        return histogram(scores, self._edges).astype(np.float64)
 
     def _seeds(self, window: int, segment: str) -> int:
         """The detector's draws for a window: fixed by (stream, window, segment)."""
@@ -185,6 +223,7 @@ class Engine:
         reference = self._at_pi0[cached]
         log = self.logs[segment]
         assert log.reference_end is not None
+        dispersion = self.dispersion if self.dispersion is not None else self._dispersion(segment)
         for window in windows:
             key = (window, segment)
             if window <= log.reference_end or window in log.judged or key not in self.counts:
@@ -193,7 +232,7 @@ class Engine:
             if not self.maturity.is_mature(counts):
                 continue
             result = evaluate_sketch(self._sketch(window, segment), pi0=self.pi0)
-            tuning = Tuning(threshold, DETECTION_DROP, None, self.dispersion)
+            tuning = Tuning(threshold, DETECTION_DROP, None, dispersion)
             self.alerts[segment], outcome = judge_window(
                 self.alerts[segment],
                 WindowToJudge(
@@ -214,6 +253,15 @@ class Engine:
 
 
 # --- streams -----------------------------------------------------------------------------------
+
+
+def _healthy_edges(rng: np.random.Generator) -> Float64Array:
+    """The bins the worker would cut from a healthy window at pi0 = 0.005."""
+    frauds = int(rng.binomial(EDGE_ROWS, FLAT_PI))
+    scores = np.concatenate(
+        [rng.standard_normal(EDGE_ROWS - frauds), rng.normal(HEALTHY_MU, 1.0, frauds)]
+    )
+    return bin_edges(scores, THRESHOLD)
 
 
 @dataclass(frozen=True)

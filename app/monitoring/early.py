@@ -191,8 +191,9 @@ def reporting_cells(
 @dataclass(frozen=True)
 class ReferenceBins:
     """What the early test and estimates need of a segment's frozen reference: its frauds and
-    legitimate rows per bin (pooled), complete windows' frauds per bin (the reference's, and the
-    newest judged windows that did not page: what the dispersion is read off), and its exact
+    legitimate rows per bin (pooled), complete windows' frauds per bin in time order (the
+    reference's, then the newest judged windows that did not page: what the dispersion is read
+    off), and its exact
     and binned calibrated AP's difference at pi0 (binning ties a bin's rows)."""
 
     frauds: Float64Array

@@ -198,3 +198,14 @@ def test_dispersion_is_about_one_for_independent_frauds_and_larger_for_bursts() 
     # Bursts: 20 entities of 5 frauds each, one bin per entity.
     bursts = np.stack([5 * rng.multinomial(20, FRAUD) for _ in range(200)])
     assert dispersion(bursts, FRAUD, axis) > 3.0
+
+
+def test_dispersion_is_blind_to_a_drop_that_has_not_paged_yet() -> None:
+    # Half the windows after a drop (the frauds' scores fall): independent frauds still, at a
+    # lower level. Read as variance about the reference's level it was about 3.
+    rng = np.random.default_rng(4)
+    axis = binormal_axis(LEGIT * 1e7)
+    healthy = [rng.multinomial(100, FRAUD) for _ in range(100)]
+    worse = tilted(FRAUD, axis, 0.4)[0]
+    broken = [rng.multinomial(100, worse / worse.sum()) for _ in range(100)]
+    assert dispersion(np.stack(healthy + broken), FRAUD, axis) == pytest.approx(1.0, abs=0.3)

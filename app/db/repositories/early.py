@@ -80,7 +80,7 @@ class EarlyRepository:
         self, model_id: int, segment: str, *, after: datetime, limit: int
     ) -> list[bytes]:
         """The score counts of the segment's newest judged windows after ``after`` whose verdict
-        is not a drop: complete windows the model was not paging on."""
+        is not a drop: complete windows the model was not paging on; oldest first."""
         rows = self.session.scalars(
             select(WindowMetrics.score_counts)
             .where(
@@ -94,7 +94,7 @@ class EarlyRepository:
             .order_by(WindowMetrics.window_start.desc())
             .limit(limit)
         )
-        return [counts for counts in rows if counts is not None]
+        return [counts for counts in reversed(list(rows)) if counts is not None]
 
     def sketch(self, model_id: int, segment: str, window_start: datetime) -> bytes | None:
         """A window segment's stored curve sketch."""

@@ -119,15 +119,18 @@ class NowcastRepository:
     def reference_window_counts(
         self, model_id: int, segment: str, version: int
     ) -> list[bytes | None]:
-        """The score counts of the windows that make up a segment's reference ``version``."""
+        """The score counts of the windows that make up a segment's reference ``version``, in
+        time order (the dispersion reads successive windows)."""
         return list(
             self.session.scalars(
-                select(WindowMetrics.score_counts).where(
+                select(WindowMetrics.score_counts)
+                .where(
                     WindowMetrics.model_id == model_id,
                     WindowMetrics.segment == segment,
                     WindowMetrics.verdict == "reference",
                     WindowMetrics.reference_version == version,
                 )
+                .order_by(WindowMetrics.window_start)
             )
         )
 
