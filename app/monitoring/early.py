@@ -326,6 +326,7 @@ class SegmentReporting:
                 ap_shift=reference.ap_shift,
                 prior_weight=PRIOR_WEIGHT,
                 shape_strength=SHAPE_STRENGTH,
+                dispersion=reference.dispersion(),
             ),
         )
 

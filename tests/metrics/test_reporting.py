@@ -209,3 +209,14 @@ def test_dispersion_is_blind_to_a_drop_that_has_not_paged_yet() -> None:
     worse = tilted(FRAUD, axis, 0.4)[0]
     broken = [rng.multinomial(100, worse / worse.sum()) for _ in range(100)]
     assert dispersion(np.stack(healthy + broken), FRAUD, axis) == pytest.approx(1.0, abs=0.3)
+
+
+def test_dispersion_of_a_young_model_is_not_blown_up_by_one_broken_window() -> None:
+    # 23 healthy windows of 1,000 frauds, then one after a drop: its one squared difference
+    # made the unclipped moving range read 3.7.
+    rng = np.random.default_rng(5)
+    axis = binormal_axis(LEGIT * 1e7)
+    healthy = [rng.multinomial(1000, FRAUD) for _ in range(23)]
+    worse = tilted(FRAUD, axis, 0.4)[0]
+    windows = np.stack([*healthy, rng.multinomial(1000, worse / worse.sum())])
+    assert dispersion(windows, FRAUD, axis) < 1.6
