@@ -63,9 +63,6 @@ class EarlyEstimate:
         return out
 
 
-PRIOR_FLOOR = 1.0
-"""The least Gamma shape of a cell's prior: one fraud's worth (see :func:`_prior_weights`)."""
-
 ESTIMATED = ("frauds_total", "pi", "precision", "recall", "average_precision")
 """What :func:`estimate_window` estimates: the eventual frauds, the fraud rate, precision and
 recall at the threshold, calibrated average precision at pi0."""
@@ -168,15 +165,14 @@ def estimate_window(
     # of fixed shape instead (rate shape/m) shrank hardest where its mean was smallest: two
     # days after a model broke, its missed cells' few expected frauds held the estimate at 70%
     # of what their chargebacks said.
-    weight = _prior_weights(settings.prior_weight, prior)
+    weight = settings.prior_weight
     mean = (weight * prior + o_cell) / (weight + f)
     hidden_mean = np.minimum(mean * (1.0 - f), room)
     point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
     # hidden frauds, placed in the cell's bins.
     priors = _prior(o_cell, shares, reps)
-    weights_r = _prior_weights(settings.prior_weight, priors)
-    mu = rng.gamma((weights_r * priors + o_cell[None, :]) / phi, 1.0 / (weights_r + reps))
+    mu = rng.gamma((weight * priors + o_cell[None, :]) / phi, 1.0 / (weight + reps))
     bursts = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :] / phi))
     # Where in its cell a hidden fraud scores is uncertain too (a model that got worse puts them
     # lower than the reference did, and a few arrivals say little): each replicate draws the
@@ -196,15 +192,6 @@ def estimate_window(
     _, intervals = _summaries(drawn, n, cells.flagged, settings)
     undefined = {name: _why_undefined(name) for name in ESTIMATED if values[name] is None}
     return EarlyEstimate(look, so_far, values, intervals, undefined)
-
-
-def _prior_weights(weight: float, prior: Float64Array) -> Float64Array:
-    """The prior's rate: ``weight`` (in completeness units), or more where the prior's mean is
-    under one fraud's worth of shape (PRIOR_FLOOR): a cell expecting three frauds and showing
-    none yet a week in (it would show one in four windows) kept a Gamma shape of 0.15, sure
-    of nearly no hidden fraud; the AP of windows of under ten frauds was then covered by its
-    interval 69% of the time."""
-    return np.maximum(weight, PRIOR_FLOOR / np.maximum(prior, 1e-300))
 
 
 def _prior(o_cell: Float64Array, shares: Float64Array, reps: Float64Array) -> Float64Array:
