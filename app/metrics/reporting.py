@@ -425,6 +425,12 @@ def estimate_window(
         return EarlyEstimate.unavailable(
             look, so_far, "no fraud label is expected this early (none arrived so soon before)"
         )
+    if so_far > 0:
+        # A replicate that expects no label by this look (none of its windows had one so soon)
+        # could not have produced the labels that came: it is left out, as the early evidence
+        # leaves it out (TiltTest.evidence). Kept, it scaled them up by 1/0.
+        possible = (shares[None, :] * reps).sum(axis=1) > 0
+        reps = reps[possible] if possible.any() else f[None, :]
     rng = np.random.default_rng(seed)
     # Within a cell, the hidden frauds fall where the cell's frauds fall: the reference's shape,
     # updated by the arrivals so far (labels within a cell arrive at one speed, so they are a

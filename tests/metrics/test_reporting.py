@@ -137,6 +137,27 @@ def test_early_estimates_cover_what_the_complete_labels_show() -> None:
     assert np.mean(errors) < 0.15
 
 
+def test_a_label_earlier_than_any_replicate_expects_is_estimated() -> None:
+    # At look 0 a window may hold a chargeback that came the same night, while most bootstrap
+    # replicates of the completeness saw none that early (F = 0 in every cell): under them the
+    # label could not have arrived, and scaling it up by 1/F made numpy refuse the Poisson draw.
+    f_cells = np.array([0.05, 0.0])
+    replicates = np.tile(f_cells, (100, 1))
+    replicates[::2] = 0.0
+    completeness = Completeness(0, f_cells, replicates)
+    rows = np.full(BINS, 300.0)
+    frauds = np.zeros(BINS)
+    frauds[5] = 1.0
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_shape=1.0, shape_strength=20.0)
+    labels = LabelsSoFar.of(frauds, rows)
+    estimate = estimate_window(labels, _cells(), completeness, settings, seed=3)
+    low, high = estimate.intervals["frauds_total"] or (np.nan, np.nan)
+    assert 1.0 <= low <= high <= rows.sum()
+    # Only the replicates under which the label was possible make the interval (all at F =
+    # 0.05 below the threshold): about 20 frauds for the one seen, not "every row a fraud".
+    assert high < rows.sum() / 20
+
+
 def test_binormal_axis_of_normal_legitimate_scores_is_the_score() -> None:
     axis = binormal_axis(LEGIT * 1e7)
     middles = (EDGES[:-1] + EDGES[1:]) / 2
