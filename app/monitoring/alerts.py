@@ -184,11 +184,15 @@ def settle(alert: SegmentAlert, early: EarlyContinuation, *, before: SegmentAler
     )
 
 
+_NEWEST_JUDGED = "; newest judged window: "
+_MEANWHILE = "meanwhile, "
+
+
 def _settled_reason(alert: SegmentAlert, early: EarlyContinuation, signals: list[Signal]) -> str:
     threshold = alert.threshold if alert.threshold is not None else float("nan")
     judged = alert.detector.drop
     continued = early.detector.drop
-    base = alert.reason or ""
+    base = _judged_reason(alert.reason)
     if not early.windows:
         return base
     summary = (
@@ -197,12 +201,20 @@ def _settled_reason(alert: SegmentAlert, early: EarlyContinuation, signals: list
         f"(judged windows alone: {judged:.3g})"
     )
     if "early" in signals:
-        return f"early evidence: {summary}; newest judged window: {base}"
+        return f"early evidence: {summary}{_NEWEST_JUDGED}{base}"
     if alert.detector.paging and not early.detector.paging:
-        return (
-            f"the newest labels outweigh the judged drop: {summary}; newest judged window: {base}"
-        )
-    return f"{base}; {summary}" if base else summary
+        return f"the newest labels outweigh the judged drop: {summary}{_NEWEST_JUDGED}{base}"
+    return f"{base}; {_MEANWHILE}{summary}" if base else f"{_MEANWHILE}{summary}"
+
+
+def _judged_reason(reason: str | None) -> str:
+    """The judged windows' part of ``reason``. The settled reason is what alert_states stores,
+    and a pass that judges no new window starts from it: what a previous settle added is taken
+    off, or every pass would add its summary once more."""
+    text = reason or ""
+    if _NEWEST_JUDGED in text:
+        return text.split(_NEWEST_JUDGED, 1)[1]
+    return text.split(_MEANWHILE, 1)[0].removesuffix("; ")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ state a user sees (app/monitoring/alerts.py::settle)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -147,3 +148,22 @@ def test_settle_clears_when_the_newest_evidence_outweighs_a_judged_drop() -> Non
     assert (settled.state, settled.signals, settled.episode_start) == ("ok", (), None)
     assert settled.reason is not None
     assert "outweigh" in settled.reason
+
+
+def test_settle_read_back_does_not_repeat_its_early_summary() -> None:
+    # The settled reason is stored in alert_states and read back as the next pass's starting
+    # reason; a pass that judges no new window must not add the early summary again (every
+    # pass appended one more, and the reason grew with each label that arrived).
+    judged = replace(_paging_alert(3.0, False), reason="calibrated AP 0.61 against 0.64")
+    reasons = []
+    state = judged
+    for step in (2.0, 9.0, -20.0):  # quiet, then paging on early evidence, then outweighed
+        continued = continue_detector(
+            judged.detector, _steps(step), threshold=10.0, was_paging=False
+        )
+        state = settle(state, EarlyContinuation(continued, 1, DAY0 + 3 * DAY), before=state)
+        assert state.reason is not None
+        reasons.append(state.reason)
+    assert [reason.count("calibrated AP 0.61") for reason in reasons] == [1, 1, 1]
+    assert [reason.count("drop evidence") for reason in reasons] == [1, 1, 1]
+    assert reasons[1].startswith("early evidence")
