@@ -187,8 +187,8 @@ def _run(
         _say(f"model {model} registered at {url}")
         nights = _send(client, model, stream, plan, args)
         points = client.metrics(model, "average_precision")
-        # The days before the onset and after it, except the newest: it closed at the last
-        # midnight, and no label of it has come yet.
+        # Two days before the onset and those after it, except the newest: it closed at the
+        # last midnight, and no label of it has come yet.
         shown = [
             client.window(model, p["window_start"])
             for p in points
@@ -200,7 +200,7 @@ def _run(
     print(f"verdicts of {model} (segment all, one a day): {verdict_counts(points)}")
     print(f"alert state: {last.alert['state']} (signals: {', '.join(last.signals) or 'none'})")
     if page is None:
-        print(f"no page: {plan.degraded_days} nights after the model degraded, it still did not")
+        print(f"no page yet, {plan.degraded_days} nights after the model degraded")
     else:
         print(*Page(page, plan, stream).lines(), sep="\n")
     print()
