@@ -1,4 +1,5 @@
-"""`calmon demo`: a model with a realistic history in under a minute, and where to look.
+"""`calmon demo`: a model with a realistic history and label feed in under a minute, the page
+its degradation raises on early labels, and where to look.
 
 Without ``--url`` it starts its own `calmon serve` on a SQLite file of its own
 (``<data-dir>/calmon-demo.sqlite3``, recreated each run) with the embedded worker; with
@@ -14,10 +15,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,24 @@ import httpx
 
 from app.client.http import CalmonAPIError, CalmonClient
 from app.client.send_command import TOKEN_ENV, URL_ENV
-from app.demo.stream import REFERENCE_DAYS, UNLABELLED_DAYS, DemoDay, days
+from app.demo.feed import Night, backfill, live_night, wait_worker
+from app.demo.report import Page, newest_table, night_header, night_line, verdict_counts
+from app.demo.stream import (
+    DAYS,
+    DEGRADED_DAYS,
+    LIVE_DAYS,
+    REFERENCE_DAYS,
+    ROWS_PER_DAY,
+    THRESHOLD,
+    DemoDay,
+    StreamPlan,
+    days,
+)
 from app.settings import Settings
 
 DEMO_DATABASE = "calmon-demo.sqlite3"
+MIN_DAYS = 60
+MIN_ROWS_PER_DAY = 2_000
 
 
 def _say(message: str) -> None:
@@ -36,7 +50,7 @@ def _say(message: str) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    """Run the demo; 0 once the model's verdicts show the prior shift and the drop."""
+    """Run the demo; 0 once the verdicts show the prior shift and the degradation pages."""
     for noisy in ("httpx", "alembic"):  # not a line per request or per migration
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -51,6 +65,10 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 def _demo(args: argparse.Namespace, settings: Settings) -> int:
     started = time.monotonic()
+    refused = _refused(args)
+    if refused:
+        _say(f"calmon demo: {refused}")
+        return 2
     if args.url:
         token = args.token or os.environ.get(TOKEN_ENV)
         if not token:
@@ -67,6 +85,17 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
             _say("serving until Ctrl-C")
             _wait_for_interrupt(server)
         return code
+
+
+def _refused(args: argparse.Namespace) -> str | None:
+    """Why the run's size cannot show what the demo shows, if it cannot."""
+    if args.days < MIN_DAYS:
+        return f"--days {args.days}: at least {MIN_DAYS} (the reference and swings must mature)"
+    if args.rows_per_day < MIN_ROWS_PER_DAY:
+        return f"--rows-per-day {args.rows_per_day}: at least {MIN_ROWS_PER_DAY:,}"
+    if not DEGRADED_DAYS < args.live_days < args.days:
+        return f"--live-days {args.live_days}: more than {DEGRADED_DAYS}, fewer than --days"
+    return None
 
 
 @contextmanager
@@ -137,105 +166,79 @@ def _run(
 ) -> int:
     model = args.model
     yesterday = datetime.now(UTC).date() - timedelta(days=1)
-    stream = days(args.days, args.rows_per_day, last_day=yesterday)
-    late = stream[-args.late_days :]
+    plan = StreamPlan(
+        days=args.days,
+        rows_per_day=args.rows_per_day,
+        last_day=yesterday,
+        degraded_days=DEGRADED_DAYS,
+        seed=args.seed,
+    )
+    stream = days(plan)
     with CalmonClient(url, token) as client:
         client.create_model(
             model,
-            0.5,
+            THRESHOLD,
             granularity="day",
             timezone="UTC",
             reference_windows=REFERENCE_DAYS,
             reference_min_positives=100,
+            label_horizon_days=plan.feed.horizon_days,
         )
         _say(f"model {model} registered at {url}")
-        rows = 0
-        for number, day in enumerate(stream):
-            known = number < len(stream) - len(late)
-            sent = client.send(
-                model,
-                ids=day.ids,
-                timestamps=day.timestamps,
-                scores=day.scores,
-                labels=day.labels if known else None,
-                segments=day.segments,
-                prefix=f"demo-{day.day.isoformat()}",
-            )
-            rows += sent.rows
-        _say(
-            f"sent {rows:,} predictions over {len(stream)} days; the last {len(late)} days "
-            "without labels"
-        )
-        _wait_worker(client, model, args.timeout)
-        chargebacks = late[:-UNLABELLED_DAYS] if UNLABELLED_DAYS else late
-        labelled = _send_labels(client, model, chargebacks)
-        _say(f"label feed: {labelled:,} late labels for {len(chargebacks)} days")
-        verdicts = _wait_verdicts(client, model, args.timeout)
-        alerts = client.alerts(model)
-    _say(f"done in {time.monotonic() - started:.0f} s")
-    _print_summary(
-        url,
-        token,
-        model=model,
-        verdicts=verdicts,
-        alerts=alerts,
-        stream=stream,
-        local=server is not None and not args.exit,
-    )
-    return 0 if {"prior_shift", "performance_drop"} <= set(verdicts) else 1
-
-
-def _send_labels(client: CalmonClient, model: str, chargebacks: list[DemoDay]) -> int:
-    total = 0
-    for day in chargebacks:
-        result = client.send_labels(model, ids=day.ids, labels=day.labels)
-        total += result.rows_updated + result.rows_unchanged
-    return total
-
-
-def _wait_worker(client: CalmonClient, model: str, timeout: float) -> None:
-    """Until no window of the model waits; says so if no worker is seen at all."""
-    deadline = time.monotonic() + timeout
-    warned = False
-    while time.monotonic() < deadline:
-        status = client.status(model)
-        if status["dirty_windows"] == 0:
-            return
-        if not status["workers"] and not warned and time.monotonic() > deadline - timeout + 15:
-            _say("no worker heartbeat yet: is a `calmon worker` running for this service?")
-            warned = True
-        time.sleep(0.5)
-    raise TimeoutError(f"the worker did not compute the windows within {timeout:.0f} s")
-
-
-def _wait_verdicts(client: CalmonClient, model: str, timeout: float) -> dict[str, int]:
-    """Verdict counts of segment ``all`` once every mature window is judged."""
-    deadline = time.monotonic() + timeout
-    while True:
-        _wait_worker(client, model, max(deadline - time.monotonic(), 1.0))
+        nights = _send(client, model, stream, plan, args)
         points = client.metrics(model, "average_precision")
-        mature = [p for p in points if p["label_coverage"] >= 0.8]
-        if mature and all(p["judged"] for p in mature) and len(mature) < len(points):
-            return dict(Counter(p["verdict"] for p in points))
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the verdicts were not issued within {timeout:.0f} s")
-        time.sleep(0.5)
+        # Two days before the onset and those after it, except the newest: it closed at the
+        # last midnight, and no label of it has come yet.
+        shown = [
+            client.window(model, p["window_start"])
+            for p in points
+            if plan.onset - timedelta(days=2) <= date.fromisoformat(p["window_start"][:10])
+            and date.fromisoformat(p["window_start"][:10]) < plan.last_day
+        ]
+    last = nights[-1]
+    page = next((n for n in nights if n.day.day >= plan.onset and n.paging), None)
+    print(f"verdicts of {model} (segment all, one a day): {verdict_counts(points)}")
+    print(f"alert state: {last.alert['state']} (signals: {', '.join(last.signals) or 'none'})")
+    if page is None:
+        print(f"no page yet, {plan.degraded_days} nights after the model degraded")
+    else:
+        print(*Page(page, plan, stream).lines(), sep="\n")
+    print()
+    reference = last.alert["reference_average_precision"]
+    print(*newest_table(shown, stream, plan, reference), sep="\n")
+    local = server is not None and not args.exit
+    _print_where(url, token, model=model, first=stream[0].day, local=local)
+    sys.stdout.flush()  # before what goes to stderr: one terminal, or one log, shows both
+    _say(f"done in {time.monotonic() - started:.0f} s")
+    shifted = any(p["verdict"] == "prior_shift" for p in points)
+    return 0 if shifted and page is not None and last.paging else 1
 
 
-def _print_summary(
-    url: str,
-    token: str,
-    *,
+def _send(
+    client: CalmonClient,
     model: str,
-    verdicts: dict[str, int],
-    alerts: dict[str, Any],
     stream: list[DemoDay],
-    local: bool,
-) -> None:
-    shown = ", ".join(f"{verdict} {count}" for verdict, count in sorted(verdicts.items()))
-    first = stream[0].day.isoformat()
-    print(f"verdicts of {model} (segment all, one a day): {shown}")
-    print(f"alert state: {alerts['state']}")
+    plan: StreamPlan,
+    args: argparse.Namespace,
+) -> list[Night]:
+    """The backfill, then the live nights (each printed as it is seen)."""
+    history = len(stream) - args.live_days
+    rows, labels = backfill(client, model, stream[:history])
+    _say(
+        f"backfill: {rows:,} predictions of {history} days, and the {labels:,} labels that had "
+        "come in by the night after"
+    )
+    wait_worker(client, model, args.timeout)
+    print(*night_header(plan), sep="\n", flush=True)
+    nights = []
+    for number in range(history, len(stream)):
+        night = live_night(client, model, stream[: number + 1], stream[number], args.timeout)
+        print(night_line(night, plan), flush=True)
+        nights.append(night)
+    return nights
+
+
+def _print_where(url: str, token: str, *, model: str, first: date, local: bool) -> None:
     print()
     print("Where to look" + (" (served until Ctrl-C):" if local else ":"))
     print(f"  {url}/  the web UI (paste the token below)")
@@ -245,7 +248,7 @@ def _print_summary(
     print()
     print(f"export {TOKEN_ENV}={token}")
     print(f"export {URL_ENV}={url}")
-    query = f"metric=average_precision&segment=all&from={first}T00:00:00Z"
+    query = f"metric=average_precision&segment=all&from={first.isoformat()}T00:00:00Z"
     auth = f'-H "Authorization: Bearer ${TOKEN_ENV}"'
     for path in ("alerts", f"metrics?{query}", "status"):
         print(f'curl -sS {auth} "${URL_ENV}/v1/models/{model}/{path}"')
@@ -262,10 +265,12 @@ def add_demo(subparsers: Any) -> None:
     """Register `calmon demo`."""
     parser = subparsers.add_parser(
         "demo",
-        help="start a service with a demo model whose verdicts show a prior shift and a drop",
-        description="Register a model, send it six weeks of card-fraud predictions (fraud-rate "
-        "swings, then a degrading model, late labels), wait for its verdicts and say where to "
-        "look. Without --url it serves its own SQLite file until Ctrl-C.",
+        help="start a service with a demo model that pages on early labels when it degrades",
+        description="Register a model with a 30-day label horizon, backfill two months of "
+        "card-fraud predictions with the labels a fraud team gets (feedback on alerts the next "
+        "day, chargebacks over weeks), then send the newest days a night at a time while the "
+        "model degrades: the alert pages on the early labels, weeks before the days are judged. "
+        "Without --url it serves its own SQLite file until Ctrl-C.",
     )
     parser.add_argument("--url", help="use this running service instead of starting one")
     parser.add_argument("--token", help=f"with --url: an admin,ingest,read token (or ${TOKEN_ENV})")
@@ -274,9 +279,19 @@ def add_demo(subparsers: Any) -> None:
     )
     parser.add_argument("--data-dir", help="directory of the demo's database (CALMON_DATA_DIR)")
     parser.add_argument("--model", default="demo-card-fraud", help="the demo model's name")
-    parser.add_argument("--days", type=int, default=42, help="days of history (at least 35)")
-    parser.add_argument("--rows-per-day", type=int, default=8_000, help="at least 2,000")
-    parser.add_argument("--late-days", type=int, default=5, help="days sent without labels")
+    parser.add_argument(
+        "--days", type=int, default=DAYS, help=f"days of history (at least {MIN_DAYS})"
+    )
+    parser.add_argument(
+        "--rows-per-day", type=int, default=ROWS_PER_DAY, help=f"at least {MIN_ROWS_PER_DAY:,}"
+    )
+    parser.add_argument(
+        "--live-days",
+        type=int,
+        default=LIVE_DAYS,
+        help=f"the newest days, sent a night at a time (more than {DEGRADED_DAYS})",
+    )
+    parser.add_argument("--seed", type=int, default=7, help="another seed, another stream")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait the worker")
-    parser.add_argument("--exit", action="store_true", help="stop once the verdicts are in")
+    parser.add_argument("--exit", action="store_true", help="stop once the last night is in")
     parser.set_defaults(handler=cmd_demo)

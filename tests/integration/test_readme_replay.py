@@ -250,15 +250,46 @@ def test_quick_start_then_first_steps_answer_what_the_readme_shows(tmp_path: Pat
         first_steps(base_url, tmp_path)
 
 
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def assert_printed(block: str, shown: str) -> None:
+    """The lines of ``block`` appear in ``shown`` in a row, with the same words and numbers
+    within 2% (or 0.02): the stream is seeded, but the worker's floating point may differ in a
+    last digit from one machine to another. Dates are not compared: the demo's days end
+    yesterday."""
+    wanted = [_undated(line) for line in block.strip().splitlines()]
+    lines = [_undated(line) for line in shown.splitlines()]
+    first = [i for i, line in enumerate(lines) if _words(line) == _words(wanted[0])]
+    assert first, f"{wanted[0]!r} is not in the output:\n{shown}"
+    got = lines[first[0] : first[0] + len(wanted)]
+    assert [_words(line) for line in got] == [_words(line) for line in wanted], shown
+    for expected, line in zip(wanted, got, strict=True):
+        for a, b in zip(_numbers(expected), _numbers(line), strict=True):
+            assert abs(a - b) <= max(0.02, 0.02 * a), f"README: {expected}\nshown:  {line}"
+
+
+def _undated(text: str) -> str:
+    return re.sub(r"\d{4}-\d{2}-\d{2}", "DATE", text)
+
+
+def _words(line: str) -> str:
+    return " ".join(NUMBER.sub("#", line).split())
+
+
+def _numbers(line: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in NUMBER.findall(line)]
+
+
 @pytest.mark.e2e
-def test_quick_start_demo_shows_the_shift_and_the_drop_then_serves(tmp_path: Path) -> None:
+def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
     [command] = blocks(DEMO, "bash")
     assert command.strip() == ".venv/bin/calmon demo"
     link_venv(tmp_path)
     port = free_port()
     log = tmp_path / "demo.log"
     # Fewer bootstrap replicates than the default 1,000, as in tests/integration/test_demo.py:
-    # no verdict uses them, and the worker gets through the 42 windows sooner.
+    # no verdict or page uses them, and the worker gets through the windows sooner.
     env = {"CALMON_PORT": str(port), "CALMON_BOOTSTRAP_REPLICATES": "200"}
     with background_script(command, tmp_path, env, log) as process:
 
@@ -270,19 +301,9 @@ def test_quick_start_demo_shows_the_shift_and_the_drop_then_serves(tmp_path: Pat
         shown = log.read_text()
         # "on var/calmon-demo.sqlite3 (recreated on each run)"
         assert (tmp_path / "var" / "calmon-demo.sqlite3").is_file()
-        found = re.search(r"verdicts of demo-card-fraud \(segment all, one a day\): (.*)", shown)
-        assert found is not None, shown
-        verdicts = {
-            name: int(count) for name, count in (item.split() for item in found[1].split(", "))
-        }
-        # The README's run: reference 14, prior_shift 7, stable 7, performance_drop 12, the
-        # 2 newest days waiting for labels (insufficient_data or score_shift).
-        assert sum(verdicts.values()) == 42, verdicts
-        assert verdicts["reference"] == 14, verdicts
-        assert abs(verdicts.get("performance_drop", 0) - 12) <= 2, verdicts
-        assert abs(verdicts.get("prior_shift", 0) + verdicts.get("stable", 0) - 14) <= 2
-        assert verdicts.get("prior_shift", 0) >= 5, verdicts
-        assert "alert state: drop" in shown
+        # The README's run: the same seed, so the same stream and the same answers.
+        for block in blocks(DEMO, "text"):
+            assert_printed(block, shown)
         token = re.search(r"export CALMON_TOKEN=(\S+)", shown)
         assert token is not None, shown
         # It serves what it printed, until Ctrl-C.
