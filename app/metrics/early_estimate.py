@@ -130,6 +130,12 @@ def estimate_window(
     reps = np.nan_to_num(completeness.replicates, nan=0.0)
     if n.sum() <= 0:
         return EarlyEstimate.unavailable(look, so_far, "the window has no rows")
+    if so_far == 0:
+        # The prior's scale is what the labels so far imply: with none, it is nothing, and the
+        # estimate would claim no fraud at all (pi 0 in [0, 0]) where it knows nothing yet.
+        return EarlyEstimate.unavailable(
+            look, so_far, "no fraud label has arrived yet: there is nothing to scale up"
+        )
     if (shares * f).sum() <= 0:
         return EarlyEstimate.unavailable(
             look, so_far, "no fraud label is expected this early (none arrived so soon before)"

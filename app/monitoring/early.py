@@ -5,9 +5,10 @@ the alerts they reviewed the next day, chargebacks for the frauds nobody reviewe
 weeks. This module decides what calmon does with a window's labels so far:
 
 * **When it looks.** A window is estimated at *looks*: the window boundaries after its end,
-  on the model's clock (:class:`Looks`). A label counts from the first look at or after its
-  ``labelled_at``, so an estimate depends on the stream, not on when the worker ran, and the
-  early detector looks at a window once per window length (what its false-alarm bound counts).
+  on the model's clock (:class:`Looks`). A label counts from the first look after its
+  ``labelled_at`` (a look counts the labels stamped before it), so an estimate depends on the
+  stream, not on when the worker ran, and a look's labels are all in once the clock has passed
+  it: the early detector tests a window once per look (what its false-alarm bound counts).
 * **Cells.** Labels arrive at one speed within a cell: the bins above the threshold (flagged:
   feedback) and below it (missed: chargebacks only), each side split in two at its reference
   frauds' median (investigators work the queue from the top; high-scoring misses may be
@@ -122,12 +123,17 @@ class Looks:
 def arrival_looks(labelled_at: Int64Array, window_end: datetime, length: timedelta) -> Int64Array:
     """The look each label (``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
     label of unknown time) of a window ending at ``window_end`` counts from: the first look
-    (``length`` apart from the end on) at or after it."""
+    (``length`` apart from the end on) strictly after it.
+
+    Strictly: a look counts the labels of the looks before it, which are all in once the
+    model's clock has passed it. A label stamped on the boundary itself (an export stamped at
+    midnight) belongs to the day that starts there; counted at that look, the look's evidence
+    grew with every request of the export, and the page was tested again on each."""
     end = _micros(window_end)
     step = length // timedelta(microseconds=1)
     known = labelled_at != UNKNOWN_LABEL_TIME
-    looks = -(-(labelled_at - end) // step)  # ceiling division
-    out: Int64Array = np.where(known, np.maximum(looks, 0), UNKNOWN_LOOK).astype(np.int64)
+    looks = np.where(labelled_at < end, 0, (labelled_at - end) // step + 1)
+    out: Int64Array = np.where(known, looks, UNKNOWN_LOOK).astype(np.int64)
     return out
 
 

@@ -44,7 +44,7 @@ def _check_printout(stdout: str) -> None:
     assert "alert state: drop (signals: early)" in stdout
     paged = re.search(r"paged (\d+) days after the model degraded \([-\d]+\), on (.*?):", stdout)
     assert paged is not None, stdout
-    assert (int(paged[1]), paged[2]) == (3, "early evidence"), stdout
+    assert (int(paged[1]), paged[2]) == (4, "early evidence"), stdout
 
 
 def _check_series(base_url: str, token: str) -> None:

@@ -131,6 +131,17 @@ def test_early_estimates_cover_what_the_complete_labels_show() -> None:
     assert np.mean(errors) < 0.15
 
 
+def test_no_label_yet_is_no_estimate_not_an_estimate_of_no_fraud() -> None:
+    f_cells = np.array([0.05, 0.5])
+    completeness = Completeness(0, f_cells, np.tile(f_cells, (10, 1)))
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_weight=0.05, shape_strength=20.0)
+    labels = LabelsSoFar.of(np.zeros(BINS), np.full(BINS, 300.0))
+    estimate = estimate_window(labels, _cells(), completeness, settings, seed=1)
+    assert estimate.values["pi"] is None
+    assert estimate.intervals["pi"] is None
+    assert "no fraud label" in estimate.undefined["pi"]
+
+
 def test_a_label_earlier_than_any_replicate_expects_is_estimated() -> None:
     # At look 0 a window may hold a chargeback that came the same night, while half the bootstrap
     # replicates of the completeness saw none that early (F = 0 in every cell): under them the

@@ -36,13 +36,14 @@ def test_a_label_counts_from_the_first_look_at_or_after_it() -> None:
     labelled = np.array(
         [
             _micros(end - timedelta(hours=3)),  # during the window: look 0
-            _micros(end),  # at its end: look 0
+            _micros(end),  # at its end: the next day's, look 1
             _micros(end + timedelta(hours=1)),  # the next day: look 1
-            _micros(end + 3 * DAY),  # exactly three days after: look 3
+            _micros(end + 3 * DAY - timedelta(microseconds=1)),  # by three days after: look 3
+            _micros(end + 3 * DAY),  # exactly three days after: the fourth day's, look 4
             UNKNOWN_LABEL_TIME,
         ]
     )
-    assert arrival_looks(labelled, end, DAY).tolist() == [0, 0, 1, 3, -1]
+    assert arrival_looks(labelled, end, DAY).tolist() == [0, 1, 1, 3, 4, -1]
     looks = Looks(as_of=DAY0 + 5 * DAY, length=DAY)
     assert looks.look_of(DAY0) == 4  # ended at day 1, looked at on days 1..5
     assert looks.look_of(DAY0 + 4 * DAY) == 0  # just ended
@@ -67,8 +68,9 @@ def test_labelled_rows_become_arrivals_and_feedback_precision() -> None:
     assert (at_one.confirmed, at_one.reviewed, at_one.value) == (1, 4, 0.25)
     assert at_one.interval == pytest.approx(wilson(1, 4))
     assert feedback_precision(arrivals, flagged_bins, 0) is None  # nothing reviewed by then
-    assert arrivals.frauds_per_bin(10, 1).sum() == 1  # the chargeback comes at look 9
-    assert arrivals.frauds_per_bin(10, 9).sum() == 2
+    # The chargeback is stamped 9 days after the window's end: it counts from look 10.
+    assert arrivals.frauds_per_bin(10, 9).sum() == 1
+    assert arrivals.frauds_per_bin(10, 10).sum() == 2
 
 
 def test_cells_split_each_side_of_the_threshold_at_its_frauds_median() -> None:
