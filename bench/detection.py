@@ -47,7 +47,7 @@ import numpy as np
 from scipy.special import ndtr
 from scipy.stats import chi2
 
-from app.metrics import CurveSketch, bin_edges, evaluate_sketch, pool_sketches
+from app.metrics import CurveSketch, evaluate_sketch, pool_sketches
 from app.metrics.mixture import histogram
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import (
@@ -64,7 +64,15 @@ from app.monitoring.early import DISPERSION_WINDOWS, ReferenceBins
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import Pi0Policy, WindowLabels, estimate_pi0, needs_new_version
 from app.monitoring.reference import ReferenceRule, ReferenceSpec, choose_reference
-from bench.simulation import HEALTHY_MU, THRESHOLD, gaussian_sketch, mu_for, sketch_with
+from bench.simulation import (
+    EDGE_ROWS,
+    HEALTHY_MU,
+    THRESHOLD,
+    gaussian_sketch,
+    healthy_edges,
+    mu_for,
+    sketch_with,
+)
 
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 MATURITY = MaturityRule(min_label_coverage=0.8)
@@ -73,8 +81,6 @@ DETECTION_DROP = 0.3
 PI0_TOLERANCE = 0.1
 FLAT_PI = 0.005
 NANNYML_SIGMAS = 3.0
-EDGE_ROWS = 20_000
-"""The worker cuts a model's score bins from its first window with enough rows."""
 
 
 # --- the engine: calmon's domain code, one model ---------------------------------------------
@@ -110,7 +116,7 @@ class Engine:
         """The windows' dispersion (frauds in bursts) if the caller sets it (bench/early_pages.py
         reads it off its reported frauds); None: read off the windows' fraud scores here, as
         the worker does (:meth:`_dispersion`)."""
-        self._edges = _healthy_edges(np.random.default_rng([seed, EDGE_ROWS]))
+        self._edges = healthy_edges(np.random.default_rng([seed, EDGE_ROWS]), FLAT_PI)
         self._reference_windows: dict[str, list[int]] = {}
         self.sketches: dict[tuple[int, str], CurveSketch | None] = {}
         self.counts: dict[tuple[int, str], WindowLabels] = {}
@@ -253,15 +259,6 @@ class Engine:
 
 
 # --- streams -----------------------------------------------------------------------------------
-
-
-def _healthy_edges(rng: np.random.Generator) -> Float64Array:
-    """The bins the worker would cut from a healthy window at pi0 = 0.005."""
-    frauds = int(rng.binomial(EDGE_ROWS, FLAT_PI))
-    scores = np.concatenate(
-        [rng.standard_normal(EDGE_ROWS - frauds), rng.normal(HEALTHY_MU, 1.0, frauds)]
-    )
-    return bin_edges(scores, THRESHOLD)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics import CurveSketch, ScoreHistogram, bin_edges
+from app.metrics import CurveSketch, ScoreHistogram
 from app.metrics.types import BoolArray, Float64Array, Int64Array
 from bench.detection import DAY0, Day, mean_pi
 from bench.label_feeds_draws import (
@@ -62,14 +62,12 @@ from bench.label_feeds_draws import (
     review_probability,
     truncated_lognormal,
 )
-from bench.simulation import HEALTHY_MU, THRESHOLD
+from bench.simulation import THRESHOLD, healthy_edges
 
 Int8Array = npt.NDArray[np.int8]
 
 NEVER, FEEDBACK, CHARGEBACK = 0, 1, 2
 """``SimWindow.fraud_sources`` codes."""
-EDGE_ROWS = 20_000
-"""Rows of the healthy window the model's bins are cut from (as bench/nowcast.py's reference)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +154,7 @@ def simulate(days: Sequence[Day], size: int, config: FeedConfig, seed: int) -> S
     if not days:
         raise ValueError("a stream needs at least one day")
     edge_seed, *window_seeds = np.random.SeedSequence(seed).spawn(len(days) + 1)
-    edges = _edges(days[0], np.random.default_rng(edge_seed))
+    edges = healthy_edges(np.random.default_rng(edge_seed), days[0].pi)
     rows = size / mean_pi(days)
     windows, entities = [], 0
     for t, (day, window_seed) in enumerate(zip(days, window_seeds, strict=True)):
@@ -182,14 +180,6 @@ def labelled_by(window: SimWindow, as_of_days: float) -> ScoreHistogram:
 
 
 # --- one window ----------------------------------------------------------------------------------
-
-
-def _edges(day: Day, rng: np.random.Generator) -> Float64Array:
-    frauds = int(rng.binomial(EDGE_ROWS, day.pi))
-    scores = np.concatenate(
-        [rng.standard_normal(EDGE_ROWS - frauds), rng.normal(HEALTHY_MU, 1.0, frauds)]
-    )
-    return bin_edges(scores, THRESHOLD)
 
 
 @dataclass(frozen=True)

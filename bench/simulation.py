@@ -15,7 +15,7 @@ from functools import cache
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from app.metrics import CurveSketch
+from app.metrics import CurveSketch, bin_edges
 from app.metrics.types import Float64Array
 
 THRESHOLD = 2.0
@@ -70,3 +70,17 @@ def mu_for(relative_ap: float, pi0: float = 0.005) -> float:
     mus, aps = _ap_curve(pi0)
     target = relative_ap * population_average_precision(HEALTHY_MU, pi0)
     return float(np.interp(target, aps, mus))
+
+
+EDGE_ROWS = 20_000
+"""The worker cuts a model's score bins from its first window with enough rows: 20,000 here."""
+
+
+def healthy_edges(rng: np.random.Generator, pi: float) -> Float64Array:
+    """The bins the worker would cut from a healthy window of :data:`EDGE_ROWS` rows at fraud
+    rate ``pi`` (app.metrics.mixture.bin_edges)."""
+    frauds = int(rng.binomial(EDGE_ROWS, pi))
+    scores = np.concatenate(
+        [rng.standard_normal(EDGE_ROWS - frauds), rng.normal(HEALTHY_MU, 1.0, frauds)]
+    )
+    return bin_edges(scores, THRESHOLD)
