@@ -132,6 +132,22 @@ def _parse_scopes(text: str) -> list[Scope]:
     return valid
 
 
+def _parse_models(text: str) -> list[str]:
+    from pydantic import TypeAdapter, ValidationError  # noqa: PLC0415
+
+    from app.schemas.tokens import ModelPattern  # noqa: PLC0415
+
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        if patterns:  # an empty list must not silently become "every model"
+            return TypeAdapter(list[ModelPattern]).validate_python(patterns)
+    except ValidationError:
+        pass
+    raise argparse.ArgumentTypeError(
+        "models are comma-separated model names or prefixes ending in '*' (team-a-*)"
+    )
+
+
 def _ensure_schema(settings: Settings, engine: Engine) -> None:
     """Migrate the embedded database if needed; elsewhere say what to run instead of failing
     later with "no such table"."""
@@ -154,11 +170,12 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
         _ensure_schema(settings, engine)
         with create_session_factory(engine).begin() as session:
             if args.token_command == "create":
-                created = token_service.create_token(session, args.name, args.scopes)
+                created = token_service.create_token(session, args.name, args.scopes, args.models)
                 print(created.token)
+                seen = ",".join(created.models) if created.models else "every model"
                 print(
-                    f"token {created.id} ({created.name}, scopes {','.join(created.scopes)}) "
-                    "created; it is shown only this once",
+                    f"token {created.id} ({created.name}, scopes {','.join(created.scopes)}, "
+                    f"models {seen}) created; it is shown only this once",
                     file=sys.stderr,
                 )
             elif args.token_command == "list":
@@ -179,6 +196,12 @@ def _add_token(subparsers: Subparsers) -> None:
     create.add_argument("--name", required=True, help="who or what uses the token")
     create.add_argument(
         "--scopes", required=True, type=_parse_scopes, help="e.g. ingest,read (or admin)"
+    )
+    create.add_argument(
+        "--models",
+        type=_parse_models,
+        help="limit it to these models: names or prefixes ending in '*', e.g. "
+        "card-fraud,web-fraud or 'team-a-*' (default: every model)",
     )
     commands.add_parser("list", help="list tokens as JSON lines (no secrets)")
     revoke = commands.add_parser("revoke", help="revoke a token by id")

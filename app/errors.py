@@ -80,6 +80,14 @@ class NotFoundError(CalmonError):
     code = "not_found"
 
 
+class ModelNotFoundError(NotFoundError):
+    """No model of that name, or none the caller's token may see: the same answer for both, so
+    a token scoped to some models cannot learn that another team's model exists."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no model named {name!r}", extra={"model": name})
+
+
 class ConflictError(CalmonError):
     """The request contradicts stored state (duplicate name, reused batch id): 409."""
 

@@ -165,11 +165,12 @@ def client(app: FastAPI) -> Iterator[TestClient]:
 
 @pytest.fixture
 def make_token(session_factory: sessionmaker[Session]) -> Callable[..., str]:
-    """Mint a real token in the database: ``make_token("ingest", "read", name="x")``."""
+    """Mint a real token in the database: ``make_token("ingest", "read", name="x")``, limited
+    to some models with ``models=["team-a-*"]``."""
 
-    def make(*scopes: Scope, name: str = "test") -> str:
+    def make(*scopes: Scope, name: str = "test", models: list[str] | None = None) -> str:
         with session_factory.begin() as session:
-            return create_token(session, name, list(scopes)).token
+            return create_token(session, name, list(scopes), models).token
 
     return make
 
@@ -178,8 +179,10 @@ def make_token(session_factory: sessionmaker[Session]) -> Callable[..., str]:
 def auth_headers(make_token: Callable[..., str]) -> AuthHeaders:
     """Headers carrying a fresh token: ``client.get(url, headers=auth_headers("read"))``."""
 
-    def headers(*scopes: Scope, name: str = "test") -> dict[str, str]:
-        return {"Authorization": f"Bearer {make_token(*scopes, name=name)}"}
+    def headers(
+        *scopes: Scope, name: str = "test", models: list[str] | None = None
+    ) -> dict[str, str]:
+        return {"Authorization": f"Bearer {make_token(*scopes, name=name, models=models)}"}
 
     return headers
 

@@ -32,6 +32,7 @@ _TOKEN: Final[dict[str, Any]] = {
     "name": "prediction-feed",
     "prefix": "cm_4f9a",
     "scopes": ["ingest"],
+    "models": ["card-fraud"],
     "created_at": "2026-10-01T08:00:00Z",
     "revoked_at": None,
 }
@@ -147,7 +148,11 @@ REQUESTS: Final[dict[tuple[str, str], dict[str, Any]]] = {
         "pi0": {"policy": "historical"},
     },
     ("patch", "/v1/models/{name}"): {"threshold": 0.58, "alert_floor": 0.5},
-    ("post", "/v1/tokens"): {"name": "prediction-feed", "scopes": ["ingest"]},
+    ("post", "/v1/tokens"): {
+        "name": "prediction-feed",
+        "scopes": ["ingest"],
+        "models": ["card-fraud"],
+    },
     ("post", "/v1/models/{name}/reference"): {
         "kind": "period",
         "start": "2026-10-01",

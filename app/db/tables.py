@@ -231,6 +231,8 @@ class ApiToken(Base):
     prefix: Mapped[str] = mapped_column(String(16))
     hash: Mapped[str] = mapped_column(String(64), unique=True)
     scopes: Mapped[str] = mapped_column(String(100))
+    # The models it may see, comma-separated names and prefixes ending in '*'; NULL: every model.
+    models: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, server_default=func.now()
     )

@@ -13,7 +13,7 @@ from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
-from app.errors import NotFoundError, PayloadValidationError
+from app.errors import ModelNotFoundError, NotFoundError, PayloadValidationError
 from app.metrics import METRIC_NAMES, CurveSketch
 from app.metrics.curves import pr_curve
 from app.metrics.types import Interval
@@ -45,7 +45,7 @@ CURVE_POINTS = 200
 def _model(session: Session, name: str) -> MonitoredModel:
     model = ModelRepository(session).get_by_name(name)
     if model is None:
-        raise NotFoundError(f"no model named {name!r}", extra={"model": name})
+        raise ModelNotFoundError(name)
     return model
 
 

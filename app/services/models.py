@@ -16,7 +16,7 @@ from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.purges import PurgeRepository
 from app.db.tables import MonitoredModel
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, ModelNotFoundError
 from app.schemas.models import (
     SETTINGS_FIELDS,
     ModelCreate,
@@ -70,7 +70,7 @@ def get_model(
     predictions: see ModelRepository.get_by_name); NotFoundError (404) otherwise."""
     model = ModelRepository(session).get_by_name(name, lock=lock, share=share)
     if model is None:
-        raise NotFoundError(f"no model named {name!r}", extra={"model": name})
+        raise ModelNotFoundError(name)
     return model
 
 
@@ -86,7 +86,7 @@ def delete_model(session: Session, name: str, now: datetime) -> ModelDeleted:
     """
     model = ModelRepository(session).get_by_name(name, delete=True)
     if model is None:
-        raise NotFoundError(f"no model named {name!r}", extra={"model": name})
+        raise ModelNotFoundError(name)
     purged = PurgeRepository(session).delete_model(model, now)
     return ModelDeleted(name=name, predictions_purged=purged)
 

@@ -70,6 +70,7 @@ class Seeded:
     server: LiveServer
     read_token: str
     ingest_only_token: str
+    steady_only_token: str
     api: httpx.Client
 
 
@@ -114,10 +115,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
             wait_for(lambda: _settled(client, windows), "every window computed", timeout=300)
         read = make_token(database_url, "ui", "read")
         ingest_only = make_token(database_url, "no-read", "ingest")
+        steady_only = make_token(database_url, "steady-team", "read", models=["steady"])
         with httpx.Client(
             base_url=server.base_url, timeout=60.0, headers={"Authorization": f"Bearer {read}"}
         ) as api:
-            yield Seeded(server, read, ingest_only, api)
+            yield Seeded(server, read, ingest_only, steady_only, api)
 
 
 @pytest.fixture(scope="module")
@@ -451,6 +453,26 @@ def test_a_wrong_token_gets_a_clear_message(seeded: Seeded, browser: Browser) ->
         assert not log.blocked, log.blocked
     assert "refused this token (401" in refused
     assert "read scope" in forbidden
+
+
+def test_a_token_limited_to_one_model_shows_that_model_only(
+    seeded: Seeded, browser: Browser
+) -> None:
+    base_url = seeded.server.base_url
+    with watched_page(browser, base_url) as (page, log):
+        open_page(page, base_url, seeded.steady_only_token, "")
+        rows = page.locator("#models-table tbody tr")
+        models = {row.get_attribute("data-model") for row in rows.all()}
+        assert not log.problems(), log.problems()
+    assert models == {"steady"}
+    with watched_page(browser, base_url) as (page, log):
+        token = seeded.steady_only_token
+        page.add_init_script(f"sessionStorage.setItem('calmon.readToken', {token!r})")
+        page.goto(f"{base_url}/ui/#/models/shop")
+        shown = page.locator("#app p.error[role=alert]").inner_text()
+        assert not log.page_errors, log.page_errors
+    # As for a model that does not exist: nothing on the page says that shop is there.
+    assert "no model named 'shop'" in shown
 
 
 def test_api_reference_works_offline(seeded: Seeded, browser: Browser) -> None:

@@ -23,12 +23,15 @@ NOT_A_VALUE = re.compile(r"\b(?:null|NaN)\b")
 """A missing value printed as text instead of a dash (``replaceChildren(null)`` prints "null")."""
 
 
-def make_token(database_url: str, name: str, *scopes: Scope) -> str:
-    """A token with ``scopes``, written straight into the server's database."""
+def make_token(
+    database_url: str, name: str, *scopes: Scope, models: list[str] | None = None
+) -> str:
+    """A token with ``scopes`` (limited to ``models`` if given), written straight into the
+    server's database."""
     engine = create_db_engine(settings_for(database_url))
     try:
         with create_session_factory(engine).begin() as session:
-            return create_token(session, name, list(scopes)).token
+            return create_token(session, name, list(scopes), models).token
     finally:
         engine.dispose()
 

@@ -36,7 +36,7 @@ def post_what_if(name: str, body: WhatIfRequest, session: SessionDep, _: ReadAcc
 def get_compare(
     name: str,
     session: SessionDep,
-    _: ReadAccess,
+    principal: ReadAccess,
     *,
     challenger: Annotated[str, Query(description="The model compared against this one.")],
     metric: Annotated[
@@ -50,6 +50,7 @@ def get_compare(
     """This model (the champion) against a challenger over the same period: calibrated series
     side by side, the AP difference with a bootstrap interval at pi0, at the current fraud rate
     and over the history's range, and every fraud rate where the AP order flips."""
+    principal.require_model(challenger)
     return compare_service.compare(
         session,
         name,

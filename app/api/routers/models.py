@@ -17,15 +17,17 @@ router = APIRouter(prefix="/v1/models", tags=["models"])
     status_code=status.HTTP_201_CREATED,
     responses={409: {"description": "A model of that name already exists"}},
 )
-def create_model(body: ModelCreate, session: SessionDep, _: AdminAccess) -> ModelOut:
-    """Register a model (admin scope); 409 if the name is taken."""
+def create_model(body: ModelCreate, session: SessionDep, principal: AdminAccess) -> ModelOut:
+    """Register a model (admin scope; an admin of some models registers within them only);
+    409 if the name is taken."""
+    principal.require_new_model(body.name)
     return service.create_model(session, body)
 
 
 @router.get("")
-def list_models(session: SessionDep, _: ReadAccess) -> list[ModelOut]:
-    """Every registered model (read scope)."""
-    return service.list_models(session)
+def list_models(session: SessionDep, principal: ReadAccess) -> list[ModelOut]:
+    """Every registered model the token may see (read scope)."""
+    return [m for m in service.list_models(session) if principal.models.sees(m.name)]
 
 
 @router.get("/{name}")
