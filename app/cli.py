@@ -162,6 +162,7 @@ def _ensure_schema(settings: Settings, engine: Engine) -> None:
 
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.engine import create_db_engine, create_session_factory  # noqa: PLC0415
+    from app.services import audit  # noqa: PLC0415
     from app.services import tokens as token_service  # noqa: PLC0415
 
     _require_existing_sqlite(settings, "token")
@@ -171,6 +172,12 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
         with create_session_factory(engine).begin() as session:
             if args.token_command == "create":
                 created = token_service.create_token(session, args.name, args.scopes, args.models)
+                audit.record(
+                    session,
+                    audit.COMMAND_LINE,
+                    "token.created",
+                    detail=audit.token_detail(created),
+                )
                 print(created.token)
                 seen = ",".join(created.models) if created.models else "every model"
                 print(
@@ -183,6 +190,12 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
                     print(json.dumps(token.model_dump(mode="json")))
             else:
                 revoked = token_service.revoke_token(session, args.token_id)
+                audit.record(
+                    session,
+                    audit.COMMAND_LINE,
+                    "token.revoked",
+                    detail=audit.token_detail(revoked),
+                )
                 print(f"token {revoked.id} ({revoked.name}) revoked", file=sys.stderr)
     finally:
         engine.dispose()

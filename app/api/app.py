@@ -14,7 +14,16 @@ from app.api.errors import install_error_handlers
 from app.api.inputs import UrlRulesMiddleware
 from app.api.openapi import install_openapi
 from app.api.responses import document_errors
-from app.api.routers import analyses, batches, health, metrics, models, monitoring, tokens
+from app.api.routers import (
+    analyses,
+    audit,
+    batches,
+    health,
+    metrics,
+    models,
+    monitoring,
+    tokens,
+)
 from app.api.webui import install_webui
 from app.db.engine import create_db_engine, create_probe_engine, create_session_factory
 from app.db.migrate import head_revisions
@@ -29,6 +38,9 @@ LifespanHook = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 It is entered after the engine exists (``app.state.engine``, ``app.state.session_factory``,
 ``app.state.settings``) and exited before the engine is disposed.
 """
+
+ROUTER_MODULES = (health, models, tokens, audit, batches, metrics, monitoring, analyses)
+"""The API's routers, in the order the OpenAPI document lists them."""
 
 
 def create_app(
@@ -71,8 +83,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(UrlRulesMiddleware)
     install_metrics(app, settings)
-    routers = (health, models, tokens, batches, metrics, monitoring, analyses)
-    for module in routers:
+    for module in ROUTER_MODULES:
         document_errors(module.router)
         app.include_router(module.router)
     install_webui(app)

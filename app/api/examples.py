@@ -173,6 +173,17 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
     ("post", "/v1/tokens"): {**_TOKEN, "token": "cm_4f9a0c2e..."},
     ("get", "/v1/tokens"): [_TOKEN],
     ("delete", "/v1/tokens/{token_id}"): {**_TOKEN, "revoked_at": "2026-11-02T09:00:00Z"},
+    ("get", "/v1/audit"): [
+        {
+            "id": 42,
+            "at": "2026-11-02T09:00:00Z",
+            "actor": "ops",
+            "token_id": 1,
+            "action": "model.changed",
+            "model": "card-fraud",
+            "detail": {"threshold": {"before": 0.62, "after": 0.58}},
+        }
+    ],
     ("post", "/v1/models/{name}/batches"): {
         "batch_id": "2026-11-01T10",
         "rows_inserted": 3,

@@ -237,3 +237,22 @@ class ApiToken(Base):
         UtcDateTime, default=utcnow, server_default=func.now()
     )
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class AuditEvent(Base):
+    """An admin act: who (the token's name and id), when, what, on which model, what changed.
+
+    Written in the act's own transaction, so an act is never without its record. Never holds a
+    secret: a minted token is recorded by id, name, prefix, scopes and models.
+    """
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    actor: Mapped[str] = mapped_column(String(100))
+    token_id: Mapped[int | None] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(40))
+    # The model acted on; NULL for a token's minting or revocation (its models are in detail).
+    model: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)

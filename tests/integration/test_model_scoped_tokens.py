@@ -210,3 +210,54 @@ def test_tokens_without_models_see_every_model(
     assert sorted(m["name"] for m in listed) == [MINE, THEIRS]
     tokens = client.get("/v1/tokens", headers=two_teams).json()
     assert all(t["models"] is None for t in tokens)
+
+
+def test_admin_acts_are_in_the_audit_log_without_secrets(
+    client: TestClient,
+    two_teams: dict[str, str],
+    auth_headers: AuthHeaders,
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    admin_a = auth_headers("admin", "read", name="team-a-admin", models=["team-a-*"])
+    assert (
+        client.patch(f"/v1/models/{MINE}", json={"threshold": 0.4}, headers=admin_a).status_code
+        == 200
+    )
+    minted = client.post("/v1/tokens", json={"name": "feed", "scopes": ["ingest"]}, headers=admin_a)
+    secret = minted.json()["token"]
+    assert client.delete(f"/v1/tokens/{minted.json()['id']}", headers=admin_a).status_code == 200
+    assert client.delete(f"/v1/models/{THEIRS}", headers=two_teams).status_code == 200
+    assert cli.run(["token", "create", "--name", "cli", "--scopes", "read"], settings) == 0
+    cli_secret = capsys.readouterr().out.strip()
+
+    everything = client.get("/v1/audit", headers=two_teams)
+    assert everything.status_code == 200, everything.text
+    acts = [(e["actor"], e["action"], e["model"]) for e in everything.json()]
+    assert acts == [
+        ("command line", "token.created", None),
+        ("global", "model.deleted", THEIRS),
+        ("team-a-admin", "token.revoked", None),
+        ("team-a-admin", "token.created", None),
+        ("team-a-admin", "model.changed", MINE),
+        ("global", "model.created", THEIRS),
+        ("global", "model.created", MINE),
+    ]
+    changed = everything.json()[4]
+    assert changed["detail"] == {"threshold": {"before": 0.5, "after": 0.4}}
+    assert everything.json()[3]["detail"]["models"] == ["team-a-*"]
+    assert secret not in everything.text
+    assert cli_secret not in everything.text
+    # The admin of team a sees the acts on its models and tokens, not team b's nor global ones.
+    own = client.get("/v1/audit", headers=admin_a).json()
+    assert [(e["action"], e["model"]) for e in own] == [
+        ("token.revoked", None),
+        ("token.created", None),
+        ("model.changed", MINE),
+        ("model.created", MINE),
+    ]
+    paged = client.get("/v1/audit", params={"limit": 2, "before": own[1]["id"]}, headers=admin_a)
+    assert [e["id"] for e in paged.json()] == [own[2]["id"], own[3]["id"]]
+    hidden = client.get("/v1/audit", params={"model": THEIRS}, headers=admin_a)
+    assert hidden.status_code == 404, hidden.text
+    assert client.get("/v1/audit", headers=auth_headers("read")).status_code == 403

@@ -15,16 +15,7 @@ from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
 from app.api import examples
-from app.api.app import create_app
-from app.api.routers import (
-    analyses,
-    batches,
-    health,
-    metrics,
-    models,
-    monitoring,
-    tokens,
-)
+from app.api.app import ROUTER_MODULES, create_app
 from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import (
     ALERT_STATES,
@@ -151,7 +142,7 @@ def test_every_operation_has_an_example_that_is_true(document: dict[str, Any]) -
             assert "example" in media or "examples" in media, (method, path)
     routes = {
         (method.lower(), route.path): route
-        for module in (health, models, tokens, batches, metrics, monitoring, analyses, prometheus)
+        for module in (*ROUTER_MODULES, prometheus)
         for route in module.router.routes
         if isinstance(route, APIRoute)
         for method in route.methods or ()

@@ -7,6 +7,7 @@ from fastapi import APIRouter, status
 from app.api.deps import AdminAccess, ReadAccess, SessionDep
 from app.db.types import utcnow
 from app.schemas.models import ModelCreate, ModelDeleted, ModelOut, ModelPatch
+from app.services import audit
 from app.services import models as service
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -21,7 +22,10 @@ def create_model(body: ModelCreate, session: SessionDep, principal: AdminAccess)
     """Register a model (admin scope; an admin of some models registers within them only);
     409 if the name is taken."""
     principal.require_new_model(body.name)
-    return service.create_model(session, body)
+    created = service.create_model(session, body)
+    detail = created.model_dump(mode="json", exclude={"created_at", "updated_at"})
+    audit.record(session, principal, "model.created", model=created.name, detail=detail)
+    return created
 
 
 @router.get("")
@@ -37,16 +41,24 @@ def get_model(name: str, session: SessionDep, _: ReadAccess) -> ModelOut:
 
 
 @router.patch("/{name}")
-def update_model(name: str, body: ModelPatch, session: SessionDep, _: AdminAccess) -> ModelOut:
+def update_model(
+    name: str, body: ModelPatch, session: SessionDep, principal: AdminAccess
+) -> ModelOut:
     """Change threshold, pi0 policy or verdict gates (admin scope); re-dirties every window."""
-    return service.update_model(session, name, body)
+    before = service.read_model(session, name).model_dump(mode="json")
+    updated = service.update_model(session, name, body)
+    changed = audit.changes(before, updated.model_dump(mode="json"))
+    audit.record(session, principal, "model.changed", model=name, detail=changed)
+    return updated
 
 
 @router.delete("/{name}")
-def delete_model(name: str, session: SessionDep, _: AdminAccess) -> ModelDeleted:
+def delete_model(name: str, session: SessionDep, principal: AdminAccess) -> ModelDeleted:
     """Delete a model and all its data (admin scope); 404 if unknown.
 
     At once: the model, its windows, metrics, verdicts and batches; its name is free again.
     Its predictions are removed by the worker in bounded chunks (at once on SQLite).
     """
-    return service.delete_model(session, name, utcnow())
+    deleted = service.delete_model(session, name, utcnow())
+    audit.record(session, principal, "model.deleted", model=name, detail={})
+    return deleted

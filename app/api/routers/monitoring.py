@@ -6,6 +6,7 @@ from fastapi import APIRouter, status
 
 from app.api.deps import AdminAccess, ReadAccess, SessionDep
 from app.schemas.monitoring import AlertsOut, ReferenceOut, ReferenceRequest
+from app.services import audit
 from app.services import monitoring as service
 
 router = APIRouter(prefix="/v1/models/{name}", tags=["alerts"])
@@ -26,7 +27,10 @@ def get_reference(name: str, session: SessionDep, _: ReadAccess) -> ReferenceOut
 
 @router.post("/reference", status_code=status.HTTP_201_CREATED)
 def set_reference(
-    name: str, body: ReferenceRequest, session: SessionDep, _: AdminAccess
+    name: str, body: ReferenceRequest, session: SessionDep, principal: AdminAccess
 ) -> ReferenceOut:
     """Re-anchor the reference (admin scope): a new version, judged against from now on."""
-    return service.set_reference(session, name, body)
+    reference = service.set_reference(session, name, body)
+    detail = reference.current.model_dump(mode="json")
+    audit.record(session, principal, "reference.anchored", model=name, detail=detail)
+    return reference

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path, status
 from app.api.deps import AdminAccess, SessionDep
 from app.input_rules import MAX_DB_INTEGER
 from app.schemas.tokens import TokenCreate, TokenCreated, TokenOut
+from app.services import audit
 from app.services import tokens as service
 
 router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
@@ -18,7 +19,11 @@ router = APIRouter(prefix="/v1/tokens", tags=["tokens"])
 def create_token(body: TokenCreate, session: SessionDep, principal: AdminAccess) -> TokenCreated:
     """Create a token; the response is the only time its secret is shown. An admin of some
     models mints tokens within them (its own models when `models` is omitted)."""
-    return service.create_token(session, body.name, body.scopes, body.models, minted_by=principal)
+    created = service.create_token(
+        session, body.name, body.scopes, body.models, minted_by=principal
+    )
+    audit.record(session, principal, "token.created", detail=audit.token_detail(created))
+    return created
 
 
 @router.get("")
@@ -36,4 +41,6 @@ def revoke_token(
 ) -> TokenOut:
     """Revoke a token; requests with it get 401 from now on (an admin of some models revokes
     the tokens within them only; any other id is a 404)."""
-    return service.revoke_token(session, token_id, by=principal)
+    revoked = service.revoke_token(session, token_id, by=principal)
+    audit.record(session, principal, "token.revoked", detail=audit.token_detail(revoked))
+    return revoked
