@@ -12,7 +12,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -154,6 +161,17 @@ class Settings(BaseSettings):
         default=None,
         description="`calmon serve` also runs the worker in-process; unset means only on SQLite "
         "(the embedded default), so the one-command start computes metrics.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="If set, GET /metrics needs `Authorization: Bearer <this>` (Prometheus: "
+        "`authorization` in its scrape config); unset, /metrics is open like /healthz.",
+    )
+    metrics_max_series: int = Field(
+        default=200_000,
+        ge=1_000,
+        description="Series budget of /metrics' domain gauges: beyond it, intervals go first, "
+        "then per-segment detail, then the newest windows' values; alert states never.",
     )
     bootstrap_replicates: int = Field(
         default=1000, ge=100, description="Bootstrap replicates behind every 95% interval."

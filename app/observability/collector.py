@@ -16,6 +16,7 @@ newest window's fraud rate and metrics estimated from its scores alone).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -39,6 +40,9 @@ from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, WINDOW_LENGTH
 from app.observability.early_families import early_families
 from app.observability.nowcast_families import nowcast_families
+from app.observability.series_budget import Budget, merged, series_count, split_intervals
+
+logger = logging.getLogger(__name__)
 
 # The models table's granularities; CalmonStaleWindow compares window age with this length.
 WINDOW_SECONDS = {name: length.total_seconds() for name, length in WINDOW_LENGTH.items()}
@@ -50,40 +54,56 @@ ALIVE_LEASE_PERIODS = 3
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything one scrape exports, read in one transaction."""
+    """What every scrape exports, whatever the series budget: read in one transaction."""
 
     taken_at: datetime
-    windows: Sequence[repository.LatestWindow]
-    values: Sequence[repository.LatestValue]
     models: Sequence[repository.ModelState]
     alerts: Sequence[repository.AlertRow]
-    nowcasts: Sequence[repository.LatestNowcast]
-    early: Sequence[repository.LatestEarly]
     awaiting: Sequence[repository.AwaitingLabels]
     backlog: repository.Backlog
     workers: repository.WorkerTotals
+    segment_pairs: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Detail:
+    """The newest windows' detail of some segments: what the series budget may leave out."""
+
+    windows: Sequence[repository.LatestWindow]
+    values: Sequence[repository.LatestValue]
+    nowcasts: Sequence[repository.LatestNowcast]
+    early: Sequence[repository.LatestEarly]
 
 
 def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> Snapshot:
-    """Read the state the collector exports."""
+    """Read the state every scrape exports."""
     alive_since = now - timedelta(seconds=ALIVE_LEASE_PERIODS * lease_seconds)
     reads = repository.ObservabilityRepository(session)
     return Snapshot(
         taken_at=now,
-        windows=reads.latest_windows(),
-        values=reads.latest_values(),
         models=reads.model_states(),
         alerts=reads.alert_rows(),
-        nowcasts=reads.latest_nowcasts(),
-        early=reads.latest_early(),
         awaiting=reads.awaiting_labels(),
         backlog=reads.backlog(),
         workers=reads.worker_totals(alive_since=alive_since),
+        segment_pairs=reads.segment_pairs(),
+    )
+
+
+def read_detail(session: Session, scope: repository.SegmentScope) -> Detail:
+    """Read the newest windows' detail of the segments in ``scope``."""
+    reads = repository.ObservabilityRepository(session)
+    return Detail(
+        windows=reads.latest_windows(scope),
+        values=reads.latest_values(scope),
+        nowcasts=reads.latest_nowcasts(scope),
+        early=reads.latest_early(scope),
     )
 
 
 class CalmonCollector(Collector):
-    """Exports the newest window of every (model, segment) and the worker's state.
+    """Exports the newest window of every (model, segment) and the worker's state, within the
+    series budget (app/observability/series_budget.py).
 
     Parameters
     ----------
@@ -92,6 +112,8 @@ class CalmonCollector(Collector):
         the app's lifespan, after the collector is registered.
     lease_seconds:
         The workers' lease period (liveness is judged in lease periods).
+    max_series:
+        The series budget.
     ttl_seconds:
         How long one database read serves scrapes.
     clock:
@@ -103,51 +125,75 @@ class CalmonCollector(Collector):
         session_factory: Callable[[], sessionmaker[Session]],
         *,
         lease_seconds: float,
+        max_series: int,
         ttl_seconds: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._session_factory = session_factory
         self._lease_seconds = lease_seconds
+        self._max_series = max_series
         self._ttl_seconds = ttl_seconds
         self._clock = clock
         self._lock = threading.Lock()
-        self._cached: tuple[float, Snapshot] | None = None
+        self._cached: tuple[float, list[Metric]] | None = None
 
     def describe(self) -> Iterable[Metric]:
         # Registering must not query the database (there is no engine yet at that point).
         return ()
 
     def collect(self) -> Iterable[Metric]:
-        return families(self.snapshot())
-
-    def snapshot(self) -> Snapshot:
-        """The cached snapshot, re-read from the database when older than the TTL."""
+        """The families, re-read from the database when older than the TTL."""
         with self._lock:
             now = self._clock()
-            if self._cached is not None and now - self._cached[0] < self._ttl_seconds:
-                return self._cached[1]
-            with self._session_factory()() as session:
-                # The database's clock, which heartbeats are written by (app.db.clock).
-                snapshot = read_snapshot(
-                    session, now=database_now(session), lease_seconds=self._lease_seconds
-                )
-            self._cached = (now, snapshot)
-            return snapshot
+            if self._cached is None or now - self._cached[0] >= self._ttl_seconds:
+                with self._session_factory()() as session:
+                    self._cached = (now, self._read(session))
+            return list(self._cached[1])
+
+    def _read(self, session: Session) -> list[Metric]:
+        # The database's clock, which heartbeats are written by (app.db.clock).
+        snapshot = read_snapshot(
+            session, now=database_now(session), lease_seconds=self._lease_seconds
+        )
+        budget = Budget(self._max_series)
+        budget.always(core_families(snapshot))
+        plain, intervals = split_intervals(detail_families(read_detail(session, "all")))
+        if budget.offer("window_detail", plain):
+            pairs_all, pairs_others = snapshot.segment_pairs
+            estimate = series_count(plain) * pairs_others / max(pairs_all, 1)
+            if budget.may_fit("segment_detail", estimate):
+                others, more = split_intervals(detail_families(read_detail(session, "others")))
+                if budget.offer("segment_detail", others):
+                    budget.offer("intervals", intervals + more)
+        if any(budget.dropped.values()):
+            left_out = [tier for tier, out in budget.dropped.items() if out]
+            logger.warning(
+                "metrics_series_budget_exceeded",
+                extra={
+                    "detail": f"/metrics exports {budget.series} series within "
+                    f"CALMON_METRICS_MAX_SERIES={self._max_series}; left out: {left_out}"
+                },
+            )
+        return [*merged(budget.kept), *_budget_families(budget)]
 
 
 def _defined(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
-def families(snapshot: Snapshot) -> Iterator[Metric]:
-    """The metric families of one snapshot."""
-    yield from _value_families(snapshot.values)
-    yield from _window_families(snapshot.windows)
+def core_families(snapshot: Snapshot) -> Iterator[Metric]:
+    """The families every scrape exports: alerts, models, the service."""
     yield from _model_families(snapshot.models)
     yield from _alert_families(snapshot.alerts, snapshot.awaiting)
-    yield from nowcast_families(snapshot.nowcasts)
-    yield from early_families(snapshot.early)
     yield from _service_families(snapshot)
+
+
+def detail_families(detail: Detail) -> Iterator[Metric]:
+    """The newest windows' families of one ``detail`` read."""
+    yield from _value_families(detail.values)
+    yield from _window_families(detail.windows)
+    yield from nowcast_families(detail.nowcasts)
+    yield from early_families(detail.early)
 
 
 def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric]:
@@ -386,3 +432,20 @@ def _service_families(snapshot: Snapshot) -> Iterator[Metric]:
     if workers.last_seen_at is not None:
         last_seen.add_metric([], workers.last_seen_at.timestamp())
     yield last_seen
+
+
+def _budget_families(budget: Budget) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "calmon_metrics_series",
+        "Series of calmon's domain gauges in this scrape (within CALMON_METRICS_MAX_SERIES).",
+        value=budget.series,
+    )
+    dropped = GaugeMetricFamily(
+        "calmon_metrics_detail_dropped",
+        "1 for each tier of detail left out of this scrape to stay within "
+        "CALMON_METRICS_MAX_SERIES (window_detail, segment_detail, intervals), else 0.",
+        labels=["tier"],
+    )
+    for tier, out in budget.dropped.items():
+        dropped.add_metric([tier], float(out))
+    yield dropped

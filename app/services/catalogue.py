@@ -23,11 +23,15 @@ from app.services.periods import Period, load_period
 
 def _swings(period: Period) -> tuple[tuple[float, float] | None, dict[str, SwingOut]]:
     """Each registry metric on the pooled curve at the lowest and highest fraud rate of the
-    period's windows (mature windows hold both classes, so both lie inside (0, 1))."""
+    period's windows. A rate of 0 or 1 (a mature window whose rows were all frauds, which a
+    fraud-only feed can produce) has no curve to read: that side is None."""
     lo, hi = min(period.pis), max(period.pis)
-    low, high = at_prior(period.sketch, lo), at_prior(period.sketch, hi)
+    low, high = (at_prior(period.sketch, p) if 0.0 < p < 1.0 else None for p in (lo, hi))
     swings = {
-        name: SwingOut(at_pi_lo=low.calibrated[name], at_pi_hi=high.calibrated[name])
+        name: SwingOut(
+            at_pi_lo=low.calibrated[name] if low is not None else None,
+            at_pi_hi=high.calibrated[name] if high is not None else None,
+        )
         for name in METRICS_BY_NAME
     }
     return (lo, hi), swings

@@ -165,15 +165,21 @@ def test_a_gradual_drop_pages_under_late_labels_and_prior_drift_does_not(
 ) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
     token = make_token("admin", "ingest", "read")
+    scrape = "scrape-token-of-the-e2e-test"  # as the compose file deploys it: /metrics guarded
     with (
-        running_server(database_url, log_dir=tmp_path) as server,
+        running_server(
+            database_url, env={"CALMON_METRICS_TOKEN": scrape}, log_dir=tmp_path
+        ) as server,
         httpx.Client(
             base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}
         ) as client,
     ):
         tomorrow = post_stream(client, "degrading", degrade=True, seed=1)
         post_stream(client, "drifting", degrade=False, seed=2)
-        with run_prometheus(tmp_path / "prometheus", target=f"127.0.0.1:{server.port}") as prom:
+        assert httpx.get(f"{server.base_url}/metrics").status_code == 401
+        with run_prometheus(
+            tmp_path / "prometheus", target=f"127.0.0.1:{server.port}", scrape_token=scrape
+        ) as prom:
             check_alerts(
                 prom,
                 client,

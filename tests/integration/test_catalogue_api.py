@@ -8,6 +8,8 @@ none, which is why calmon alerts on calibrated values.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -17,7 +19,7 @@ from app.metrics import METRIC_NAMES
 from app.metrics.sensitivity import imbalance_sensitivity
 from tests.support.analyses import add_windows, register
 from tests.support.api import AuthHeaders
-from tests.support.streams import gaussian_window
+from tests.support.streams import day_start, gaussian_window
 from tests.support.worker_data import drain
 
 
@@ -71,3 +73,41 @@ def test_catalogue_gives_every_metric_its_sensitivity_at_the_models_ratio(
     bad = client.get("/v1/models/fraud/metric-catalogue", params={"pi": 1.5}, headers=read)
     assert bad.status_code == 422
     assert "pi" in bad.text
+
+
+def test_a_window_of_frauds_only_has_no_swing_but_the_catalogue_answers(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """A fraud-only feed past its horizon can hold a window whose every row is a fraud (pi 1):
+    there is no curve at pi 1, so that side of the swing is None (it was a 500, found by
+    schemathesis)."""
+    rng = np.random.default_rng(5)
+    register(client, auth_headers, "fraud", threshold=1.5)
+    admin = auth_headers("admin", "ingest")
+    patched = client.patch("/v1/models/fraud", json={"label_horizon_days": 1}, headers=admin)
+    assert patched.status_code == 200, patched.text
+    frauds_only = (rng.normal(2.0, 1.0, 40), np.ones(40, dtype=np.int8))
+    windows = [gaussian_window(rng, 3000, 0.02, 2.0), frauds_only]
+    windows += [gaussian_window(rng, 3000, 0.02, 2.0) for _ in range(3)]  # the clock moves on
+    for day, (scores, labels) in enumerate(windows):
+        rows = [
+            {
+                "id": f"d{day}-{i}",
+                "timestamp": (day_start(day) + timedelta(seconds=i)).isoformat(),
+                "score": float(score),
+                "label": int(label) if label else None,  # legitimate: nobody complained
+            }
+            for i, (score, label) in enumerate(zip(scores, labels, strict=True))
+        ]
+        sent = client.post(
+            "/v1/models/fraud/batches", json={"batch_id": f"d{day}", "rows": rows}, headers=admin
+        )
+        assert sent.status_code == 201, sent.text
+    drain(session_factory)
+    response = client.get("/v1/models/fraud/metric-catalogue", headers=auth_headers("read"))
+    assert response.status_code == 200, response.text
+    out = response.json()
+    assert out["range"][1] == 1.0
+    ap = next(m for m in out["metrics"] if m["name"] == "average_precision")
+    assert ap["swing"]["at_pi_hi"] is None
+    assert ap["swing"]["at_pi_lo"] is not None

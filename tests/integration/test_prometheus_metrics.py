@@ -355,15 +355,25 @@ def test_latency_is_labelled_by_templated_route(client: TestClient) -> None:
 def test_snapshot_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) -> None:
     clock = [0.0]
     collector = CalmonCollector(
-        lambda: session_factory, lease_seconds=300, ttl_seconds=5, clock=lambda: clock[0]
+        lambda: session_factory,
+        lease_seconds=300,
+        max_series=100_000,
+        ttl_seconds=5,
+        clock=lambda: clock[0],
     )
-    assert collector.snapshot().windows == []
+
+    def verdicts() -> dict[str, str]:
+        (family,) = (m for m in collector.collect() if m.name == "calmon_window_verdict")
+        return {
+            s.labels["model"]: s.labels["calmon_window_verdict"] for s in family.samples if s.value
+        }
+
+    assert verdicts() == {}
     seed(session_factory)
     clock[0] = 4.9
-    assert collector.snapshot().windows == []
+    assert verdicts() == {}
     clock[0] = 5.0
-    verdicts = {window.model: window.verdict for window in collector.snapshot().windows}
-    assert verdicts == {"fraud": "insufficient_data", "settled": "stable"}
+    assert verdicts() == {"fraud": "insufficient_data", "settled": "stable"}
 
 
 def test_real_scrape_passes_promtool(

@@ -54,13 +54,38 @@ def test_services_are_the_documented_stack() -> None:
         assert services[name]["build"] == ".", name
 
 
+def _published(port: object) -> tuple[str, str, str]:
+    """(address, host port, container port) of a ``ports`` entry."""
+    address, host, container = str(port).rsplit(":", 2)
+    return address, host, container
+
+
 def test_host_ports_are_unique() -> None:
     host_ports = [
-        str(port).split(":")[0]
-        for service in _services().values()
-        for port in service.get("ports", [])
+        _published(port)[1] for service in _services().values() for port in service.get("ports", [])
     ]
     assert len(host_ports) == len(set(host_ports)), host_ports
+
+
+def test_ports_are_published_on_loopback_unless_told_otherwise() -> None:
+    for name, service in _services().items():
+        for port in service.get("ports", []):
+            assert _published(port)[0] == "${CALMON_BIND_ADDRESS:-127.0.0.1}", (name, port)
+
+
+def test_secrets_have_no_default_and_prometheus_gets_the_scrape_token() -> None:
+    compose, services = _compose(), _services()
+    assert services["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"].startswith(
+        "${GRAFANA_ADMIN_PASSWORD:?"
+    )
+    assert services["api"]["environment"]["CALMON_METRICS_TOKEN"].startswith(
+        "${CALMON_METRICS_TOKEN:?"
+    )
+    assert compose["secrets"]["calmon_metrics_token"] == {"environment": "CALMON_METRICS_TOKEN"}
+    assert services["prometheus"]["secrets"] == ["calmon_metrics_token"]
+    config = yaml.safe_load((REPO_ROOT / "config" / "prometheus" / "prometheus.yml").read_text())
+    (job,) = config["scrape_configs"]
+    assert job["authorization"]["credentials_file"] == "/run/secrets/calmon_metrics_token"
 
 
 def test_volumes_are_declared_and_bind_mounts_exist() -> None:
@@ -125,8 +150,11 @@ def test_calmon_environment_variables_are_settings() -> None:
 
 def test_calmon_environment_is_valid_production_settings() -> None:
     """The api service's environment builds a Settings that production mode accepts."""
+    # ${X:-default} is the default; ${X:?message} a value the operator must give (.env).
     environment = {
-        key: re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(value))
+        key: re.sub(
+            r"\$\{\w+:\?[^}]*\}", "from-env", re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(value))
+        )
         for key, value in _services()["api"]["environment"].items()
     }
     fields: dict[str, Any] = {
@@ -162,7 +190,7 @@ def test_prometheus_targets_are_compose_services() -> None:
     (target,) = job["static_configs"][0]["targets"]
     host, port = target.split(":")
     assert host in services
-    assert f"{port}:{port}" in services[host]["ports"]
+    assert any(_published(p)[1:] == (port, port) for p in services[host]["ports"])
     assert str(services[host]["environment"]["CALMON_PORT"]) == port
     (alertmanager,) = config["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
     assert alertmanager.split(":")[0] in services

@@ -28,7 +28,12 @@ PROMETHEUS_DIR = REPO_ROOT / "config" / "prometheus"
 
 
 def render_loopback_config(
-    directory: Path, *, target: str, interval_seconds: int, for_duration: str
+    directory: Path,
+    *,
+    target: str,
+    interval_seconds: int,
+    for_duration: str,
+    scrape_token: str | None = None,
 ) -> Path:
     """Write a loopback variant of the project's Prometheus config into ``directory``.
 
@@ -42,6 +47,9 @@ def render_loopback_config(
         Scrape and rule evaluation interval.
     for_duration:
         Replaces every rule's ``for:`` so alerts become active within the test's time budget.
+    scrape_token:
+        The API's CALMON_METRICS_TOKEN: written to the file the config's ``authorization``
+        reads (the compose secret's place in production); None drops the authorization.
 
     Returns
     -------
@@ -53,6 +61,13 @@ def render_loopback_config(
     config.pop("alerting", None)  # no Alertmanager in the test; alerts are read from /api/v1/alerts
     (job,) = (job for job in config["scrape_configs"] if job["job_name"] == "calmon")
     job["static_configs"] = [{"targets": [target]}]
+    if scrape_token is None:
+        job.pop("authorization", None)
+    else:
+        token_file = directory / "metrics_token"
+        directory.mkdir(parents=True, exist_ok=True)
+        token_file.write_text(scrape_token)
+        job["authorization"]["credentials_file"] = str(token_file)
     config["scrape_configs"] = [job]
 
     rules_dir = directory / "rules"
@@ -100,13 +115,22 @@ class PrometheusServer:
 
 @contextlib.contextmanager
 def run_prometheus(
-    directory: Path, *, target: str, interval_seconds: int = 1, for_duration: str = "2s"
+    directory: Path,
+    *,
+    target: str,
+    interval_seconds: int = 1,
+    for_duration: str = "2s",
+    scrape_token: str | None = None,
 ) -> Iterator[PrometheusServer]:
     """Start Prometheus with the rendered loopback config; stop it on exit."""
     binary = shutil.which("prometheus")
     assert binary is not None, "prometheus is not installed"
     config = render_loopback_config(
-        directory, target=target, interval_seconds=interval_seconds, for_duration=for_duration
+        directory,
+        target=target,
+        interval_seconds=interval_seconds,
+        for_duration=for_duration,
+        scrape_token=scrape_token,
     )
     port = free_port()
     log_path = directory / "prometheus.log"

@@ -14,12 +14,12 @@ from app.services import audit as service
 router = APIRouter(prefix="/v1/audit", tags=["tokens"])
 
 
-@router.get("")
+@router.get("", responses={404: {"description": "The model is not one the token may see"}})
 def list_audit_events(
     session: SessionDep,
     principal: AdminAccess,
     model: Annotated[
-        str | None, Query(max_length=64, description="Acts on this model only.")
+        str | None, Query(min_length=1, max_length=64, description="Acts on this model only.")
     ] = None,
     before: Annotated[
         int | None, Query(ge=1, le=MAX_DB_INTEGER, description="Events with smaller ids (paging).")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, and_, case, func, select, true
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app.db.metrics_tables import (
     AlertStateRow,
@@ -155,6 +155,19 @@ def _is_latest_window(
     )
 
 
+ALL_SEGMENTS = "all"
+SegmentScope = Literal["every", "all", "others"]
+"""Which segments a detail read covers: every one, the segment "all" alone, or all but it."""
+
+
+def _in_scope(column: InstrumentedAttribute[str], scope: SegmentScope) -> ColumnElement[bool]:
+    if scope == "all":
+        return column == ALL_SEGMENTS
+    if scope == "others":
+        return column != ALL_SEGMENTS
+    return true()
+
+
 # A window the early gauges may describe: estimated, not judged yet.
 _ESTIMATED_EARLY = (WindowMetrics.early.is_not(None), WindowMetrics.judged_at.is_(None))
 
@@ -165,8 +178,8 @@ class ObservabilityRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def latest_windows(self) -> list[LatestWindow]:
-        """The newest window of every (model, segment)."""
+    def latest_windows(self, scope: SegmentScope = "every") -> list[LatestWindow]:
+        """The newest window of every (model, segment) (of the segments in ``scope``)."""
         rows = self.session.execute(
             select(
                 MonitoredModel.name,
@@ -181,14 +194,15 @@ class ObservabilityRepository:
                 WindowMetrics.mature,
             )
             .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-            .where(_is_latest_window(WindowMetrics))
+            .where(_is_latest_window(WindowMetrics), _in_scope(WindowMetrics.segment, scope))
             .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
         return [LatestWindow(*tuple(row)) for row in rows]
 
-    def latest_values(self) -> list[LatestValue]:
-        """Every metric row of the newest mature window of every (model, segment): an immature
-        window's measured values rest on the labels that came first, and are not shown."""
+    def latest_values(self, scope: SegmentScope = "every") -> list[LatestValue]:
+        """Every metric row of the newest mature window of every (model, segment) in ``scope``:
+        an immature window's measured values rest on the labels that came first, and are not
+        shown."""
         value = WindowMetricValue
         rows = self.session.execute(
             select(
@@ -206,13 +220,16 @@ class ObservabilityRepository:
                 value.performance_effect,
             )
             .join(MonitoredModel, MonitoredModel.id == value.model_id)
-            .where(_is_latest_window(value, WindowMetrics.mature.is_(True)))
+            .where(
+                _is_latest_window(value, WindowMetrics.mature.is_(True)),
+                _in_scope(value.segment, scope),
+            )
             .order_by(MonitoredModel.name, value.segment, value.metric)
         )
         return [LatestValue(*tuple(row)) for row in rows]
 
-    def latest_nowcasts(self) -> list[LatestNowcast]:
-        """The newest window with a nowcast of every (model, segment)."""
+    def latest_nowcasts(self, scope: SegmentScope = "every") -> list[LatestNowcast]:
+        """The newest window with a nowcast of every (model, segment) in ``scope``."""
         estimated = WindowMetrics.nowcast_reference_version.is_not(None)
         latest = (
             select(
@@ -220,7 +237,7 @@ class ObservabilityRepository:
                 WindowMetrics.segment,
                 func.max(WindowMetrics.window_start).label("window_start"),
             )
-            .where(estimated)
+            .where(estimated, _in_scope(WindowMetrics.segment, scope))
             .group_by(WindowMetrics.model_id, WindowMetrics.segment)
             .subquery("latest")
         )
@@ -244,8 +261,8 @@ class ObservabilityRepository:
         )
         return [LatestNowcast(*row) for row in rows if row[3] is not None]
 
-    def latest_early(self) -> list[LatestEarly]:
-        """The newest window with an early estimate of every (model, segment)."""
+    def latest_early(self, scope: SegmentScope = "every") -> list[LatestEarly]:
+        """The newest window with an early estimate of every (model, segment) in ``scope``."""
         rows = self.session.execute(
             select(
                 MonitoredModel.name,
@@ -259,11 +276,20 @@ class ObservabilityRepository:
                     WindowMetrics,
                     WindowMetrics.early.is_not(None),
                     WindowMetrics.judged_at.is_(None),
-                )
+                ),
+                _in_scope(WindowMetrics.segment, scope),
             )
             .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
         return [LatestEarly(*row) for row in rows if row[3] is not None]
+
+    def segment_pairs(self) -> tuple[int, int]:
+        """How many (model, segment)s have a window: of the segment "all", and of the others."""
+        pairs = select(WindowMetrics.model_id, WindowMetrics.segment).distinct().subquery("pairs")
+        is_all = case((pairs.c.segment == ALL_SEGMENTS, 1), else_=0)
+        row = self.session.execute(select(func.sum(is_all), func.count()).select_from(pairs)).one()
+        pairs_all, total = int(row[0] or 0), int(row[1])
+        return pairs_all, total - pairs_all
 
     def alert_rows(self, model_id: int | None = None) -> list[AlertRow]:
         """Every (model, segment)'s alert state (of one model if given), with the verdict of its
