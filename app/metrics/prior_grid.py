@@ -55,8 +55,12 @@ def logit(p: float) -> float:
 
 
 def expit(x: float) -> float:
-    """Inverse of :func:`logit`."""
-    return 1.0 / (1.0 + math.exp(-x))
+    """Inverse of :func:`logit`, without overflow at either end (exp of a large argument
+    raises OverflowError in Python: a generated model's prior reached it)."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
 
 
 @dataclass(frozen=True)

@@ -10,24 +10,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from app.metrics.types import Interval
 from app.schemas.base import RequestModel, ResponseModel
+from app.schemas.priors import OpenPrior
 
-MIN_PRIOR = 1e-300
-"""The smallest fraud rate asked about: below the smallest normal double (2.2e-308) the
-calibration's odds underflow and metrics come out NaN (schemathesis sent 5e-324: a 500)."""
-
-
-def check_prior(value: float | None) -> float | None:
-    """A fraud rate the calibration can take: not below MIN_PRIOR."""
-    if value is not None and 0.0 < value < MIN_PRIOR:
-        raise ValueError(f"a fraud rate must be at least {MIN_PRIOR:g}")
-    return value
-
-
-OpenPrior = Annotated[float, Field(gt=0.0, lt=1.0), AfterValidator(check_prior)]
 ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
 
 

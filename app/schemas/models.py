@@ -20,6 +20,7 @@ from pydantic import (
 
 from app.monitoring.vocabulary import Granularity
 from app.schemas.base import RequestModel, ResponseModel
+from app.schemas.priors import OpenPrior
 
 ModelName = Annotated[
     str,
@@ -57,7 +58,7 @@ class FixedPi0(RequestModel):
     """pi0 is set by configuration (a contractual reference prior)."""
 
     policy: Literal["fixed"]
-    value: float = Field(gt=0, lt=1, description="The reference prior, between 0 and 1.")
+    value: OpenPrior = Field(description="The reference prior, between 0 and 1.")
 
 
 Pi0Policy = Annotated[HistoricalPi0 | ReferencePi0 | FixedPi0, Field(discriminator="policy")]

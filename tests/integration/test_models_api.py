@@ -95,6 +95,8 @@ def test_models_are_listed_by_name(client: TestClient, admin: dict[str, str]) ->
         ({"timezone": "../../etc/passwd"}, "timezone"),
         ({"pi0": {"policy": "fixed", "value": 1.0}}, "pi0.fixed.value"),
         ({"pi0": {"policy": "fixed", "value": 0}}, "pi0.fixed.value"),
+        # Below the smallest normal double every window of the model failed for good.
+        ({"pi0": {"policy": "fixed", "value": 5e-324}}, "pi0.fixed.value"),
         ({"pi0": {"policy": "fixed"}}, "pi0.fixed.value"),
         ({"pi0": {"policy": "reference", "start": "2026-02-01", "end": "2026-01-01"}}, "pi0"),
         ({"pi0": {"policy": "oracle"}}, "pi0"),
@@ -258,6 +260,7 @@ def test_patch_without_a_change_leaves_windows_alone(
         ({"threshold": "x"}, "threshold"),
         ({"min_label_coverage": -0.1}, "min_label_coverage"),
         ({"pi0": {"policy": "fixed", "value": 2}}, "pi0.fixed.value"),
+        ({"pi0": {"policy": "fixed", "value": 5e-324}}, "pi0.fixed.value"),
         ({"threshold": None}, "threshold"),
         ({"detection_drop": None}, "detection_drop"),
         ({"alert_floor": -1}, "alert_floor"),

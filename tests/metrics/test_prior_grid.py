@@ -109,3 +109,15 @@ def test_bytes_round_trip(window: Window) -> None:
     assert len(data) < 2000  # stored with every window segment
     with pytest.raises(InvalidInputError, match="magic"):
         IntervalGrid.from_bytes(b"XXXX" + data[4:])
+
+
+@pytest.mark.parametrize("x", [-800.0, -50.0, 0.0, 50.0, 800.0])
+def test_expit_takes_any_log_odds_without_overflow(x: float) -> None:
+    value = expit(x)
+    assert 0.0 <= value <= 1.0
+    assert value == pytest.approx(1.0 / (1.0 + math.exp(-x)) if abs(x) < 700 else float(x > 0))
+
+
+def test_the_grid_around_the_smallest_prior_is_finite() -> None:
+    priors = PriorGrid().priors(1e-300)
+    assert all(0.0 <= p < 1.0 for p in priors)

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query
 from pydantic import AfterValidator
 
 from app.api.deps import ReadAccess, SessionDep
-from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest, check_prior
+from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
+from app.schemas.priors import check_prior
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
 from app.services import whatif as whatif_service
