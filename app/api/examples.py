@@ -292,6 +292,8 @@ RESPONSES: Final[dict[tuple[str, str], Any]] = {
         "windows": 32,
         "dirty_windows": 1,
         "failing_windows": 0,
+        "parked_windows": 0,
+        "parked": [],
         "oldest_dirty_update": "2026-11-02T09:59:58Z",
         "worker_lag_seconds": 2.1,
         "workers": [

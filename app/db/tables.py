@@ -212,6 +212,9 @@ class Window(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The dirty version a window was parked at (its computation failed for a reason retrying
+    # cannot change); claimable again once dirty_version moves past it.
+    parked_version: Mapped[int | None] = mapped_column(BigInteger)
     updated_at: Mapped[datetime] = mapped_column(
         UtcDateTime, default=utcnow, onupdate=utcnow, server_default=func.now()
     )

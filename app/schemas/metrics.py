@@ -307,6 +307,14 @@ class WorkerOut(ResponseModel):
     last_duration_seconds: float | None
 
 
+class ParkedWindowOut(ResponseModel):
+    """A window the worker parked, and why."""
+
+    window_start: datetime = Field(description="The parked window.")
+    attempts: int = Field(description="Failed computations in a row.")
+    error: str = Field(description="The error of the last one.")
+
+
 class StatusOut(ResponseModel):
     """``GET /v1/models/{name}/status``."""
 
@@ -316,6 +324,14 @@ class StatusOut(ResponseModel):
     windows: int
     dirty_windows: int
     failing_windows: int
+    parked_windows: int = Field(
+        description="Windows the worker gave up on: their computation failed "
+        "three times for a reason retrying cannot change (see `parked`). They are computed "
+        "again when their rows, their labels or the model's settings change."
+    )
+    parked: list[ParkedWindowOut] = Field(
+        description="The newest parked windows (at most 20), with the error that parked them."
+    )
     oldest_dirty_update: datetime | None
     worker_lag_seconds: float = Field(
         description="Age of the oldest unprocessed change; 0 if none."

@@ -25,6 +25,7 @@ from app.schemas.metrics import (
     EvidenceOut,
     MetricPoint,
     MetricSeries,
+    ParkedWindowOut,
     Pi0HistoryPoint,
     Pi0Out,
     Pi0VersionOut,
@@ -40,6 +41,7 @@ from app.services.nowcast import nowcast_out, nowcast_point
 from app.services.segments import check_segment
 
 CURVE_POINTS = 200
+PARKED_LISTED = 20
 
 
 def _model(session: Session, name: str) -> MonitoredModel:
@@ -293,6 +295,11 @@ def status(session: Session, name: str) -> StatusOut:
         windows=queue.windows,
         dirty_windows=queue.dirty_windows,
         failing_windows=queue.failing_windows,
+        parked_windows=queue.parked_windows,
+        parked=[
+            ParkedWindowOut(window_start=w.window_start, attempts=w.attempts, error=w.error)
+            for w in WindowQueueRepository(session).parked(model.id, PARKED_LISTED)
+        ],
         oldest_dirty_update=queue.oldest_dirty_update,
         worker_lag_seconds=lag,
         workers=[

@@ -34,6 +34,16 @@ from app.windows.compute import ComputeOptions, LeaseLostError, compute_claim
 logger = logging.getLogger("calmon.worker")
 # Seconds between two checks that this and next week's tables exist (PostgreSQL).
 WEEKS_INTERVAL = 600.0
+PARK_AFTER_ATTEMPTS = 3
+"""Failures in a row, for a reason that retrying cannot change, after which a window is parked
+until its data or its model's settings change."""
+
+
+def is_deterministic(exc: Exception) -> bool:
+    """Whether ``exc`` says the window's data or settings cannot be computed with (the domain
+    refusing its input, arithmetic out of range), as opposed to the database or the lease:
+    those pass, the data does not change by being retried."""
+    return isinstance(exc, ValueError | ArithmeticError)
 
 
 def new_worker_id() -> str:
@@ -186,17 +196,23 @@ class Worker:
             self.config.backoff_base * 2 ** max(claim.attempts - 1, 0), self.config.backoff_max
         )
         error = "".join(traceback.format_exception_only(exc)).strip()
+        park = is_deterministic(exc) and claim.attempts >= PARK_AFTER_ATTEMPTS
         logger.error(
-            "window_failed",
+            "window_parked" if park else "window_failed",
             exc_info=exc,
-            extra={**_claim_fields(claim, self.worker_id), "retry_in_seconds": delay},
+            extra={
+                **_claim_fields(claim, self.worker_id),
+                **({"parked": True} if park else {"retry_in_seconds": delay}),
+            },
         )
         try:
             with self.session_factory.begin() as session:
-                retry_at = database_now(session) + timedelta(seconds=delay)
-                WindowQueueRepository(session).release_failed(
-                    claim, self.worker_id, error, retry_at
-                )
+                queue = WindowQueueRepository(session)
+                if park:
+                    queue.park(claim, self.worker_id, error)
+                else:
+                    retry_at = database_now(session) + timedelta(seconds=delay)
+                    queue.release_failed(claim, self.worker_id, error, retry_at)
         except Exception:
             # The lease will expire on its own; the window is not lost.
             logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))

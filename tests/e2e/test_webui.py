@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page
 
+from app.db.engine import create_db_engine, create_session_factory
 from tests.support.browser import chromium, require_chromium, watched_page
+from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, running_server
-from tests.support.streams import Day, StreamSpec, batch_body, post_batch, stream
+from tests.support.streams import Day, StreamSpec, batch_body, day_start, post_batch, stream
 from tests.support.waiting import wait_for
 from tests.support.webui_pages import (
     SCREENSHOTS,
@@ -37,6 +40,7 @@ from tests.support.webui_pages import (
     shown_value,
     wait_ready,
 )
+from tests.support.worker_data import find_model_id, insert_rows
 
 pytestmark = pytest.mark.e2e
 
@@ -72,6 +76,7 @@ class Seeded:
     ingest_only_token: str
     steady_only_token: str
     api: httpx.Client
+    database_url: str
 
 
 def _halves(day: Day) -> list[tuple[str, Day]]:
@@ -119,7 +124,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         with httpx.Client(
             base_url=server.base_url, timeout=60.0, headers={"Authorization": f"Bearer {read}"}
         ) as api:
-            yield Seeded(server, read, ingest_only, steady_only, api)
+            yield Seeded(server, read, ingest_only, steady_only, api, database_url)
 
 
 @pytest.fixture(scope="module")
@@ -473,6 +478,43 @@ def test_a_token_limited_to_one_model_shows_that_model_only(
         assert not log.page_errors, log.page_errors
     # As for a model that does not exist: nothing on the page says that shop is there.
     assert "no model named 'shop'" in shown
+
+
+def test_a_window_that_cannot_be_computed_is_said_on_its_models_page(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """A row the worker cannot compute with (a non-finite score, written past the API's checks)
+    parks its window after three tries; the model's page says so, with the error."""
+    admin = make_token(seeded.database_url, "broken-admin", "admin")
+    registered = seeded.api.post(
+        "/v1/models",
+        json={"name": "broken", "threshold": 1.5},
+        headers={"Authorization": f"Bearer {admin}"},
+    )
+    assert registered.status_code == 201, registered.text
+    engine = create_db_engine(settings_for(seeded.database_url))
+    try:
+        factory = create_session_factory(engine)
+        model_id = find_model_id(factory, "broken")
+        scores = np.linspace(-1.0, 3.0, 200)
+        scores[7] = np.inf
+        labels = (scores > 2.0).astype(np.int8)
+        insert_rows(factory, model_id, day_start(0), scores, labels, prefix="broken")
+    finally:
+        engine.dispose()
+
+    def parked() -> bool:
+        return bool(seeded.api.get("/v1/models/broken/status").json()["parked_windows"])
+
+    wait_for(
+        parked, "the broken window parked (three tries, backing off 5 s then 10 s)", timeout=90
+    )
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/broken")
+        shown = page.locator("#parked-windows").inner_text()
+        assert not log.page_errors, log.page_errors
+    assert "1 window could not be computed" in shown
+    assert "finite" in shown
 
 
 def test_api_reference_works_offline(seeded: Seeded, browser: Browser) -> None:

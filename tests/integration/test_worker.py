@@ -11,18 +11,20 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue
 from app.db.repositories.window_queue import WindowQueueRepository
-from app.db.tables import Window
+from app.db.tables import Prediction, Window
 from app.db.types import utcnow
-from app.metrics import METRIC_NAMES, CurveSketch, bootstrap
+from app.metrics import METRIC_NAMES, CurveSketch, InvalidInputError, bootstrap
 from app.metrics.prior_grid import IntervalGrid
+from app.services.metrics import status
 from app.windows.compute import ComputeOptions, LeaseLostError, compute_claim
 from app.windows.evaluation import seed_for
-from app.worker.loop import Worker, WorkerConfig
+from app.worker.loop import PARK_AFTER_ATTEMPTS, Worker, WorkerConfig, is_deterministic
 from tests.support.streams import StreamSpec, day_start, gaussian_window, stream
 from tests.support.worker_data import (
     add_model,
@@ -185,6 +187,50 @@ def test_a_failing_window_is_recorded_backed_off_and_skipped(
     assert bad.lease_expires_at > utcnow() + timedelta(seconds=50)
     assert [r.window_start for r in _rows(session_factory)] == [day_start(1)]
     assert worker.drain() == 0  # backing off, not retried in a hot loop
+
+
+def test_a_window_that_cannot_be_computed_is_parked_until_its_data_changes(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """Three failures for a reason retrying cannot change (here a non-finite score) park the
+    window, with its error in /status, instead of retrying it for ever; new data unparks it."""
+    model_id = add_model(session_factory, name="parked", pi0_policy="fixed", pi0_fixed=0.03)
+    rng = np.random.default_rng(4)
+    scores, labels = gaussian_window(rng, 1_000, 0.03, 2.0)
+    scores[7] = np.inf
+    insert_rows(session_factory, model_id, day_start(0), scores, labels, prefix="bad")
+    worker = _worker(session_factory, backoff_base=0.0)
+    assert worker.drain() == PARK_AFTER_ATTEMPTS  # tried three times, then left alone
+    assert worker.drain() == 0
+    with session_factory() as session:
+        queue = status(session, "parked")
+    assert (queue.parked_windows, queue.failing_windows, queue.dirty_windows) == (1, 1, 1)
+    (parked,) = queue.parked
+    assert parked.window_start == day_start(0)
+    assert parked.attempts == PARK_AFTER_ATTEMPTS
+    assert "finite" in parked.error
+    # The row is corrected and the window dirtied again, as a re-sent batch would.
+    with session_factory.begin() as session:
+        session.execute(
+            update(Prediction)
+            .where(Prediction.model_id == model_id, Prediction.prediction_id == "bad-7")
+            .values(score=0.5)
+        )
+        mark_dirty(session, model_id, day_start(0))
+    assert worker.drain() == 1
+    with session_factory() as session:
+        queue = status(session, "parked")
+        window = session.get(Window, (model_id, day_start(0)))
+    assert (queue.parked_windows, queue.failing_windows, queue.dirty_windows) == (0, 0, 0)
+    assert window is not None
+    assert window.parked_version is None
+
+
+def test_only_failures_that_retrying_cannot_change_park_a_window() -> None:
+    assert is_deterministic(InvalidInputError("scores must be finite"))
+    assert is_deterministic(OverflowError("math range error"))
+    assert not is_deterministic(OperationalError("SELECT 1", {}, Exception("disk full")))
+    assert not is_deterministic(LeaseLostError("lease lost"))
 
 
 def test_late_labels_redirty_and_update_only_their_window(

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -49,6 +49,16 @@ class ModelQueue:
     failing_windows: int
     oldest_dirty_update: datetime | None
     latest_complete_window: datetime | None
+    parked_windows: int = 0
+
+
+@dataclass(frozen=True)
+class ParkedWindow:
+    """A window the worker gave up on until its data or the model's settings change."""
+
+    window_start: datetime
+    attempts: int
+    error: str
 
 
 def _key(model_id: int, window_start: datetime) -> tuple[ColumnElement[bool], ...]:
@@ -59,7 +69,13 @@ def _claimable(now: datetime) -> tuple[ColumnElement[bool], ...]:
     return (
         Window.dirty_version > Window.computed_version,
         or_(Window.lease_expires_at.is_(None), Window.lease_expires_at < now),
+        or_(Window.parked_version.is_(None), Window.dirty_version > Window.parked_version),
     )
+
+
+_PARKED = and_(
+    Window.dirty_version > Window.computed_version, Window.parked_version == Window.dirty_version
+)
 
 
 class WindowQueueRepository:
@@ -188,10 +204,37 @@ class WindowQueueRepository:
                 lease_expires_at=None,
                 last_error=None,
                 attempts=0,
+                parked_version=None,
                 updated_at=Window.updated_at,
             )
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def park(self, claim: Claim, owner: str, error: str) -> bool:
+        """Give the window back parked at the claimed version: not claimable again until its
+        dirty version moves (new rows or labels, a settings change)."""
+        result = self.session.execute(
+            update(Window)
+            .where(*_key(claim.model_id, claim.window_start), Window.lease_owner == owner)
+            .values(
+                lease_owner=None,
+                lease_expires_at=None,
+                last_error=error[:4000],
+                parked_version=claim.dirty_version,
+                updated_at=Window.updated_at,
+            )
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+    def parked(self, model_id: int, limit: int) -> list[ParkedWindow]:
+        """The model's parked windows, newest first (at most ``limit``)."""
+        rows = self.session.execute(
+            select(Window.window_start, Window.attempts, Window.last_error)
+            .where(Window.model_id == model_id, _PARKED)
+            .order_by(Window.window_start.desc())
+            .limit(limit)
+        )
+        return [ParkedWindow(start, attempts, error or "") for start, attempts, error in rows]
 
     def release_failed(self, claim: Claim, owner: str, error: str, retry_at: datetime) -> bool:
         """Give the window back after a failure, not claimable again before ``retry_at``."""
@@ -218,6 +261,7 @@ class WindowQueueRepository:
                 func.count().filter(dirty, Window.last_error.is_not(None)),
                 func.min(Window.updated_at).filter(dirty),
                 func.max(Window.window_start).filter(complete, Window.computed_version > 0),
+                func.count().filter(_PARKED),
             ).where(Window.model_id == model_id)
         ).one()
-        return ModelQueue(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
+        return ModelQueue(int(row[0]), int(row[1]), int(row[2]), row[3], row[4], int(row[5]))

@@ -98,16 +98,26 @@
     );
   }
 
+  // Windows the worker gave up on (their computation failed three times for a reason that
+  // retrying cannot change): said at the top, with the error, until their data changes.
+  function parkedWindows(status) {
+    if (!status.parked_windows) return [];
+    const newest = status.parked[0];
+    return [h("p", { class: "error", role: "alert", id: "parked-windows" },
+      `${status.parked_windows} window${status.parked_windows === 1 ? "" : "s"} could not be computed and ${status.parked_windows === 1 ? "is" : "are"} parked until ${status.parked_windows === 1 ? "its" : "their"} rows, labels or the model's settings change. The newest, ${day(newest.window_start)}, failed ${newest.attempts} times: ${newest.error}`)];
+  }
+
   async function modelPage(name, params) {
     const segment = params.get("segment") || "all";
     const base = `/v1/models/${enc(name)}`;
-    const [model, ap, f1, alerts, reference, pi0] = await Promise.all([
+    const [model, ap, f1, alerts, reference, pi0, status] = await Promise.all([
       calmon.get(base),
       calmon.get(`${base}/metrics`, { metric: "average_precision", segment }),
       calmon.get(`${base}/metrics`, { metric: "f1", segment }),
       calmon.get(`${base}/alerts`),
       calmon.get(`${base}/reference`),
       calmon.get(`${base}/pi0`),
+      calmon.get(`${base}/status`),
     ]);
     const points = ap.points;
     // The catalogue needs a mature window; asked after the series so it does not delay them.
@@ -176,6 +186,7 @@
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
       h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →")),
       ...alertState(state, ap, reference, ref),
+      ...parkedWindows(status),
       summary,
       h("h2", {}, "Verdicts, one mark per window"),
       ...verdictStrip(name, segment, points),
