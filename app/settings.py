@@ -57,7 +57,7 @@ class Settings(BaseSettings):
 
     environment: Literal["development", "production"] = Field(
         default="development",
-        description="production refuses unsafe defaults (auth off, implicit SQLite file).",
+        description="production refuses unsafe defaults (auth off, SQLite).",
     )
     data_dir: Path = Field(
         default=Path("var"), description="Directory of the embedded SQLite database."
@@ -212,6 +212,11 @@ class Settings(BaseSettings):
         if self.environment == "production" and self.auth_disabled:
             raise SettingsError(
                 "CALMON_AUTH_DISABLED=true is refused when CALMON_ENVIRONMENT=production"
+            )
+        if self.environment == "production" and self.is_sqlite:
+            raise SettingsError(
+                "CALMON_DATABASE_URL is a SQLite URL, refused when CALMON_ENVIRONMENT=production: "
+                "production needs PostgreSQL (postgresql+psycopg://user:password@host:5432/db)"
             )
         return self
 

@@ -74,6 +74,7 @@ def test_explicit_config_file_must_exist(monkeypatch: pytest.MonkeyPatch) -> Non
     [
         ({"auth_disabled": True, "database_url": "postgresql+psycopg://u@db/c"}, "auth_disabled"),
         ({}, "explicit CALMON_DATABASE_URL"),
+        ({"database_url": "sqlite:///var/calmon.sqlite3"}, "production needs PostgreSQL"),
     ],
 )
 def test_production_refuses_unsafe_defaults(values: dict[str, object], message: str) -> None:

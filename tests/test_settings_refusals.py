@@ -50,8 +50,12 @@ def test_production_with_an_explicit_url_starts() -> None:
         ),
         ({"CALMON_PORT": "eighty"}, "CALMON_PORT"),
         ({"CALMON_CONFIG_FILE": "/nonexistent/calmon.toml"}, "CALMON_CONFIG_FILE"),
+        (
+            {"CALMON_ENVIRONMENT": "production", "CALMON_DATABASE_URL": "sqlite:///x.sqlite3"},
+            "CALMON_DATABASE_URL",
+        ),
     ],
-    ids=["empty_url", "auth_disabled", "bad_port", "missing_file"],
+    ids=["empty_url", "auth_disabled", "bad_port", "missing_file", "sqlite_url"],
 )
 def test_a_refusal_is_one_line(
     command: str, env: dict[str, str], named: str, tmp_path: Path

@@ -6,6 +6,7 @@ Every body is ``{"error": {"code", "message", "details": [{"field", "row"?, "mes
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -61,10 +62,24 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
             return _render(refusal)
         detail = ErrorDetail(field="body", message=str(exc.detail))
         return _render(PayloadValidationError(f"invalid request: {exc.detail}", details=[detail]))
-    error = CalmonError(str(exc.detail), headers=dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        # Starlette names the methods of the first route that matched the path only; one path
+        # is several routes here (GET, PATCH, DELETE /v1/models/{name}): name them all.
+        headers["Allow"] = ", ".join(_allowed_methods(request)) or headers.get("Allow", "")
+    error = CalmonError(str(exc.detail), headers=headers)
     body = error.to_body()
     body["error"]["code"] = _HTTP_CODES.get(exc.status_code, "http_error")
-    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(body, status_code=exc.status_code, headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method the API documents at the request's path (its OpenAPI operations)."""
+    methods: set[str] = set()
+    for path, operations in request.app.openapi()["paths"].items():
+        if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", path), request.url.path):
+            methods |= {method.upper() for method in operations}
+    return sorted(methods)
 
 
 async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:

@@ -106,9 +106,14 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
     """
     problems = Problems()
     batch_id = raw.batch_id
-    if not isinstance(batch_id, str) or not 0 < len(batch_id) <= MAX_ID_LENGTH:
+    # Blank is no id: a header " " would otherwise key every CSV batch sent with it.
+    if not isinstance(batch_id, str) or not batch_id.strip() or len(batch_id) > MAX_ID_LENGTH:
         problems.add(
-            RowError(BATCH_LEVEL, "batch_id", f"must be a string of 1 to {MAX_ID_LENGTH} chars")
+            RowError(
+                BATCH_LEVEL,
+                "batch_id",
+                f"must be a string of 1 to {MAX_ID_LENGTH} chars, not blank",
+            )
         )
     elif contains_nul(batch_id):
         problems.add(RowError(BATCH_LEVEL, "batch_id", NUL_MESSAGE))

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from app.metrics.types import Interval
 from app.schemas.base import RequestModel, ResponseModel
+from app.schemas.instants import not_a_number
 from app.schemas.priors import OpenPrior
 
 ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -77,10 +78,10 @@ class WhatIfRequest(RequestModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     segment: str = Field(default="all", max_length=100)
-    start: datetime | None = Field(
+    start: Annotated[datetime | None, BeforeValidator(not_a_number)] = Field(
         default=None, alias="from", description="First window start (inclusive)."
     )
-    end: datetime | None = Field(
+    end: Annotated[datetime | None, BeforeValidator(not_a_number)] = Field(
         default=None, alias="to", description="Last window start (exclusive)."
     )
     priors: list[OpenPrior] = Field(

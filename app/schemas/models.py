@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args, get_type_hints
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -20,6 +20,7 @@ from pydantic import (
 
 from app.monitoring.vocabulary import Granularity
 from app.schemas.base import RequestModel, ResponseModel
+from app.schemas.instants import Day
 from app.schemas.priors import OpenPrior
 
 ModelName = Annotated[
@@ -44,8 +45,8 @@ class ReferencePi0(RequestModel):
     """pi0 is the positive ratio over a reference period (dates inclusive, model timezone)."""
 
     policy: Literal["reference"]
-    start: date
-    end: date
+    start: Day
+    end: Day
 
     @model_validator(mode="after")
     def _ordered(self) -> ReferencePi0:

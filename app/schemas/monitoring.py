@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
 from app.schemas.base import RequestModel, ResponseModel
+from app.schemas.instants import Day
 
 
 class AutomaticReference(RequestModel):
@@ -18,15 +19,15 @@ class AutomaticReference(RequestModel):
     ``reference_min_positives`` positives."""
 
     kind: Literal["automatic"]
-    start: date | None = Field(default=None, description="First day (model time zone).")
+    start: Day | None = Field(default=None, description="First day (model time zone).")
 
 
 class PeriodReference(RequestModel):
     """Every segment's usable windows in a period (days inclusive, model time zone)."""
 
     kind: Literal["period"]
-    start: date
-    end: date
+    start: Day
+    end: Day
 
     @model_validator(mode="after")
     def _ordered(self) -> PeriodReference:

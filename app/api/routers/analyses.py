@@ -6,10 +6,11 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from app.api.deps import ReadAccess, SessionDep
 from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
+from app.schemas.instants import not_a_number
 from app.schemas.priors import check_prior
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
@@ -19,9 +20,15 @@ router = APIRouter(prefix="/v1/models/{name}", tags=["analyses"])
 
 Segment = Annotated[str, Query(max_length=100, description="Segment; 'all' is the whole window.")]
 From = Annotated[
-    datetime | None, Query(alias="from", description="First window start (inclusive).")
+    datetime | None,
+    BeforeValidator(not_a_number),
+    Query(alias="from", description="First window start (inclusive)."),
 ]
-To = Annotated[datetime | None, Query(alias="to", description="Last window start (exclusive).")]
+To = Annotated[
+    datetime | None,
+    BeforeValidator(not_a_number),
+    Query(alias="to", description="Last window start (exclusive)."),
+]
 
 
 @router.post("/whatif")

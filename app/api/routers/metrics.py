@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import AwareDatetime
 
 from app.api.deps import ReadAccess, SessionDep
 from app.metrics import METRIC_NAMES
+from app.schemas.instants import Instant
 from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
 from app.schemas.segments import SegmentsOut
 from app.services import metrics as service
@@ -34,11 +34,11 @@ def get_metric_series(
     ] = "average_precision",
     segment: Segment = "all",
     start: Annotated[
-        AwareDatetime | None,
+        Instant | None,
         Query(alias="from", description="First window start (inclusive), with a UTC offset."),
     ] = None,
     end: Annotated[
-        AwareDatetime | None,
+        Instant | None,
         Query(alias="to", description="Last window start (exclusive), with a UTC offset."),
     ] = None,
 ) -> MetricSeries:
@@ -51,9 +51,7 @@ def get_metric_series(
 @router.get("/windows/{window_start}")
 def get_window(
     name: str,
-    window_start: Annotated[
-        AwareDatetime, Path(description="The window's start, with a UTC offset.")
-    ],
+    window_start: Annotated[Instant, Path(description="The window's start, with a UTC offset.")],
     session: SessionDep,
     _: ReadAccess,
     segment: Segment = "all",
