@@ -276,6 +276,7 @@ class EarlyEngine:
             window_frauds=np.stack([*frauds, *recent]),
             ap_shift=(exact if exact is not None else binned) - binned,
             threshold_bin=self.threshold_bin,
+            calm_windows=len(recent),
         )
 
     def _score(self, model: SegmentReporting, j: int, look: int, pi0: float) -> None:

@@ -26,7 +26,8 @@ weeks. This module decides what calmon does with a window's labels so far:
   and the mere fact that flagged frauds arrive first (the completeness is given). Three
   allowances keep it honest: "no drop" is taken :data:`NULL_MARGIN` standard errors of the
   reference's own tilt below the reference (a reference whose frauds happened to score high
-  must not make every window look worse); the completeness is not taken as known but
+  must not make every window look worse), or below where the calm judged windows sat if that
+  is lower (:meth:`ReferenceBins.calm_tilt`); the completeness is not taken as known but
   integrated out, each hypothesis' likelihood averaged over the chain ladder's bootstrap
   replicates (at early looks F rests on a handful of chargebacks, and more chargebacks than an
   underestimated F expects would otherwise look like a drop); and the ratio is divided by the
@@ -208,6 +209,24 @@ class ReferenceBins:
     ap_shift: float
     threshold_bin: int
     """The first flagged bin (the threshold is one of the model's bin edges)."""
+    calm_windows: int = 0
+    """How many of ``window_frauds``' last rows are judged windows that did not page."""
+
+    def calm_tilt(self, shares: Float64Array, axis: Float64Array, bursts: float) -> float | None:
+        """Where the judged windows that did not page sit against the reference, as a tilt
+        less its standard error (their frauds counted in bursts): the lowest "no drop" they
+        vouch for; None without them. What the judged detector accepted as no drop, the early
+        test must not count as one."""
+        if self.calm_windows <= 0:
+            return None
+        calm = self.window_frauds[-self.calm_windows :].sum(axis=0)
+        n = float(calm.sum())
+        mean = float((shares * axis).sum())
+        variance = float((shares * (axis - mean) ** 2).sum())
+        if n <= 0 or variance <= 0:
+            return None
+        shift = float((calm * axis).sum()) / n - mean
+        return shift / variance - NULL_MARGIN * math.sqrt(bursts / (n * variance))
 
     def dispersion(self) -> float:
         """How much burstier than independent frauds the complete windows' frauds are (never
@@ -322,17 +341,25 @@ class SegmentReporting:
         mean = float((shares * axis).sum())
         information = float(reference.frauds.sum()) * float((shares * (axis - mean) ** 2).sum())
         null_tilt = -NULL_MARGIN / math.sqrt(information) if information > 0 else 0.0
+        bursts = reference.dispersion()
+        calm = reference.calm_tilt(shares, axis, bursts)
+        if calm is not None:
+            # A reference whose frauds came in bursts that scored high made every later window
+            # look worse (bench/early_pages: healthy bursty streams of 100 frauds a window paged
+            # falsely); "no drop" is also where the calm judged windows sat. Never past half the
+            # design drop: the test keeps its two hypotheses apart.
+            null_tilt = max(min(null_tilt, calm), drop_tilt / 2.0)
         return cls(
             cells=cells,
             development=development,
             test=TiltTest(shares, axis, null_tilt, drop_tilt),
-            dispersion=reference.dispersion(),
+            dispersion=bursts,
             settings=EstimateSettings(
                 pi0=pi0,
                 ap_shift=reference.ap_shift,
                 prior_weight=PRIOR_WEIGHT,
                 shape_strength=SHAPE_STRENGTH,
-                dispersion=reference.dispersion(),
+                dispersion=bursts,
             ),
         )
 

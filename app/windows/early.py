@@ -249,6 +249,7 @@ class _SegmentPass:
             window_frauds=np.stack(complete).astype(np.float64),
             ap_shift=(exact if exact is not None else binned) - binned,
             threshold_bin=self.threshold_bin,
+            calm_windows=len(calm),
         )
 
     def _measured(self, repo: EarlyRepository, window: RecentWindow) -> MeasuredNow | None:

@@ -3,6 +3,8 @@ early estimates and the early drop test's likelihood ratio."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import ndtr
@@ -18,6 +20,7 @@ from app.metrics.tilt import (
     tilt_for_drop,
     tilted,
 )
+from app.monitoring.early import ReferenceBins
 
 EDGES = np.linspace(-3.0, 4.0, 36)
 BINS = EDGES.size + 1
@@ -231,3 +234,40 @@ def test_dispersion_of_a_young_model_is_not_blown_up_by_one_broken_window() -> N
     worse = tilted(FRAUD, axis, 0.4)[0]
     windows = np.stack([*healthy, rng.multinomial(1000, worse / worse.sum())])
     assert dispersion(windows, FRAUD, axis) < 1.6
+
+
+def _calm_reference(calm_level: float, calm_windows: int = 20) -> ReferenceBins:
+    """A reference of 10 windows of 100 frauds pooled into FRAUD's shares, then
+    ``calm_windows`` calm judged windows whose frauds sit ``calm_level`` (a tilt) from it."""
+    rng = np.random.default_rng(6)
+    axis = binormal_axis(LEGIT * 1e7)
+    shifted = tilted(FRAUD, axis, calm_level)[0]
+    windows = [rng.multinomial(100, FRAUD) for _ in range(10)]
+    windows += [rng.multinomial(100, shifted / shifted.sum()) for _ in range(calm_windows)]
+    return ReferenceBins(
+        frauds=FRAUD * 1000.0,
+        legit=LEGIT * 1e7,
+        window_frauds=np.stack(windows).astype(np.float64),
+        ap_shift=0.0,
+        threshold_bin=THRESHOLD_BIN,
+        calm_windows=calm_windows,
+    )
+
+
+def test_calm_windows_that_score_lower_than_the_reference_lower_no_drop() -> None:
+    """A reference whose frauds (in bursts) happened to score high made every later window of
+    a healthy bursty stream look worse; the calm judged windows say where "no drop" is."""
+    axis = binormal_axis(LEGIT * 1e7)
+    low = _calm_reference(-0.15).calm_tilt(FRAUD, axis, 1.0)
+    level = _calm_reference(0.0).calm_tilt(FRAUD, axis, 1.0)
+    assert low is not None
+    assert level is not None
+    # 2,000 calm frauds: a standard error of about 0.02 in tilt.
+    assert low == pytest.approx(-0.15 - 0.02, abs=0.04)
+    assert level == pytest.approx(-0.02, abs=0.04)
+    # Bursts widen its standard error as they widen the reference's.
+    wider = _calm_reference(0.0).calm_tilt(FRAUD, axis, 4.0)
+    assert wider is not None
+    assert wider < level
+    none = replace(_calm_reference(0.0), calm_windows=0)
+    assert none.calm_tilt(FRAUD, axis, 1.0) is None
