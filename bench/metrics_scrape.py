@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 from sqlalchemy import insert
@@ -36,37 +35,10 @@ from tests.support.databases import settings_for
 from tests.support.nowcasts import stored_example
 from tests.support.server import running_server
 from tests.support.worker_data import new_model
+from tests.support.worker_output import EARLY
 
 DEFAULT_BUDGET = Settings.model_fields["metrics_max_series"].default
 SCRAPE_TOKEN = "bench-scrape-token"
-_EARLY: dict[str, Any] = {
-    "estimate": True,
-    "as_of": "2026-11-02T00:00:00+00:00",
-    "look": 1,
-    "key": "k",
-    "reference_version": 1,
-    "pi0": 0.004,
-    "labels_so_far": {"frauds": 31, "legitimate": 270, "by_source": {"feedback": 301}},
-    "frauds_total": 41.0,
-    "frauds_total_ci": [33.0, 60.0],
-    "pi": 0.0041,
-    "pi_ci": [0.0033, 0.006],
-    "precision": 0.11,
-    "precision_ci": [0.1, 0.12],
-    "recall": 0.7,
-    "recall_ci": [0.5, 0.85],
-    "average_precision": 0.33,
-    "average_precision_ci": [0.2, 0.45],
-    "undefined": {},
-    "alert_precision_feedback": {
-        "value": 0.1,
-        "ci": [0.07, 0.14],
-        "reviewed": 301,
-        "confirmed": 31,
-    },
-    "reason": None,
-    "evidence": {"frauds": 31, "llr": -0.5, "z": -0.2, "dispersion": 1.0, "increment": -0.5},
-}
 
 
 def seed(session: Session, models: int, segments: int) -> None:
@@ -101,7 +73,7 @@ def seed(session: Session, models: int, segments: int) -> None:
                         "judged_at": now if mature else None,
                         "nowcast": nowcast,
                         "nowcast_reference_version": 1,
-                        "early": None if mature else _EARLY,
+                        "early": None if mature else EARLY,
                         "computed_at": now,
                     }
                 )

@@ -2,8 +2,8 @@
 
 A custom collector (prometheus_client's "custom collectors") rather than gauges set by the worker:
 every API replica exports the same values, whichever process computed a window, and nothing is
-lost when a process restarts. Reads are cached for a few seconds, so several Prometheus servers
-(or a fast scrape interval) cost one set of queries per TTL. Names and labels follow
+lost when a process restarts. The rendered page is cached for a few seconds (``ScrapePage``),
+so several Prometheus servers (or a fast scrape interval) cost one set of queries per TTL. Names and labels follow
 docs/interfaces.md section 3; an undefined value is simply not exported (never NaN). An
 enumerated value (an alert state, a verdict) is one StateSet metric with the state as a label,
 not one metric name per value.
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -114,10 +112,9 @@ class CalmonCollector(Collector):
         The workers' lease period (liveness is judged in lease periods).
     max_series:
         The series budget.
-    ttl_seconds:
-        How long one database read serves scrapes.
-    clock:
-        Monotonic seconds, for the TTL (tests pass a fake one).
+
+    Each collection reads the database; /metrics renders (and so collects) at most once per
+    5 s however many scrape (app/observability/prometheus.py ``ScrapePage``).
     """
 
     def __init__(
@@ -126,29 +123,19 @@ class CalmonCollector(Collector):
         *,
         lease_seconds: float,
         max_series: int,
-        ttl_seconds: float = 5.0,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._session_factory = session_factory
         self._lease_seconds = lease_seconds
         self._max_series = max_series
-        self._ttl_seconds = ttl_seconds
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._cached: tuple[float, list[Metric]] | None = None
 
     def describe(self) -> Iterable[Metric]:
         # Registering must not query the database (there is no engine yet at that point).
         return ()
 
     def collect(self) -> Iterable[Metric]:
-        """The families, re-read from the database when older than the TTL."""
-        with self._lock:
-            now = self._clock()
-            if self._cached is None or now - self._cached[0] >= self._ttl_seconds:
-                with self._session_factory()() as session:
-                    self._cached = (now, self._read(session))
-            return list(self._cached[1])
+        """The families, read from the database."""
+        with self._session_factory()() as session:
+            return self._read(session)
 
     def _read(self, session: Session) -> list[Metric]:
         # The database's clock, which heartbeats are written by (app.db.clock).

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -19,6 +20,7 @@ from app.db.metrics_tables import AlertStateRow, Pi0Version, WorkerHeartbeat
 from app.db.tables import Window
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
 from app.observability.collector import CalmonCollector
+from app.observability.prometheus import ScrapePage
 from tests.support.api import AuthHeaders
 from tests.support.nowcasts import stored_example
 from tests.support.promql import PROMETHEUS_BUILTINS, documented_metric_names, metric_names
@@ -26,7 +28,7 @@ from tests.support.server import LiveServer
 from tests.support.shipped_config import dashboard_promql, rule_expressions
 from tests.support.tools import require_tool, run_tool
 from tests.support.worker_data import new_model
-from tests.support.worker_output import add_metric_value, add_window_metrics
+from tests.support.worker_output import EARLY, add_metric_value, add_window_metrics
 
 
 def newest_window(now: datetime) -> datetime:
@@ -44,35 +46,6 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 # Nowcasts of the seed's two windows: the newest one's legitimate scores moved.
 STEADY = stored_example(pi=0.05)
 SHIFTED = stored_example(pi=0.05, legit_shift=0.3)
-# A stored early estimate (window_metrics.early), as app/monitoring/early.py writes it.
-EARLY: dict[str, object] = {
-    "estimate": True,
-    "as_of": "2026-11-02T00:00:00+00:00",
-    "look": 1,
-    "key": "k",
-    "reference_version": 1,
-    "pi0": 0.004,
-    "labels_so_far": {"frauds": 31, "legitimate": 270, "by_source": {"feedback": 301}},
-    "frauds_total": 41.0,
-    "frauds_total_ci": [33.0, 60.0],
-    "pi": 0.0041,
-    "pi_ci": [0.0033, 0.006],
-    "precision": 0.11,
-    "precision_ci": [0.1, 0.12],
-    "recall": 0.7,
-    "recall_ci": [0.5, 0.85],
-    "average_precision": 0.33,
-    "average_precision_ci": [0.2, 0.45],
-    "undefined": {},
-    "alert_precision_feedback": {
-        "value": 0.1,
-        "ci": [0.07, 0.14],
-        "reviewed": 301,
-        "confirmed": 31,
-    },
-    "reason": None,
-    "evidence": {"frauds": 31, "llr": -0.5, "z": -0.2, "dispersion": 1.0, "increment": -0.5},
-}
 
 
 def seed(factory: sessionmaker[Session]) -> datetime:
@@ -352,20 +325,19 @@ def test_latency_is_labelled_by_templated_route(client: TestClient) -> None:
     assert not any("some-model" in route for route in routes)
 
 
-def test_snapshot_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) -> None:
+def test_the_page_is_cached_for_the_ttl(session_factory: sessionmaker[Session]) -> None:
     clock = [0.0]
-    collector = CalmonCollector(
-        lambda: session_factory,
-        lease_seconds=300,
-        max_series=100_000,
-        ttl_seconds=5,
-        clock=lambda: clock[0],
+    registry = CollectorRegistry()
+    registry.register(
+        CalmonCollector(lambda: session_factory, lease_seconds=300, max_series=100_000)
     )
+    page = ScrapePage(registry, ttl_seconds=5, clock=lambda: clock[0])
 
     def verdicts() -> dict[str, str]:
-        (family,) = (m for m in collector.collect() if m.name == "calmon_window_verdict")
         return {
-            s.labels["model"]: s.labels["calmon_window_verdict"] for s in family.samples if s.value
+            dict(labels)["model"]: dict(labels)["calmon_window_verdict"]
+            for (name, labels), value in samples(page.text().decode()).items()
+            if name == "calmon_window_verdict" and value
         }
 
     assert verdicts() == {}

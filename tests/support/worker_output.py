@@ -10,10 +10,41 @@ set it.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+
+# A stored early estimate (window_metrics.early), as app/monitoring/early.py writes it.
+EARLY: dict[str, Any] = {
+    "estimate": True,
+    "as_of": "2026-11-02T00:00:00+00:00",
+    "look": 1,
+    "key": "k",
+    "reference_version": 1,
+    "pi0": 0.004,
+    "labels_so_far": {"frauds": 31, "legitimate": 270, "by_source": {"feedback": 301}},
+    "frauds_total": 41.0,
+    "frauds_total_ci": [33.0, 60.0],
+    "pi": 0.0041,
+    "pi_ci": [0.0033, 0.006],
+    "precision": 0.11,
+    "precision_ci": [0.1, 0.12],
+    "recall": 0.7,
+    "recall_ci": [0.5, 0.85],
+    "average_precision": 0.33,
+    "average_precision_ci": [0.2, 0.45],
+    "undefined": {},
+    "alert_precision_feedback": {
+        "value": 0.1,
+        "ci": [0.07, 0.14],
+        "reviewed": 301,
+        "confirmed": 31,
+    },
+    "reason": None,
+    "evidence": {"frauds": 31, "llr": -0.5, "z": -0.2, "dispersion": 1.0, "increment": -0.5},
+}
 
 
 def add_window_metrics(
