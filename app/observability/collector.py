@@ -3,8 +3,9 @@
 A custom collector (prometheus_client's "custom collectors") rather than gauges set by the worker:
 every API replica exports the same values, whichever process computed a window, and nothing is
 lost when a process restarts. The rendered page is cached for a few seconds (``ScrapePage``),
-so several Prometheus servers (or a fast scrape interval) cost one set of queries per TTL. Names and labels follow
-docs/interfaces.md section 3; an undefined value is simply not exported (never NaN). An
+so several Prometheus servers (or a fast scrape interval) cost one set of queries per TTL.
+Names and labels follow docs/interfaces.md section 3; an undefined value is simply not
+exported (never NaN). An
 enumerated value (an alert state, a verdict) is one StateSet metric with the state as a label,
 not one metric name per value.
 
