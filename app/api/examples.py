@@ -23,6 +23,8 @@ _MODEL: Final[dict[str, Any]] = {
     "detection_drop": 0.3,
     "retention_windows": None,
     "label_horizon_days": None,
+    "alert_capacity": None,
+    "review_cost": None,
     "raw_kept_from": None,
     "created_at": "2026-10-01T08:00:00Z",
     "updated_at": "2026-10-01T08:00:00Z",

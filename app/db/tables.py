@@ -73,6 +73,9 @@ class MonitoredModel(Base):
     detection_drop: Mapped[float] = mapped_column(Double, default=0.3, server_default="0.3")
     retention_windows: Mapped[int | None] = mapped_column(Integer)
     label_horizon_days: Mapped[int | None] = mapped_column(Integer)
+    # The fraud team's alert budget per window and the cost of reviewing one alert (NULL: off).
+    alert_capacity: Mapped[int | None] = mapped_column(Integer)
+    review_cost: Mapped[float | None] = mapped_column(Double)
     # Where retention has deleted raw rows up to: older windows are never recomputed from rows
     # (their stored metrics stand) and refuse new rows.
     raw_kept_from: Mapped[datetime | None] = mapped_column(UtcDateTime)

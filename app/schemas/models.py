@@ -153,6 +153,21 @@ class ModelSettings(RequestModel):
         "legitimate (a fraud-only feed: chargebacks and alert feedback, no explicit 'this was "
         "fine' labels); null: windows mature by label coverage instead.",
     )
+    alert_capacity: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000,
+        description="Alerts the team can check per window (its alert budget): precision at k "
+        "is measured on the window's this many highest-scored rows. null: off (the metrics "
+        "that need it are undefined).",
+    )
+    review_cost: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Cost of reviewing one alert, in the currency of the rows' amounts: net "
+        "savings are the fraud amount caught minus this times the alerts. null: off.",
+    )
 
 
 SETTINGS_FIELDS = tuple(name for name in ModelSettings.model_fields if name != "pi0")

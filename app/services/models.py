@@ -131,7 +131,7 @@ def update_model(session: Session, name: str, patch: ModelPatch) -> ModelOut:
 _RECOMPUTE_ALL = frozenset(
     {"threshold", "pi0_policy", "pi0_lookback_windows", "pi0_reference_start"}
     | {"pi0_reference_end", "pi0_fixed", "pi0_tolerance", "min_label_coverage"}
-    | {"label_horizon_days"}
+    | {"label_horizon_days", "alert_capacity", "review_cost"}
 )
 
 

@@ -114,6 +114,11 @@ def test_models_are_listed_by_name(client: TestClient, admin: dict[str, str]) ->
         ({"label_horizon_days": 0}, "label_horizon_days"),
         ({"label_horizon_days": 731}, "label_horizon_days"),
         ({"label_horizon_days": 1.5}, "label_horizon_days"),
+        ({"alert_capacity": 0}, "alert_capacity"),
+        ({"alert_capacity": 2.5}, "alert_capacity"),
+        ({"alert_capacity": True}, "alert_capacity"),
+        ({"review_cost": -1}, "review_cost"),
+        ({"review_cost": "Infinity"}, "review_cost"),
         ({"colour": "red"}, "colour"),
     ],
 )
@@ -239,6 +244,23 @@ def test_the_label_horizon_is_registered_changed_and_recomputes_every_window(
     response = client.post("/v1/models", json=spec, headers=admin)
     assert response.status_code == 201, response.text
     assert response.json()["label_horizon_days"] == 120
+
+
+def test_the_alert_budget_is_registered_changed_and_recomputes_every_window(
+    client: TestClient, admin: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    """Capacity and review cost change stored values (precision at k, net savings)."""
+    created = _register(client, admin)
+    assert (created["alert_capacity"], created["review_cost"]) == (None, None)  # off
+    _add_windows(session_factory, "fraud-v1", 2)
+    url = "/v1/models/fraud-v1"
+    changed = client.patch(url, json={"alert_capacity": 250, "review_cost": 4.5}, headers=admin)
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["alert_capacity"], changed.json()["review_cost"]) == (250, 4.5)
+    assert _windows_of(session_factory, "fraud-v1") == [4, 4]
+    off = client.patch(url, json={"alert_capacity": None}, headers=admin).json()
+    assert (off["alert_capacity"], off["review_cost"]) == (None, 4.5)
+    assert _windows_of(session_factory, "fraud-v1") == [5, 5]
 
 
 def test_patch_without_a_change_leaves_windows_alone(
