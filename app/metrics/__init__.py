@@ -13,7 +13,13 @@ from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window, poole
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
-from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, evaluate_sketches
+from app.metrics.result import (
+    EvaluationResult,
+    budget_share,
+    evaluate,
+    evaluate_sketch,
+    evaluate_sketches,
+)
 from app.metrics.sketch import CurveSketch, build_sketch
 
 __all__ = [
@@ -36,6 +42,7 @@ __all__ = [
     "ScoreHistogram",
     "bin_edges",
     "bootstrap",
+    "budget_share",
     "build_sketch",
     "decompose",
     "evaluate",

@@ -53,9 +53,15 @@ class _Curve:
     sequential: bool  # row sums strictly left to right (see _rowdot)
 
 
-def compute(counts: ReplicateCounts, pi0: float) -> tuple[Columns, Columns, FloatingArray]:
-    """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined."""
-    prepared = Prepared.of(counts)
+def compute(
+    counts: ReplicateCounts, pi0: float, alert_share: FloatingArray | float | None = None
+) -> tuple[Columns, Columns, FloatingArray]:
+    """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined.
+
+    ``alert_share`` is the share of each row's population the team can check (its alert budget
+    over its rows): the top-k metrics are taken at it, and are NaN without it.
+    """
+    prepared = Prepared.of(counts, alert_share=alert_share)
     regular = prepared.regular()
     calibrated = prepared.calibrated(pi0)
     calibrated.update(prepared.invariant)
@@ -70,9 +76,17 @@ class Prepared:
     gains: _GainCurve
     pi: FloatingArray
     invariant: Columns
+    alert_share: FloatingArray | None = None
+    """Share of the rows in the alert budget, per row (None: no budget, top-k metrics NaN)."""
 
     @classmethod
-    def of(cls, counts: ReplicateCounts, *, sequential: bool = True) -> Prepared:
+    def of(
+        cls,
+        counts: ReplicateCounts,
+        *,
+        sequential: bool = True,
+        alert_share: FloatingArray | float | None = None,
+    ) -> Prepared:
         """Cumulate the counts once.
 
         ``sequential=False`` lets row sums run in numpy's faster pairwise order: for bootstrap
@@ -97,12 +111,18 @@ class Prepared:
         )
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
-            return cls(curve=c, gains=_GainCurve.of(c), pi=pi, invariant=_invariant(c))
+            share = None
+            if alert_share is not None:
+                share = np.broadcast_to(np.asarray(alert_share, dtype=c.npos.dtype), pi.shape)
+            return cls(
+                curve=c, gains=_GainCurve.of(c), pi=pi, invariant=_invariant(c), alert_share=share
+            )
 
     def regular(self) -> Columns:
         """Every metric at the rows' own priors."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = _prior_dependent(self.curve, None, self.gains.area(self.curve, self.pi))
+            out.update(_budget(self.curve, None, self.alert_share))
         out.update(self.invariant)
         return out
 
@@ -114,7 +134,9 @@ class Prepared:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
             k = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
-            return _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
+            out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
+            out.update(_budget(self.curve, k, self.alert_share))
+            return out
 
 
 def _invariant(c: _Curve) -> Columns:
@@ -183,6 +205,40 @@ def _prior_dependent(c: _Curve, k: FloatingArray | None, pr_gain_auc: FloatingAr
         "best_f1": np.where(defined, best_f1, np.nan),
         "best_f1_threshold": np.where(defined, _pick(c.scores, c.rows, best), np.nan),
     }
+
+
+def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> Columns:
+    """The alert-budget metrics, with false positives weighted by ``k`` (``None``: weight 1).
+
+    ``alerts``: rows at or above the threshold; calibrated, the rows a window of the same size
+    would flag at pi0 (positives weigh ``n / M`` with ``M = P + k N`` the weighted rows).
+    ``precision_at_k``: the positive share of the top ``share`` of the (weighted) rows, a tie
+    group cut in proportion (the mean over the orders that break its ties);
+    ``precision_at_k_max``: the most any ranking could reach there, ``min(P, top) / top``.
+    See docs/metrics/alert-budget.md for the derivation.
+    """
+    kk = 1.0 if k is None else k[:, None]
+    weighted_fp = c.fp * kk
+    mass = c.npos + (c.nneg if k is None else c.nneg * k)
+    alerts = c.tp_t + (c.fp_t if k is None else c.fp_t * k)
+    out: Columns = {"alerts": alerts if k is None else alerts * (c.npos + c.nneg) / mass}
+    if share is None:
+        nan = np.full_like(c.npos, np.nan)
+        out.update(precision_at_k=nan, precision_at_k_max=nan)
+        return out
+    top = share * mass
+    above = c.tp + weighted_fp  # weighted rows scored >= each entry
+    last = above.shape[1] - 1
+    j = np.minimum(np.sum(above < top[:, None], axis=1), last)
+    pos, tied = c.pos[c.rows, j], c.tied[c.rows, j] * (1.0 if k is None else k)
+    strictly_above = above[c.rows, j] - pos - tied
+    inside = np.clip(top - strictly_above, 0.0, None)
+    caught = c.tp[c.rows, j] - pos + inside * pos / np.maximum(pos + tied, _TINY)
+    # Past the last entry only negatives remain: every positive is in the top.
+    caught = np.where(above[:, last] < top, c.npos, caught)
+    out["precision_at_k"] = caught / top
+    out["precision_at_k_max"] = np.minimum(c.npos, top) / top
+    return out
 
 
 @dataclass(frozen=True)

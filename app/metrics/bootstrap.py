@@ -116,8 +116,10 @@ def bootstrap(
     max_entries: int | None = 128,
     normal_above: float = 30.0,
     grid: PriorGrid | None = None,
+    alert_share: float | None = None,
 ) -> Intervals:
-    """Percentile intervals for every metric of ``evaluate_sketch(sketch, pi0=pi0)``.
+    """Percentile intervals for every metric of
+    ``evaluate_sketch(sketch, pi0=pi0, alert_share=alert_share)``.
 
     Parameters
     ----------
@@ -138,18 +140,21 @@ def bootstrap(
     grid:
         Also take the calibrated intervals at these priors around ``pi0`` from the same
         replicates (:attr:`Intervals.grid`, see :mod:`app.metrics.prior_grid`).
+    alert_share:
+        Share of the window's rows in the team's alert budget: each replicate's top-k metrics
+        are taken at the same share of its rows (``None``: no budget).
     """
     p0 = check_pi0(pi0)
     if replicates < 10:
         raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
     if not 0.0 < level < 1.0:
         raise InvalidInputError(f"level must lie strictly between 0 and 1, got {level}")
-    point = evaluate_sketch(sketch, pi0=p0)
+    point = evaluate_sketch(sketch, pi0=p0, alert_share=alert_share)
     counts = counts_of(sketch)
     if max_entries is not None and sketch.scores.size > max_entries:
         counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
-    merged_reg, merged_cal, _ = compute(counts, p0)
+    merged_reg, merged_cal, _ = compute(counts, p0, alert_share)
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
@@ -158,7 +163,9 @@ def bootstrap(
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
-        prepared = Prepared.of(_resample(counts, size, rng, normal_above), sequential=False)
+        prepared = Prepared.of(
+            _resample(counts, size, rng, normal_above), sequential=False, alert_share=alert_share
+        )
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
         for prior, columns in zip(priors, cal_cols, strict=True):
@@ -191,6 +198,7 @@ def bootstrap(
             step=grid.step,
             point=point.calibrated,
             at_pi0=at_pi0,
+            alert_share=alert_share,
         )
     return Intervals(
         level=level,
@@ -251,11 +259,12 @@ def _grid(
     step: float,
     point: Mapping[str, float | None],
     at_pi0: Mapping[str, Interval | None],
+    alert_share: float | None,
 ) -> IntervalGrid:
     """The calibrated intervals at every prior of the grid (the middle one is ``pi0``: the
     intervals reported there, ``at_pi0``, bit for bit)."""
-    exact = _calibrated_rows(counts_of(sketch), priors)
-    merged = _calibrated_rows(counts, priors)
+    exact = _calibrated_rows(counts_of(sketch), priors, alert_share)
+    merged = _calibrated_rows(counts, priors, alert_share)
     middle = len(priors) // 2
     cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
     columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
@@ -275,7 +284,9 @@ def _grid(
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
 
 
-def _calibrated_rows(counts: ReplicateCounts, priors: list[float]) -> Columns:
+def _calibrated_rows(
+    counts: ReplicateCounts, priors: list[float], alert_share: float | None
+) -> Columns:
     """One-row ``counts`` calibrated to each prior in one vectorised pass (row g: prior g)."""
 
     def tile(a: FloatingArray) -> FloatingArray:
@@ -289,7 +300,8 @@ def _calibrated_rows(counts: ReplicateCounts, priors: list[float]) -> Columns:
         threshold_index=counts.threshold_index,
         scores=counts.scores,
     )
-    return Prepared.of(tiled).calibrated(np.asarray(priors, dtype=np.float64))
+    prepared = Prepared.of(tiled, alert_share=alert_share)
+    return prepared.calibrated(np.asarray(priors, dtype=np.float64))
 
 
 def _resample(

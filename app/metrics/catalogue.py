@@ -38,6 +38,13 @@ _REASONS: Final[dict[str, str]] = {
     "lr_plus": _UNBOUNDED,
     "lr_minus": _UNBOUNDED,
     "best_f1_threshold": "a threshold, not a quality measure",
+    "alerts": "a count of rows, not a rate in [0, 1]: the seed paper's volume does not apply "
+    "(its calibrated value is the count a window of the same size would flag at pi0)",
+    "precision_at_k": "precision at a fixed share of the rows (the alert budget), not at a "
+    "fixed threshold: the cut moves with the fraud rate, so it is no function of one "
+    "confusion matrix's rates (see what-if for how it moves with the fraud rate)",
+    "precision_at_k_max": "the most any ranking reaches, min(frauds, k) / k: set by the fraud "
+    "rate and the budget alone, not by the model",
 }
 REFERENCE_METRICS: Final[dict[str, str]] = {
     "accuracy": "Accuracy",

@@ -53,6 +53,10 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec("best_f1_threshold", "Threshold of the best F1", None, None, None, False),
     MetricSpec("lr_plus", "Positive likelihood ratio (TPR/FPR)", 0.0, None, True, True),
     MetricSpec("lr_minus", "Negative likelihood ratio (FNR/TNR)", 0.0, None, False, True),
+    # The alert budget (model setting alert_capacity): what a fraud team checks per window.
+    MetricSpec("alerts", "Alerts (rows at or above the threshold)", 0.0, None, None, False),
+    MetricSpec("precision_at_k", "Precision at k (the alert budget)", 0.0, 1.0, True, False),
+    MetricSpec("precision_at_k_max", "Achievable precision at k", 0.0, 1.0, None, False),
 )
 
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in METRICS)

@@ -65,7 +65,12 @@ class EvaluationResult:
 
 
 def evaluate(
-    scores: npt.ArrayLike, labels: npt.ArrayLike, *, threshold: float, pi0: float
+    scores: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    *,
+    threshold: float,
+    pi0: float,
+    alert_share: float | None = None,
 ) -> EvaluationResult:
     """Compute every registry metric of one window, regular and calibrated to ``pi0``.
 
@@ -81,17 +86,38 @@ def evaluate(
         Bad scores/labels (see :func:`build_sketch`) or ``pi0`` outside (0, 1).
     """
     p0 = check_pi0(pi0)  # before the sort: reject cheap mistakes first
-    return evaluate_sketch(build_sketch(scores, labels, threshold=threshold), pi0=p0)
+    sketch = build_sketch(scores, labels, threshold=threshold)
+    return evaluate_sketch(sketch, pi0=p0, alert_share=alert_share)
 
 
-def evaluate_sketch(sketch: CurveSketch, *, pi0: float) -> EvaluationResult:
-    """Recompute a window's metrics from its sketch at any reference prior, in O(entries)."""
+def evaluate_sketch(
+    sketch: CurveSketch, *, pi0: float, alert_share: float | None = None
+) -> EvaluationResult:
+    """Recompute a window's metrics from its sketch at any reference prior, in O(entries).
+
+    ``alert_share`` is the share of the window's rows the team can check (``alert_capacity``
+    over the rows; see :func:`budget_share`); without it the top-k metrics are undefined.
+    """
     p0 = check_pi0(pi0)
-    return _result(sketch, p0, compute(counts_of(sketch), p0), 0)
+    return _result(sketch, p0, compute(counts_of(sketch), p0, alert_share), 0, alert_share)
 
 
-def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[EvaluationResult]:
-    """``[evaluate_sketch(s, pi0=pi0) for s in sketches]``, bit for bit, in one vectorised pass.
+def budget_share(capacity: int | None, rows: int) -> float | None:
+    """The share of a window's ``rows`` that ``capacity`` alerts cover (at most all of them);
+    ``None`` without a capacity or without rows."""
+    if capacity is None or rows <= 0:
+        return None
+    return min(1.0, capacity / rows)
+
+
+def evaluate_sketches(
+    sketches: Sequence[CurveSketch],
+    *,
+    pi0: float,
+    alert_shares: Sequence[float | None] | None = None,
+) -> list[EvaluationResult]:
+    """``[evaluate_sketch(s, pi0=pi0, alert_share=a) for s, a in zip(sketches, alert_shares)]``,
+    bit for bit, in one vectorised pass.
 
     For a series re-evaluated at a new pi0: one evaluation costs ~80 numpy calls on a few hundred
     entries, mostly call overhead, so hundreds of windows share each call instead. Shorter
@@ -117,8 +143,12 @@ def evaluate_sketches(sketches: Sequence[CurveSketch], *, pi0: float) -> list[Ev
         threshold_index=np.array([s.threshold_index for s in sketches], dtype=np.intp),
         scores=padded("scores", -np.inf),
     )
-    columns = compute(counts, p0)
-    return [_result(sketch, p0, columns, row) for row, sketch in enumerate(sketches)]
+    shares = list(alert_shares) if alert_shares is not None else [None] * len(sketches)
+    if len(shares) != len(sketches):
+        raise ValueError(f"{len(shares)} alert shares for {len(sketches)} sketches")
+    as_array = np.array([np.nan if a is None else a for a in shares], dtype=np.float64)
+    columns = compute(counts, p0, as_array)
+    return [_result(sketch, p0, columns, row, shares[row]) for row, sketch in enumerate(sketches)]
 
 
 def _result(
@@ -126,6 +156,7 @@ def _result(
     p0: float,
     columns: tuple[Columns, Columns, FloatingArray],
     row: int,
+    share: float | None,
 ) -> EvaluationResult:
     """Row ``row`` of :func:`compute`'s columns as the result of ``sketch``."""
     regular_arr, calibrated_arr, pi_arr = columns
@@ -133,7 +164,12 @@ def _result(
     j = sketch.threshold_index
     tp = int(np.sum(sketch.positives_at[: j + 1]))
     fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
-    undefined = _undefined_reasons(positives, negatives, tp, fp)
+    undefined = _no_budget_reasons() if share is None else {}
+    undefined.update(
+        (key, reason)
+        for key, reason in _undefined_reasons(positives, negatives, tp, fp).items()
+        if key not in undefined
+    )
     regular = {
         spec.name: _value(regular_arr, spec.name, undefined, "regular", row) for spec in METRICS
     }
@@ -198,6 +234,15 @@ _NEEDS_POSITIVES = (
     "lr_minus",
 )
 _NEEDS_NEGATIVES = ("fpr", "roc_auc", "pr_gain_auc", "lr_plus", "lr_minus")
+
+
+_NEEDS_BUDGET = ("precision_at_k", "precision_at_k_max")
+
+
+def _no_budget_reasons() -> dict[str, str]:
+    """The top-k metrics of a model without an alert budget: undefined, both variants."""
+    reason = "the model has no alert_capacity (its alert budget)"
+    return {f"{v}.{name}": reason for name in _NEEDS_BUDGET for v in ("regular", "calibrated")}
 
 
 def _undefined_reasons(positives: int, negatives: int, tp: int, fp: int) -> dict[str, str]:

@@ -46,9 +46,10 @@ Interpolation = Literal["linear", "log"]
 NOTHING_FLAGGED = "nothing predicted positive (no score >= threshold): precision is 0/0"
 
 
-def at_prior(sketch: CurveSketch, pi: float) -> EvaluationResult:
-    """Every metric of ``sketch`` as it would measure at fraud rate ``pi`` (in ``.calibrated``)."""
-    return evaluate_sketch(sketch, pi0=pi)
+def at_prior(sketch: CurveSketch, pi: float, alert_share: float | None = None) -> EvaluationResult:
+    """Every metric of ``sketch`` as it would measure at fraud rate ``pi`` (in ``.calibrated``);
+    the top-k metrics at ``alert_share`` of the rows (``None``: undefined)."""
+    return evaluate_sketch(sketch, pi0=pi, alert_share=alert_share)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
-from app.metrics import CurveSketch, pool_sketches
+from app.metrics import CurveSketch, budget_share, pool_sketches
 from app.metrics.skew import skew_range_from_history
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
@@ -100,6 +100,14 @@ class Period:
     def current_pi(self) -> float:
         """The newest mature window's fraud rate."""
         return self.pis[-1]
+
+    @property
+    def alert_share(self) -> float | None:
+        """The share of the period's rows the model's alert budget covers: alert_capacity per
+        window over the rows of the windows pooled (the segment's own rows)."""
+        capacity = self.model.alert_capacity
+        rows = sum(w.rows_total for w in self.windows)
+        return budget_share(capacity * len(self.windows) if capacity else None, rows)
 
     @property
     def pooled_pi(self) -> float:

@@ -59,9 +59,12 @@ def _invalid(field: str, exc: InvalidInputError) -> PayloadValidationError:
 
 def prior_out(period: Period, pi: float, *, intervals: bool, replicates: int) -> PriorOut:
     """Every registry metric of the pooled curve at ``pi``, with bootstrap intervals."""
-    result = at_prior(period.sketch, pi)
+    share = period.alert_share
+    result = at_prior(period.sketch, pi, alert_share=share)
     cis = (
-        bootstrap(period.sketch, pi0=pi, seed=BOOTSTRAP_SEED, replicates=replicates).calibrated
+        bootstrap(
+            period.sketch, pi0=pi, seed=BOOTSTRAP_SEED, replicates=replicates, alert_share=share
+        ).calibrated
         if intervals
         else {}
     )

@@ -18,7 +18,7 @@ import numpy as np
 
 from app.db.repositories.window_rows import SegmentRows
 from app.db.tables import MonitoredModel
-from app.metrics import build_sketch
+from app.metrics import budget_share, build_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.types import Float64Array
 from app.monitoring.early import LabelledRows
@@ -44,8 +44,11 @@ def window_inputs(
     evaluated = _evaluated(segments, model)
     sent = [int(part.labels.size) for part in window_parts(segments)]
     horizon = model.label_horizon_days is not None
+    parts = window_parts(evaluated)
+    # The budget is the whole window's: each part is judged at the same share of its rows.
+    share = budget_share(model.alert_capacity, parts[0].rows_total)
     inputs = []
-    for part, sent_labels in zip(window_parts(evaluated), sent, strict=True):
+    for part, sent_labels in zip(parts, sent, strict=True):
         labelled = int(part.labels.size)
         sketch = (
             build_sketch(part.scores, part.labels, threshold=model.threshold) if labelled else None
@@ -60,6 +63,7 @@ def window_inputs(
                 sketch=sketch,
                 flagged=flagged(part, model.threshold),
                 sent_labels=sent_labels if horizon else None,
+                alert_share=share,
             )
         )
     return recounted(inputs, segments, model, edges)

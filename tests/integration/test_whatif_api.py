@@ -122,7 +122,7 @@ def test_what_if_at_a_windows_own_pi_is_its_regular_metrics_and_at_pi0_its_calib
     pi0 every stored calibrated value; its intervals hold the values; the default range is the
     history's mean +- 3 std of the windows' fraud rates."""
     rng = np.random.default_rng(4)
-    register(client, auth_headers, "drift", threshold=1.5)
+    register(client, auth_headers, "drift", threshold=1.5, alert_capacity=70)
     windows = [gaussian_window(rng, 3000, pi, 2.0) for pi in (0.02, 0.05, 0.03, 0.04)]
     add_windows(session_factory, "drift", windows)
     drain(session_factory)

@@ -12,7 +12,7 @@ from tests.support.synthetic import siblini_window
 def _result(pi: float, mu1: float, seed: int, n: int = 30_000) -> EvaluationResult:
     rng = np.random.default_rng([77, seed])
     scores, labels = siblini_window(n, pi, mu1, 0.0, rng)
-    return evaluate(scores, labels, threshold=2.0, pi0=0.005)
+    return evaluate(scores, labels, threshold=2.0, pi0=0.005, alert_share=0.01)
 
 
 def test_effects_add_up_to_the_total_change() -> None:

@@ -65,22 +65,38 @@ def test_values_in_range_never_nan(
 
 
 @settings(max_examples=150, deadline=None)
-@given(rows=_rows, pi0=_pi0, threshold=_score, repeat=st.integers(2, 7), side=st.integers(0, 1))
+@given(
+    rows=_rows,
+    pi0=_pi0,
+    threshold=_score,
+    repeat=st.integers(2, 7),
+    side=st.integers(0, 1),
+    share=st.floats(0.01, 1.0),
+)
 def test_repeating_one_class_leaves_calibrated_metrics_unchanged(
-    rows: list[tuple[float, int]], pi0: float, threshold: float, repeat: int, side: int
+    rows: list[tuple[float, int]],
+    pi0: float,
+    threshold: float,
+    repeat: int,
+    side: int,
+    share: float,
 ) -> None:
-    """Copying every negative (or positive) k times moves pi, not the calibrated metrics."""
+    """Copying every negative (or positive) k times moves pi, not the calibrated metrics (the
+    alerts, a count, in proportion to the rows; the top-k metrics at the same share of them)."""
     if not _both_classes(rows):
         return
     scores, labels = _arrays(rows)
     chosen = labels == side
     more_scores = np.concatenate([scores] + [scores[chosen]] * (repeat - 1))
     more_labels = np.concatenate([labels] + [labels[chosen]] * (repeat - 1))
-    before = evaluate(scores, labels, threshold=threshold, pi0=pi0)
-    after = evaluate(more_scores, more_labels, threshold=threshold, pi0=pi0)
+    before = evaluate(scores, labels, threshold=threshold, pi0=pi0, alert_share=share)
+    after = evaluate(more_scores, more_labels, threshold=threshold, pi0=pi0, alert_share=share)
     assert after.pi != before.pi
+    per_row = {"alerts": (before.n, after.n)}
     for spec in METRICS:
         b, a = before.calibrated[spec.name], after.calibrated[spec.name]
+        if spec.name in per_row and a is not None and b is not None:
+            b, a = b / per_row[spec.name][0], a / per_row[spec.name][1]
         assert (a is None) == (b is None), spec.name
         if a is not None and b is not None:
             assert a == pytest.approx(b, abs=1e-12), spec.name

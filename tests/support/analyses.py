@@ -31,15 +31,20 @@ def grouped(groups: Sequence[Group]) -> Window:
 
 
 def register(
-    client: TestClient, auth_headers: AuthHeaders, name: str, threshold: float = 0.5
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    name: str,
+    threshold: float = 0.5,
+    **settings: object,
 ) -> None:
-    """A model whose every fully labelled window is mature."""
+    """A model whose every fully labelled window is mature (``settings``: any others)."""
     body = {
         "name": name,
         "threshold": threshold,
         "min_label_coverage": 0.5,
         "reference_windows": 1,
         "reference_min_positives": 1,
+        **settings,
     }
     response = client.post("/v1/models", json=body, headers=auth_headers("admin"))
     assert response.status_code == 201, response.text

@@ -71,6 +71,7 @@ class PeriodWindow(NamedTuple):
     """A stored window segment as the analyses read it (its sketch is read apart, when needed)."""
 
     window_start: datetime
+    rows_total: int
     labelled: int
     positives: int
     label_coverage: float | None
