@@ -55,6 +55,7 @@ STEADY = StreamSpec("prior_drift", days=30, rows_per_day=6_000, seed=11)
 SEGMENTS = ("web", "store")
 UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
 DROPS = {"performance_drop", "both"}
+SHOP_ALERT_CAPACITY = 80
 # ui-model.png and ui-window-early.png are taken by test_webui_early.py (a model whose newest
 # windows wait for labels, with early estimates).
 README_IMAGES = (
@@ -106,7 +107,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         headers = {"Authorization": f"Bearer {admin}"}
         with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
             for name in ("shop", "steady", "fresh"):  # fresh: registered, no rows yet
-                response = client.post("/v1/models", json={"name": name, "threshold": 1.5})
+                spec: dict[str, Any] = {"name": name, "threshold": 1.5}
+                if name == "shop":  # the team checks 80 alerts a day
+                    spec["alert_capacity"] = SHOP_ALERT_CAPACITY
+                response = client.post("/v1/models", json=spec)
                 assert response.status_code == 201, response.text
             for day in stream(SHOP):
                 for segment, half in _halves(day):
@@ -219,6 +223,40 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser:
     assert newest["label_coverage"] == 0.0
     assert newest["nowcast"] is not None
     assert newest["nowcast"]["pi"] is not None
+
+
+def test_model_page_shows_the_alert_budget_as_the_api_does(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """shop has an alert budget: its newest judged window's alerts against it and its
+    precision at k, as the API serves them; steady has none, and no such table."""
+
+    def series(metric: str) -> dict[str, dict[str, Any]]:
+        response = seeded.api.get("/v1/models/shop/metrics", params={"metric": metric})
+        assert response.status_code == 200, response.text
+        return {p["window_start"]: p for p in response.json()["points"]}
+
+    top, alerts, best = series("precision_at_k"), series("alerts"), series("precision_at_k_max")
+    newest = max(start for start, p in top.items() if p["mature"])
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        table = page.locator("#alert-budget")
+        shown_window = table.get_attribute("data-window")
+        alerts_text = table.locator('td[data-field="alerts"]').inner_text()
+        shown = {
+            field: shown_value(page, f'#alert-budget td[data-field="{field}"]')
+            for field in ("precision_at_k", "calibrated_precision_at_k", "precision_at_k_max")
+        }
+        _open(page, seeded, "#/models/steady")
+        steady_tables = page.locator("#alert-budget").count()
+        assert not log.problems(), log.problems()
+    assert shown_window == newest
+    count = int(alerts[newest]["regular"])
+    assert alerts_text.startswith(f"{count} of {SHOP_ALERT_CAPACITY} ")
+    assert same(shown["precision_at_k"], top[newest]["regular"], 5.1e-5)
+    assert same(shown["calibrated_precision_at_k"], top[newest]["calibrated"], 5.1e-5)
+    assert same(shown["precision_at_k_max"], best[newest]["regular"], 5.1e-5)
+    assert steady_tables == 0
 
 
 def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) -> None:

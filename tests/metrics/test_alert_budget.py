@@ -36,10 +36,13 @@ def top_k_precision(scores: Float64Array, labels: Int64Array, k: int) -> float:
     return float(caught / k)
 
 
-def _window(rng: np.random.Generator, n: int, pi: float, ties: bool) -> tuple[Float64Array, Int64Array]:
+def _window(
+    rng: np.random.Generator, n: int, pi: float, ties: bool
+) -> tuple[Float64Array, Int64Array]:
     labels = (rng.random(n) < pi).astype(np.int64)
-    scores = rng.normal(size=n) + 1.5 * labels
-    return (np.round(scores, 1) if ties else scores), labels
+    scores: Float64Array = rng.normal(size=n) + 1.5 * labels
+    rounded: Float64Array = np.round(scores, 1)
+    return (rounded if ties else scores), labels
 
 
 def test_the_handbooks_precision_at_k_on_a_worked_example() -> None:

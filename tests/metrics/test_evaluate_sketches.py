@@ -43,7 +43,9 @@ def test_a_batch_with_alert_budgets_equals_one_by_one_bit_for_bit() -> None:
     sketches = _sketches()
     shares: list[float | None] = [0.1, None, 0.02, 1.0, 0.5, 0.34, None, 1.0]
     batch = evaluate_sketches(sketches, pi0=0.05, alert_shares=shares)
-    single = [evaluate_sketch(s, pi0=0.05, alert_share=a) for s, a in zip(sketches, shares)]
+    single = [
+        evaluate_sketch(s, pi0=0.05, alert_share=a) for s, a in zip(sketches, shares, strict=True)
+    ]
     assert [r.to_dict() for r in batch] == [r.to_dict() for r in single]
     assert batch[0].regular["precision_at_k"] is not None
     assert batch[1].regular["precision_at_k"] is None

@@ -69,20 +69,19 @@ def test_values_in_range_never_nan(
     rows=_rows,
     pi0=_pi0,
     threshold=_score,
-    repeat=st.integers(2, 7),
-    side=st.integers(0, 1),
+    copies=st.tuples(st.integers(2, 7), st.integers(0, 1)),
     share=st.floats(0.01, 1.0),
 )
 def test_repeating_one_class_leaves_calibrated_metrics_unchanged(
     rows: list[tuple[float, int]],
     pi0: float,
     threshold: float,
-    repeat: int,
-    side: int,
+    copies: tuple[int, int],
     share: float,
 ) -> None:
     """Copying every negative (or positive) k times moves pi, not the calibrated metrics (the
     alerts, a count, in proportion to the rows; the top-k metrics at the same share of them)."""
+    repeat, side = copies
     if not _both_classes(rows):
         return
     scores, labels = _arrays(rows)

@@ -107,6 +107,26 @@
       `${status.parked_windows} window${status.parked_windows === 1 ? "" : "s"} could not be computed and ${status.parked_windows === 1 ? "is" : "are"} parked until ${status.parked_windows === 1 ? "its" : "their"} rows, labels or the model's settings change. The newest, ${day(newest.window_start)}, failed ${newest.attempts} times: ${newest.error}`)];
   }
 
+  // The team's alert budget (alert_capacity) on the newest judged window: the alerts it got
+  // against what the team can check, and the fraud share of the top k it could check.
+  function budgetSummary(model, precisionAtK, alerts, best) {
+    if (model.alert_capacity == null || !precisionAtK) return null;
+    const newest = [...precisionAtK.points].reverse().find((p) => p.mature);
+    const at = (series) => newest && series.points.find((p) => p.window_start === newest.window_start);
+    const flagged = at(alerts);
+    const reachable = at(best);
+    if (!newest) return h("p", { class: "how", id: "alert-budget" }, `alert budget ${model.alert_capacity} a window: no judged window yet`);
+    const count = flagged ? flagged.regular : null;
+    return h("table", { id: "alert-budget", class: "summary", "data-window": newest.window_start },
+      h("tr", {}, ["newest judged window", "alerts at the threshold", "precision at k (measured)", "precision at k (at pi0)", "best reachable"].map((t) => h("th", {}, t))),
+      h("tr", {},
+        h("td", {}, day(newest.window_start)),
+        h("td", { class: "num", "data-field": "alerts" }, count == null ? "–" : `${count} of ${model.alert_capacity} (${pct(count / model.alert_capacity, 0)})`),
+        h("td", { class: "num", "data-field": "precision_at_k", title: newest.reason || undefined }, `${num(newest.regular)} ${interval(newest.regular_ci)}`),
+        h("td", { class: "num", "data-field": "calibrated_precision_at_k", title: newest.reason || undefined }, `${num(newest.calibrated)} ${interval(newest.calibrated_ci)}`),
+        h("td", { class: "num", "data-field": "precision_at_k_max" }, reachable ? num(reachable.regular) : "–")));
+  }
+
   async function modelPage(name, params) {
     const segment = params.get("segment") || "all";
     const base = `/v1/models/${enc(name)}`;
@@ -120,6 +140,12 @@
       calmon.get(`${base}/status`),
     ]);
     const points = ap.points;
+    // The alert budget's series only for a model that has one.
+    const budget = model.alert_capacity == null ? null : await Promise.all([
+      calmon.get(`${base}/metrics`, { metric: "precision_at_k", segment }),
+      calmon.get(`${base}/metrics`, { metric: "alerts", segment }),
+      calmon.get(`${base}/metrics`, { metric: "precision_at_k_max", segment }),
+    ]);
     // The catalogue needs a mature window; asked after the series so it does not delay them.
     const catalogue = points.some((p) => p.judged) ? calmon.get(`${base}/metric-catalogue`, { segment }) : null;
     const started = performance.now();
@@ -168,6 +194,7 @@
     const refLine = points.map(() => (ref ? ref.calibrated_average_precision : null));
 
     const summary = newestSummary(name, segment, points, model.granularity);
+    const budgetTable = budget ? budgetSummary(model, ...budget) : null;
 
     const [apFig, apBox] = figure("Average precision: measured and calibrated", "chart-ap",
       "the dashed line is AP as measured, which moves with the fraud rate; the solid line is AP calibrated to the reference fraud rate pi0, which moves only when the model ranks better or worse. Bands (hatched: measured, plain: calibrated) are 95% bootstrap intervals; the dotted line is the reference's calibrated AP; hollow circles are estimates from scores before the labels arrive (measured AP's expected value), not measurements. A window still waiting for labels shows no measured value: the dashed teal line through hollow markers, with its shaded 95% band, is its calibrated AP estimated from the labels that arrived so far (what its complete labels are expected to show; hover for how long they have been arriving). Click a point for its window.");
@@ -188,6 +215,7 @@
       ...alertState(state, ap, reference, ref),
       ...parkedWindows(status),
       summary,
+      ...(budgetTable ? [budgetTable, howTo("the alert budget: alerts are the window's rows at or above the threshold, against the alert_capacity the team can check; precision at k is the fraud share of the window's k highest-scored rows (k = alert_capacity), measured and at the reference fraud rate pi0, with 95% intervals; best reachable is what a perfect ranking would get (fewer frauds than k cap it).")] : []),
       h("h2", {}, "Verdicts, one mark per window"),
       ...verdictStrip(name, segment, points),
       howTo("each mark is one window, oldest left. ▼ and ◆ are drops the detector issued; ~ is a fraud-rate move with the model unchanged; · is not judged yet; a faded mark is provisional; an underlined mark is still waiting for labels (hover it for its estimate from the labels so far)."),
