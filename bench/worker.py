@@ -345,6 +345,7 @@ def bench_one_window(
     _freeze_references(factory, model_id)
     window = _window_parts(factory, model_id)
     floor, array, transfer, worker, summary, nowcasts = [], [], [], [], [], []
+    budgeted = []
     for _ in range(repeats):
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
@@ -354,15 +355,31 @@ def bench_one_window(
         summary.append(_timed(lambda: _summary_only(window)))
         nowcasts.append(_timed(lambda: _nowcast_only(window)))
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
+        # The same window with an alert budget (1% of its rows): the top-k metrics' cost.
+        _set_alert_capacity(factory, model_id, max(1, rows // 100))
+        _unjudge(factory, model_id)
+        _redirty(factory, model_id)
+        budgeted.append(_timed(lambda: _claim_to_stored(factory, options)))
+        _set_alert_capacity(factory, model_id, None)
     _check_judged(factory, model_id)
     return {
         "floor": Timing(floor),
         "array": Timing(array),
         "transfer": Timing(transfer),
         "worker": Timing(worker),
+        "budgeted": Timing(budgeted),
         "summary": Timing(summary),
         "nowcast": Timing(nowcasts),
     }
+
+
+def _set_alert_capacity(
+    factory: sessionmaker[Session], model_id: int, capacity: int | None
+) -> None:
+    with factory.begin() as session:
+        model = session.get(MonitoredModel, model_id)
+        assert model is not None
+        model.alert_capacity = capacity
 
 
 def _storage(factory: sessionmaker[Session]) -> tuple[int, int, int]:
@@ -491,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  worker: claim -> stored metrics                      {one['worker']}")
     print(f"  ratio worker / floor: {worker / one['floor'].median:.2f} (target <= 2)")
     print(f"  ratio worker / floor': {worker / one['array'].median:.2f}")
+    print(f"  worker with alert_capacity 1% of the rows            {one['budgeted']}")
+    print(f"  ratio with / without alert_capacity: {one['budgeted'].median / worker:.2f}")
     print(f"  of which: score counts on the bins (5 parts)         {one['summary']}")
     print(f"  of which: nowcast of every segment (5)               {one['nowcast']}")
     print(f"  ratio score counts / worker: {one['summary'].median / worker:.2%} (target <= 10%)")
@@ -509,10 +528,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def store_keys_of_rows(session: Session, params: dict[str, Any]) -> None:
     """The ids' keys of rows generated straight into predictions (migration 0011: the keys
     table holds each id's uniqueness and week), as the ingest writes them."""
@@ -524,3 +539,7 @@ def store_keys_of_rows(session: Session, params: dict[str, Any]) -> None:
         ),
         params,
     )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
