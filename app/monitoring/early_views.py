@@ -57,8 +57,9 @@ def feedback_precision(
     return FeedbackPrecision(confirmed / reviewed, wilson(confirmed, reviewed), reviewed, confirmed)
 
 
-def wilson(successes: int, trials: int) -> Interval:
-    """The Wilson score 95% interval of a binomial proportion."""
+def wilson(successes: int, trials: float) -> Interval:
+    """The Wilson score 95% interval of a binomial proportion (``trials`` may be an effective,
+    fractional sample size: the trials over their dispersion)."""
     p = successes / trials
     z2 = _Z95 * _Z95
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)

@@ -1,4 +1,5 @@
-"""The analyses API (read scope): what-if priors, champion vs challenger, the metric catalogue."""
+"""The analyses API (read scope): what-if priors, champion vs challenger, the metric catalogue,
+threshold advice."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from fastapi import APIRouter, Query
 from pydantic import AfterValidator, BeforeValidator
 
 from app.api.deps import ReadAccess, SessionDep
+from app.schemas.advice import ThresholdAdviceOut
 from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
 from app.schemas.instants import not_a_number
 from app.schemas.priors import check_prior
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
+from app.services import threshold_advice as advice_service
 from app.services import whatif as whatif_service
 
 router = APIRouter(prefix="/v1/models/{name}", tags=["analyses"])
@@ -89,3 +92,16 @@ def get_metric_catalogue(
     """Every metric: range, direction, prior invariance, its imbalance sensitivity (seed paper)
     at the model's class ratio, and how far the fraud rate's history range moves it."""
     return catalogue_service.catalogue(session, name, segment=segment, start=start, end=end, pi=pi)
+
+
+@router.get("/threshold-advice")
+def get_threshold_advice(
+    name: str, session: SessionDep, _: ReadAccess, *, segment: Segment = "all"
+) -> ThresholdAdviceOut:
+    """Which threshold to set now: at the fraud rate now (the newest early estimate or nowcast
+    of a window waiting for labels, else the newest mature window's), the lowest threshold whose
+    alerts stay within alert_capacity in 97.5% of windows, and the lowest that restores the
+    reference's precision at the model's threshold, each with the precision, recall and alerts
+    to expect and their intervals. Read from the frozen reference's curve sketch, not raw rows;
+    ``reason`` says why there is no advice (no frozen reference yet). A read: nothing changes."""
+    return advice_service.threshold_advice(session, name, segment)

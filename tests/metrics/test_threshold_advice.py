@@ -1,0 +1,93 @@
+"""The threshold advice's arithmetic (app.metrics.threshold_advice), and a smoke run of the
+bench that measures whether following it works (bench/threshold_advice.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.metrics import build_sketch, evaluate
+from app.metrics.threshold_advice import Situation, advise, dispersion, rates_at
+from bench import threshold_advice as advice_bench
+
+
+def _reference() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    labels = (rng.random(50_000) < 0.01).astype(np.int64)
+    return rng.normal(size=labels.size) + 2.5 * labels, labels
+
+
+def test_at_the_references_own_rate_the_current_threshold_shows_its_values() -> None:
+    scores, labels = _reference()
+    sketch = build_sketch(scores, labels, threshold=2.0)
+    measured = evaluate(scores, labels, threshold=2.0, pi0=0.01)
+    pi = measured.positives / measured.n
+    situation = Situation(
+        pi=pi,
+        pi_interval=None,
+        rows=float(measured.n),
+        threshold=2.0,
+        capacity=None,
+        target_precision=None,
+    )
+    advice = advise(sketch, situation, replicates=200)
+    assert advice.current.threshold == 2.0
+    assert advice.current.precision == pytest.approx(measured.regular["precision"], rel=1e-12)
+    assert advice.current.recall == pytest.approx(measured.regular["recall"], rel=1e-12)
+    assert advice.current.alerts == pytest.approx(measured.tp + measured.fp, rel=1e-12)
+    assert rates_at(sketch, 2.0) == pytest.approx(
+        (measured.regular["recall"], measured.regular["fpr"]), rel=1e-12
+    )
+    assert advice.within_capacity is None
+    assert advice.capacity_reason == "the model has no alert_capacity"
+
+
+def test_capacity_and_precision_advice_move_the_right_way_and_bursts_widen_the_alerts() -> None:
+    scores, labels = _reference()
+    sketch = build_sketch(scores, labels, threshold=2.0)
+    measured = evaluate(scores, labels, threshold=2.0, pi0=0.01)
+    target = measured.regular["precision"]
+    base = Situation(
+        pi=0.02,
+        pi_interval=(0.018, 0.022),
+        rows=10_000.0,
+        threshold=2.0,
+        capacity=300,
+        target_precision=target,
+    )
+    doubled = advise(sketch, base, replicates=400)
+    assert doubled.within_capacity is not None
+    assert doubled.restoring_precision is not None
+    assert doubled.current.alerts > 300
+    assert doubled.within_capacity.threshold > 2.0
+    assert doubled.within_capacity.alerts_interval[1] <= 300
+    assert doubled.restoring_precision.threshold < 2.0
+    assert doubled.restoring_precision.precision is not None
+    assert target is not None
+    assert doubled.restoring_precision.precision >= target
+    bursty = advise(sketch, Situation(**{**base.__dict__, "fraud_dispersion": 4.0}), replicates=400)
+    assert bursty.within_capacity is not None
+    assert bursty.within_capacity.threshold >= doubled.within_capacity.threshold
+    spread = bursty.current.alerts_interval[1] - bursty.current.alerts_interval[0]
+    assert spread > doubled.current.alerts_interval[1] - doubled.current.alerts_interval[0]
+    tiny = advise(sketch, Situation(**{**base.__dict__, "capacity": 0}), replicates=100)
+    assert tiny.within_capacity is None
+    assert tiny.capacity_reason is not None
+
+
+def test_dispersion_is_never_below_poisson() -> None:
+    assert dispersion(np.array([10.0, 10.0, 10.0])) == 1.0
+    assert dispersion(np.array([0.0, 30.0])) == pytest.approx(450.0 / 15.0)
+    assert dispersion(np.array([3.0])) == 1.0
+
+
+@pytest.mark.slow
+def test_the_bench_runs_and_keeps_the_budget_in_a_quick_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert advice_bench.main(["--quick"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 25")]
+    assert lines
+    for line in lines:
+        within = float(line.split("|")[4].split("%")[0])
+        assert within >= 85.0, line  # three streams: a smoke check, the table has 30
