@@ -358,6 +358,31 @@ def _add_compare(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_cmd_compare)
 
 
+def _cmd_advice(args: argparse.Namespace, settings: Settings) -> int:
+    from app.schemas.advice import ThresholdAdviceOut  # noqa: PLC0415
+    from app.services.threshold_advice import summary, threshold_advice  # noqa: PLC0415
+
+    result = _read_only(
+        settings, "advice", lambda session: threshold_advice(session, args.model, args.segment)
+    )
+    assert isinstance(result, ThresholdAdviceOut)
+    if args.json:
+        _print_json(result)
+    else:
+        print("\n".join(summary(result)))
+    return 0
+
+
+def _add_advice(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "advice", help="which threshold to set now: within the alert budget, restoring precision"
+    )
+    parser.add_argument("model")
+    parser.add_argument("--segment", default="all", help="segment ('all': the whole window)")
+    parser.add_argument("--json", action="store_true", help="the whole advice as JSON")
+    parser.set_defaults(handler=_cmd_advice)
+
+
 COMMANDS: list[Callable[[Subparsers], None]] = [
     _add_serve,
     _add_worker,
@@ -367,6 +392,7 @@ COMMANDS: list[Callable[[Subparsers], None]] = [
     add_demo,
     _add_whatif,
     _add_compare,
+    _add_advice,
 ]
 
 

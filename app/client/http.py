@@ -345,6 +345,12 @@ class CalmonClient:
         """The alert state of every segment."""
         return self._json("GET", f"/v1/models/{model}/alerts")
 
+    def threshold_advice(self, model: str, *, segment: str = "all") -> dict[str, Any]:
+        """Which threshold to set now (within the alert budget, restoring precision)."""
+        return self._json(
+            "GET", f"/v1/models/{model}/threshold-advice", params={"segment": segment}
+        )
+
     # --- transport -----------------------------------------------------------------------
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         answer: dict[str, Any] = self._request(method, path, **kwargs).json()

@@ -174,3 +174,32 @@ def _out(expected: Expected | None) -> ExpectedAt | None:
         alerts=expected.alerts,
         alerts_interval=expected.alerts_interval,
     )
+
+
+def summary(advice: ThresholdAdviceOut) -> list[str]:
+    """The advice in a few lines (``calmon advice``)."""
+    head = f"{advice.model} ({advice.segment}), threshold {advice.threshold:.4g}"
+    if advice.reason is not None or advice.fraud_rate is None:
+        return [head, f"  no advice: {advice.reason}"]
+    rate = advice.fraud_rate
+    lines = [
+        head,
+        f"  fraud rate now {rate.value:.4%} ({rate.source}, window {rate.window_start:%Y-%m-%d}), "
+        f"{advice.rows_per_window:,.0f} rows a window",
+    ]
+    for label, expected, reason in (
+        ("now", advice.current, None),
+        ("within capacity", advice.within_capacity, advice.within_capacity_reason),
+        ("restoring precision", advice.restoring_precision, advice.restoring_precision_reason),
+    ):
+        if expected is None:
+            lines.append(f"  {label}: none ({reason})")
+            continue
+        precision = "-" if expected.precision is None else f"{expected.precision:.3f}"
+        low, high = expected.alerts_interval
+        lines.append(
+            f"  {label}: threshold {expected.threshold:.4g}, precision {precision}, "
+            f"recall {expected.recall:.3f}, alerts {expected.alerts:.0f} "
+            f"(one window: {low:.0f} to {high:.0f})"
+        )
+    return lines

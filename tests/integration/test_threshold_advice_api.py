@@ -8,17 +8,21 @@ advice on the stored reference sketch, with the service's inputs.
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import cli
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.metrics import CurveSketch
 from app.metrics.threshold_advice import Situation, advise, dispersion
 from app.services.threshold_advice import ADVICE_SEED
+from app.settings import Settings
 from tests.support.analyses import add_windows, register
 from tests.support.api import AuthHeaders
 from tests.support.streams import day_start, gaussian_window
@@ -119,3 +123,26 @@ def test_without_a_reference_the_advice_says_why(
     missing = client.get("/v1/models/young/threshold-advice?segment=EU", headers=read)
     assert missing.status_code == 404
     assert client.get("/v1/models/nobody/threshold-advice", headers=read).status_code == 404
+
+
+def test_calmon_advice_prints_what_the_api_gives(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`calmon advice` prints a summary (the API's numbers) or, with --json, the API's answer;
+    an unknown model exits 1 with a message."""
+    _seed(client, auth_headers, session_factory)
+    api = client.get("/v1/models/cards/threshold-advice", headers=auth_headers("read")).json()
+    assert cli.run(["advice", "cards", "--json"], settings) == 0
+    assert json.loads(capsys.readouterr().out) == api
+    assert cli.run(["advice", "cards"], settings) == 0
+    printed = capsys.readouterr().out
+    within = api["within_capacity"]
+    assert f"within capacity: threshold {within['threshold']:.4g}" in printed
+    assert "fraud rate now" in printed
+    assert "(measured, window " in printed
+    assert cli.run(["advice", "nobody"], settings) == 1
+    assert "no model named 'nobody'" in capsys.readouterr().err
