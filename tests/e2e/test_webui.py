@@ -225,11 +225,12 @@ def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser:
     assert newest["nowcast"]["pi"] is not None
 
 
-def test_model_page_shows_the_alert_budget_as_the_api_does(
+def test_model_page_shows_the_alert_budget_and_the_threshold_advice_as_the_api_does(
     seeded: Seeded, browser: Browser
 ) -> None:
     """shop has an alert budget: its newest judged window's alerts against it and its
-    precision at k, as the API serves them; steady has none, and no such table."""
+    precision at k, as the API serves them, and the threshold advice's table; steady has no
+    budget, and no such table."""
 
     def series(metric: str) -> dict[str, dict[str, Any]]:
         response = seeded.api.get("/v1/models/shop/metrics", params={"metric": metric})
@@ -247,6 +248,17 @@ def test_model_page_shows_the_alert_budget_as_the_api_does(
             field: shown_value(page, f'#alert-budget td[data-field="{field}"]')
             for field in ("precision_at_k", "calibrated_precision_at_k", "precision_at_k_max")
         }
+        page.wait_for_selector("#threshold-advice")  # drawn when it arrives
+        advice_shown = {
+            row: {
+                field: shown_value(
+                    page, f'#advice-table tr[data-advice="{row}"] td[data-field="{field}"]'
+                )
+                for field in ("threshold", "precision", "recall", "alerts")
+            }
+            for row in ("current", "within_capacity", "restoring_precision")
+        }
+        source = page.locator("#fraud-rate-now").get_attribute("data-source")
         _open(page, seeded, "#/models/steady")
         steady_tables = page.locator("#alert-budget").count()
         assert not log.problems(), log.problems()
@@ -257,6 +269,16 @@ def test_model_page_shows_the_alert_budget_as_the_api_does(
     assert same(shown["calibrated_precision_at_k"], top[newest]["calibrated"], 5.1e-5)
     assert same(shown["precision_at_k_max"], best[newest]["regular"], 5.1e-5)
     assert steady_tables == 0
+    advice = seeded.api.get("/v1/models/shop/threshold-advice").json()
+    assert advice["reason"] is None, advice
+    assert source == advice["fraud_rate"]["source"]
+    for row, shown_row in advice_shown.items():
+        expected = advice[row]
+        assert expected is not None, (row, advice[f"{row}_reason"] if row != "current" else "")
+        assert same(shown_row["threshold"], expected["threshold"], 5.1e-5)
+        assert same(shown_row["precision"], expected["precision"], 5.1e-5)
+        assert same(shown_row["recall"], expected["recall"], 5.1e-5)
+        assert shown_row["alerts"] == round(expected["alerts"])
 
 
 def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) -> None:

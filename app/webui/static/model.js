@@ -87,6 +87,43 @@
       rows);
   }
 
+  // Which threshold to set now (GET .../threshold-advice), drawn when it arrives, like the
+  // catalogue: at the fraud rate now, what the threshold now, the one within the alert budget
+  // and the one restoring the reference's precision are expected to show.
+  function adviceSection(advice) {
+    const head = h("h2", {}, "Which threshold to set now");
+    if (advice.reason) return h("section", { id: "threshold-advice", "data-state": "none" }, head, h("p", { class: "how" }, `No advice yet: ${advice.reason}.`));
+    const rate = advice.fraud_rate;
+    const rows = [
+      ["threshold now", "current", advice.current, null],
+      [`within the alert budget (${advice.alert_capacity ?? "none"} a window)`, "within_capacity", advice.within_capacity, advice.within_capacity_reason],
+      [`restoring the reference's precision (${num(advice.reference.precision)})`, "restoring_precision", advice.restoring_precision, advice.restoring_precision_reason],
+    ].map(([label, key, e, reason]) => h("tr", { "data-advice": key },
+      h("th", { scope: "row" }, label),
+      ...(e
+        ? [h("td", { class: "num", "data-field": "threshold" }, num(e.threshold)),
+          h("td", { class: "num", "data-field": "precision" }, `${num(e.precision)} ${interval(e.precision_ci)}`),
+          h("td", { class: "num", "data-field": "recall" }, `${num(e.recall)} ${interval(e.recall_ci)}`),
+          h("td", { class: "num", "data-field": "alerts" }, `${Math.round(e.alerts)} ${interval(e.alerts_interval, (v) => String(Math.round(v)))}`)]
+        : [h("td", { colspan: 4, "data-field": "reason" }, `none: ${reason}`)])));
+    return h("section", { id: "threshold-advice", "data-state": "advised" }, head,
+      h("p", { class: "lede", id: "fraud-rate-now", "data-source": rate.source },
+        `At the fraud rate now, ${pct(rate.value, 3)} ${interval(rate.ci, (v) => pct(v, 3))} (${{ measured: "measured on", early: "estimated from the labels so far of", nowcast: "estimated from the scores of" }[rate.source]} the window of ${day(rate.window_start)}), a window of ${Math.round(advice.rows_per_window)} rows is expected to show:`),
+      h("table", { id: "advice-table", class: "summary" },
+        h("thead", {}, h("tr", {}, ["", "threshold", "precision", "recall", "alerts (one window's 95% range)"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, rows)),
+      howTo(`read from the reference's curve (version ${advice.reference.version}, ${day(advice.reference.first_window)} to ${day(advice.reference.last_window)}): the model's rates at every score do not move with the fraud rate, only the mix does. The budget's threshold keeps a window's alerts within the capacity in 97.5% of windows, frauds coming in bursts included; precision and recall have 95% intervals. calmon does not change the threshold: PATCH the model's threshold to follow the advice.`));
+  }
+
+  function showAdvice(pending) {
+    const slot = h("section", { id: "advice-pending" }, h("p", { class: "how" }, "Loading the threshold advice…"));
+    app.append(slot);
+    pending.then(
+      (advice) => slot.replaceWith(adviceSection(advice)),
+      (error) => slot.replaceChildren(h("p", { class: "error", role: "alert" }, `threshold advice: ${error.message || error}`)),
+    );
+  }
+
   // The catalogue is drawn when it arrives, without holding the page back (it is not needed to
   // read the charts); a placeholder keeps its place, and a page left meanwhile is not touched.
   function showCatalogue(pending) {
@@ -148,6 +185,7 @@
     ]);
     // The catalogue needs a mature window; asked after the series so it does not delay them.
     const catalogue = points.some((p) => p.judged) ? calmon.get(`${base}/metric-catalogue`, { segment }) : null;
+    const advice = points.length ? calmon.get(`${base}/threshold-advice`, { segment }) : null;
     const started = performance.now();
     const state = alerts.segments.find((s) => s.segment === segment);
     const ref = reference.segments.find((s) => s.segment === segment);
@@ -278,6 +316,7 @@
       ],
     });
     document.body.dataset.chartMs = (performance.now() - started).toFixed(1);
+    if (advice) showAdvice(advice);
     if (catalogue) showCatalogue(catalogue);
   }
 
