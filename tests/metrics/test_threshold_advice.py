@@ -75,9 +75,11 @@ def test_capacity_and_precision_advice_move_the_right_way_and_bursts_widen_the_a
     assert tiny.capacity_reason is not None
 
 
-def test_dispersion_is_never_below_poisson() -> None:
+def test_dispersion_is_never_below_poisson_and_leans_high() -> None:
     assert dispersion(np.array([10.0, 10.0, 10.0])) == 1.0
-    assert dispersion(np.array([0.0, 30.0])) == pytest.approx(450.0 / 15.0)
+    assert dispersion(np.array([0.0, 30.0]), confidence=0) == pytest.approx(450.0 / 15.0)
+    # The upper end of an 80% one-sided interval of the variance: chi2(1) 20% quantile 0.0642.
+    assert dispersion(np.array([0.0, 30.0])) == pytest.approx(30.0 / 0.06418475, rel=1e-6)
     assert dispersion(np.array([3.0])) == 1.0
 
 
