@@ -17,6 +17,10 @@ NUL_MESSAGE: Final = "must not contain a NUL character (\\u0000)"
 MAX_DB_INTEGER: Final = 2**31 - 1
 """The widest integer a request may set: every integer setting is a PostgreSQL ``integer``."""
 
+MAX_ENTITY_LENGTH: Final = 200
+"""The longest ``entity`` (a card or account) a row may carry: ``predictions.entity`` is a
+``VARCHAR`` of this length (app.db.tables), and ingestion refuses a longer one by row."""
+
 
 def contains_nul(text: str) -> bool:
     """Whether ``text`` holds a NUL character."""

@@ -18,6 +18,10 @@ The database's calmon tables are emptied first and last (it must be a scratch da
 path writes every batch into the same model with ids of its own (ascending per path, or random
 32-hex), after ``--stored-rows`` rows of that model were stored, interleaved batch by batch with
 a rotating order, so that load from elsewhere on the machine falls on all paths alike.
+
+``--row-fields`` adds a twin of each API path and of the client that sends the same rows with
+a transaction ``amount`` and ``entity`` (issue 24), in the same run, and prints each twin's
+rows/s against its path's without them (the target: >= 90%).
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ class Batch:
     scores: np.ndarray[Any, np.dtype[np.float64]]
     labels: list[int | None]
     segments: list[str]
+    # A transaction's value and card (issue 24's optional fields), when the path sends them.
+    amounts: np.ndarray[Any, np.dtype[np.float64]] | None = None
+    entities: list[str] | None = None
 
     def timestamps(self) -> list[str]:
         iso = np.datetime_as_string(self.micros.astype("datetime64[us]"), unit="us")
@@ -108,12 +115,22 @@ class PathResult:
 
 
 def make_batches(
-    total_rows: int, batch_rows: int, *, ids: str = "sequential", tag: str = "a", seed: int = 0
+    total_rows: int,
+    batch_rows: int,
+    *,
+    ids: str = "sequential",
+    tag: str = "a",
+    seed: int = 0,
+    row_fields: bool = False,
 ) -> list[Batch]:
     """Synthetic batches with ids unique to ``tag``; the other columns depend on ``seed`` only,
-    so every path writes the same values."""
+    so every path writes the same values. With ``row_fields``, each row has an amount
+    (log-normal, cents) and an entity (one of ``total_rows / 4`` cards), drawn apart so that
+    the other columns stay the same."""
     rng = np.random.default_rng(seed)
     id_rng = np.random.default_rng([seed, ord(tag[0])])
+    field_rng = np.random.default_rng([seed, 1])
+    cards = max(total_rows // 4, 1)
     batches = []
     for number, first in enumerate(range(0, total_rows, batch_rows)):
         n = min(batch_rows, total_rows - first)
@@ -131,31 +148,35 @@ def make_batches(
                 segments=rng.choice(["FR", "DE", "ES", "IT"], n).tolist(),
             )
         )
+        if row_fields:
+            amounts = field_rng.lognormal(3.5, 1.2, n).round(2)
+            entities = [f"card-{card:08d}" for card in field_rng.integers(0, cards, n).tolist()]
+            batches[-1] = dataclasses.replace(batches[-1], amounts=amounts, entities=entities)
     return batches
 
 
-def columnar_body(batch: Batch) -> bytes:
-    columns = {
+def batch_columns(batch: Batch) -> dict[str, list[Any]]:
+    """The batch's columns by API name (amount and entity only when it has them)."""
+    columns: dict[str, list[Any]] = {
         "id": batch.ids,
         "timestamp": batch.timestamps(),
         "score": batch.scores.tolist(),
         "label": batch.labels,
         "segment": batch.segments,
     }
-    return orjson.dumps({"batch_id": batch.batch_id, "columns": columns})
+    if batch.amounts is not None and batch.entities is not None:
+        columns |= {"amount": batch.amounts.tolist(), "entity": batch.entities}
+    return columns
+
+
+def columnar_body(batch: Batch) -> bytes:
+    return orjson.dumps({"batch_id": batch.batch_id, "columns": batch_columns(batch)})
 
 
 def row_body(batch: Batch) -> bytes:
+    columns = batch_columns(batch)
     rows = [
-        {"id": i, "timestamp": t, "score": s, "label": lab, "segment": seg}
-        for i, t, s, lab, seg in zip(
-            batch.ids,
-            batch.timestamps(),
-            batch.scores.tolist(),
-            batch.labels,
-            batch.segments,
-            strict=True,
-        )
+        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
     ]
     return orjson.dumps({"batch_id": batch.batch_id, "rows": rows})
 
@@ -165,16 +186,15 @@ CSV_HEADER = ["id", "timestamp", "score", "label", "segment"]
 
 def csv_rows(batch: Batch) -> Iterator[tuple[object, ...]]:
     """A batch's rows as the CSV format has them (an empty label field for no label)."""
-    labels = ["" if label is None else label for label in batch.labels]
-    return zip(
-        batch.ids, batch.timestamps(), batch.scores.tolist(), labels, batch.segments, strict=True
-    )
+    columns = batch_columns(batch)
+    columns["label"] = ["" if label is None else label for label in batch.labels]
+    return zip(*columns.values(), strict=True)
 
 
 def csv_body(batch: Batch) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    writer.writerow(batch_columns(batch))
     writer.writerows(csv_rows(batch))
     return out.getvalue().encode()
 
@@ -225,14 +245,19 @@ def best_of(repeat: int, work: Callable[[], object]) -> float:
     return min(times)
 
 
-def in_process_costs(batch: Batch, settings: Settings) -> list[tuple[str, float]]:
-    """Seconds of the CPU steps of one request, measured in this process (best of 3)."""
+def in_process_costs(
+    batch: Batch, settings: Settings, with_fields: Batch | None = None
+) -> list[tuple[str, float]]:
+    """Seconds of the CPU steps of one request, measured in this process (best of 3); those of
+    columnar JSON with amount and entity too when ``with_fields`` is a batch that has them."""
     limits = limits_from(settings, utcnow())
     bodies = {
         "columnar JSON": (columnar_body(batch), "application/json"),
         "row JSON": (row_body(batch), "application/json"),
         "CSV": (csv_body(batch), "text/csv"),
     }
+    if with_fields is not None:
+        bodies["columnar JSON" + WITH_FIELDS] = (columnar_body(with_fields), "application/json")
     costs = []
     for label, (body, content_type) in bodies.items():
         costs.extend(_parse_and_validate_costs(label, body, content_type, limits))
@@ -290,6 +315,13 @@ API_PATHS: dict[str, tuple[Callable[[Batch], bytes], str]] = {
     "row JSON via API": (row_body, "application/json"),
     "CSV via API": (csv_body, "text/csv"),
 }
+WITH_FIELDS = " + amount, entity"
+"""The suffix of a path's twin that sends the same rows with an amount and an entity."""
+
+
+def without_fields(path: str) -> str:
+    """The path a twin (``--row-fields``) is measured against: itself without the fields."""
+    return path.removesuffix(WITH_FIELDS)
 
 
 def warm_up(http: httpx.Client, api_paths: list[str]) -> None:
@@ -314,6 +346,8 @@ def send_with_client(client: CalmonClient, batch: Batch) -> float:
         scores=batch.scores,
         labels=batch.labels,
         segments=batch.segments,
+        amounts=batch.amounts,
+        entities=batch.entities,
         prefix=batch.batch_id,
     )
     seconds = time.perf_counter() - start
@@ -332,12 +366,14 @@ def run(
     with_csv: bool = True,
     with_row_json: bool = True,
     with_client: bool = True,
+    row_fields: bool = False,
 ) -> list[PathResult]:
     """Every path writes every batch, interleaved: batch 1 by each path, then batch 2...
 
     All paths write into one model after ``stored_rows`` of its rows were stored, each with ids
     of its own, so all of them see the same table and index sizes and, batch by batch, the same
     load from the rest of the machine; the order of the paths rotates from one batch to the next.
+    With ``row_fields``, each API path and the client have a twin sending amount and entity.
     """
     api_paths = [
         path
@@ -345,9 +381,17 @@ def run(
         if (with_csv or path != "CSV via API") and (with_row_json or path != "row JSON via API")
     ]
     paths = [FLOOR, BEST, *api_paths, *([CLIENT] if with_client else [])]
+    if row_fields:
+        paths += [path + WITH_FIELDS for path in paths[2:]]
     settings, engine, model_id, token = prepare(database_url)
     batches = {
-        path: make_batches(total_rows, batch_rows, ids=ids, tag="abcdef"[number])
+        path: make_batches(
+            total_rows,
+            batch_rows,
+            ids=ids,
+            tag="abcdefghijkl"[number],
+            row_fields=path.endswith(WITH_FIELDS),
+        )
         for number, path in enumerate(paths)
     }
     latencies: dict[str, list[float]] = {path: [] for path in paths}
@@ -364,23 +408,28 @@ def run(
                 # Inputs are prepared before any timing: client-side encoding is not measured.
                 floor_rows = staged_rows(model_id, batches[FLOOR][number])
                 best_rows = best_floor_rows(staged_rows(model_id, batches[BEST][number]))
-                bodies = {path: API_PATHS[path][0](batches[path][number]) for path in api_paths}
+                bodies = {
+                    path: API_PATHS[without_fields(path)][0](batches[path][number])
+                    for path in paths
+                    if without_fields(path) in api_paths
+                }
                 for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
                     batch = batches[path][number]
                     if path == FLOOR:
                         seconds = write_calmon_floor(factory, floor_rows)
                     elif path == BEST:
                         seconds = write_best_floor(factory, model_id, best_rows)
-                    elif path == CLIENT:
+                    elif without_fields(path) == CLIENT:
                         seconds = send_with_client(client, batch)
                     else:
-                        content_type = API_PATHS[path][1]
+                        content_type = API_PATHS[without_fields(path)][1]
                         seconds = post_batch(
                             http, MODEL, bodies[path], content_type, batch.batch_id
                         )
                     latencies[path].append(seconds)
                 print(f"batch {number + 1}/{len(batches[FLOOR])} done", file=sys.stderr, flush=True)
-        costs = in_process_costs(batches[FLOOR][0], settings)
+        with_fields = batches[paths[-1]][0] if row_fields else None
+        costs = in_process_costs(batches[FLOOR][0], settings, with_fields)
     finally:
         reset(engine)
         engine.dispose()
@@ -401,19 +450,28 @@ def report(
         f"(PostgreSQL, one run; {setting})"
     )
     print(
-        f"{'path':26} {'rows/s':>8} {'median rows/s':>14} {'of calmon floor':>16} "
+        f"{'path':40} {'rows/s':>8} {'median rows/s':>14} {'of calmon floor':>16} "
         f"{'of best floor':>14} {'p50 ms':>7} {'p99 ms':>7}"
     )
     for result in results:
         print(
-            f"{result.name:26} {result.rows_per_second:8,.0f} "
+            f"{result.name:40} {result.rows_per_second:8,.0f} "
             f"{result.median_rows_per_second:14,.0f} "
             f"{_ratio(result, floor):16.0%} {_ratio(result, best):14.0%} "
             f"{result.percentile(50) * 1e3:7.0f} {result.percentile(99) * 1e3:7.0f}"
         )
+    twins = fields_ratios(results)
+    if twins:
+        print("\nwith amount and entity, against the same path without them (same run):")
+        by_name = {result.name: result for result in results}
+        for path, share in twins.items():
+            print(
+                f"  {without_fields(path):24} {by_name[without_fields(path)].rows_per_second:8,.0f}"
+                f" -> {by_name[path].rows_per_second:8,.0f} rows/s: {share:4.0%}"
+            )
     print(f"\nCPU steps of one {batch_rows:,}-row request, in-process (best of 3):")
     for label, seconds in costs:
-        print(f"  {label:40} {seconds * 1e3:8.1f} ms")
+        print(f"  {label:56} {seconds * 1e3:8.1f} ms")
 
 
 def _ratio(result: PathResult, floor: PathResult) -> float:
@@ -438,6 +496,17 @@ def ratios(results: list[PathResult], floor: str = FLOOR) -> dict[str, float]:
     }
 
 
+def fields_ratios(results: list[PathResult]) -> dict[str, float]:
+    """Each twin's rows/s (with amount and entity) as a fraction of its path's without them,
+    the lower of the two measures."""
+    by_name = {result.name: result for result in results}
+    return {
+        result.name: _ratio(result, by_name[without_fields(result.name)])
+        for result in results
+        if result.name.endswith(WITH_FIELDS)
+    }
+
+
 def client_ratio(results: list[PathResult]) -> float:
     """The client's rows/s as a fraction of columnar JSON's (whose bodies were encoded before
     timing), the lower of the two measures."""
@@ -452,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
         "--stored-rows", type=int, nargs="+", default=[0], help="rows stored before, per run"
     )
     parser.add_argument("--quick", action="store_true", help="floors and columnar JSON only")
+    parser.add_argument(
+        "--row-fields",
+        action="store_true",
+        help="a twin of each API path and the client that sends amount and entity too",
+    )
     args = parser.parse_args(argv)
     patterns = list(ID_PATTERNS) if args.ids == "both" else [args.ids]
     summary = []
@@ -466,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
                 with_csv=not args.quick,
                 with_row_json=not args.quick,
                 with_client=not args.quick,
+                row_fields=args.row_fields,
             )
             summary.append((pattern, stored, results))
     print("\nsummary: columnar JSON via API, rows/s and share of each floor (lower of 2 measures)")
@@ -485,6 +560,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{ratios(results)['columnar JSON via API']:10.0%} {share:8.0%}"
         )
     print("target: columnar JSON >= 70% of the best floor:", "MET" if met else "MISSED")
+    if args.row_fields:
+        print("\nsummary: rows/s with amount and entity, share of without (lower of 2 measures)")
+        kept = True
+        for pattern, stored, results in summary:
+            shares = fields_ratios(results)
+            kept = kept and min(shares.values()) >= 0.90
+            listed = ", ".join(f"{without_fields(p)} {v:.0%}" for p, v in shares.items())
+            print(f"{pattern:11} {stored:10,}  {listed}")
+        print("target: every path with amount and entity >= 90%:", "MET" if kept else "MISSED")
+        met = met and kept
     return 0 if met else 1
 
 

@@ -103,6 +103,8 @@ ROW_BATCH: Final[dict[str, Any]] = {
             "score": 0.93,
             "label": 1,
             "segment": "FR",
+            "amount": 129.9,
+            "entity": "card-4471",
         },
         {"id": "tx-2", "timestamp": "2026-11-01T10:00:05Z", "score": 0.12, "label": 0},
         {"id": "tx-3", "timestamp": "2026-11-01T10:00:09Z", "score": 0.71, "label": None},
@@ -124,12 +126,14 @@ COLUMNAR_BATCH: Final[dict[str, Any]] = {
         "score": [0.08, 0.66],
         "label": [None, 1],
         "segment": ["FR", None],
+        "amount": [18.5, 240.0],
+        "entity": ["card-0032", "card-4471"],
     },
 }
 CSV_BATCH: Final = (
-    "id,timestamp,score,label,segment\n"
-    "tx-6,2026-11-01T12:00:00Z,0.41,,FR\n"
-    "tx-7,2026-11-01T12:00:03Z,0.97,1,\n"
+    "id,timestamp,score,label,segment,amount,entity\n"
+    "tx-6,2026-11-01T12:00:00Z,0.41,,FR,35.2,card-0032\n"
+    "tx-7,2026-11-01T12:00:03Z,0.97,1,,,\n"
 )
 LABELS_JSON: Final[dict[str, Any]] = {
     "labels": [

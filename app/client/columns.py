@@ -23,7 +23,17 @@ import orjson
 # datetime64[us] UTC timestamps.
 Column = list[Any] | np.ndarray[Any, Any]
 # The API's column names, in its order.
-COLUMNS = ("id", "timestamp", "score", "label", "segment", "labelled_at", "source")
+COLUMNS = (
+    "id",
+    "timestamp",
+    "score",
+    "label",
+    "segment",
+    "labelled_at",
+    "source",
+    "amount",
+    "entity",
+)
 # The columns of a label update (POST .../labels).
 LABEL_COLUMNS = ("id", "label", "labelled_at", "source")
 # A batch id is at most 200 characters (README, "Idempotency"); the prefix leaves room for
@@ -167,10 +177,46 @@ def label_time_column(values: Any) -> Column:
 def source_column(values: Any) -> list[str | None]:
     """Where each label comes from (feedback, chargeback, confirmed); missing: none sent (the
     server takes ``confirmed``). Any other word is sent for the server to refuse by row."""
-    return [
-        value if type(value) is str else None if _missing(value) else str(value)
-        for value in _as_list(values)
-    ]
+    return _texts(values)
+
+
+def amount_column(values: Any) -> Column:
+    """Each transaction's value: a float64 array when every row has a finite one (orjson
+    writes it in one pass), else a list with null where one is missing (None, NaN, a pandas
+    NA). Anything else (an infinity, a boolean, a string) is sent as it is, for the server to
+    refuse by row, rather than turned into a number here."""
+    dtype = getattr(values, "dtype", None)
+    listed = _as_list(values) if dtype is None else None
+    if (dtype is not None and dtype.kind == "b") or (listed and bool in set(map(type, listed))):
+        return [_amount_value(value) for value in _as_list(values)]
+    try:
+        numbers = np.asarray(values if listed is None else listed, dtype=np.float64)
+    except (TypeError, ValueError):  # a pandas NA, a string: value by value
+        return [_amount_value(value) for value in _as_list(values)]
+    finite = np.isfinite(numbers)
+    if finite.all():
+        return numbers
+    amounts: list[Any] = numbers.tolist()
+    for index in np.flatnonzero(~finite).tolist():
+        amounts[index] = None if np.isnan(numbers[index]) else str(amounts[index])
+    return amounts
+
+
+def _amount_value(value: Any) -> Any:
+    if _missing(value):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    ):
+        number = float(value)
+        return number if math.isfinite(number) else str(number)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def entity_column(values: Any) -> list[str | None]:
+    """The card or account of each row as text (integers, card numbers, are sent as their
+    decimal text); missing: none sent."""
+    return _texts(values)
 
 
 def _utc_datetimes(values: Any) -> np.ndarray[Any, Any] | None:
@@ -186,6 +232,11 @@ def _utc_datetimes(values: Any) -> np.ndarray[Any, Any] | None:
 
 def segment_column(values: Any) -> list[str | None]:
     """Segments as strings; a missing one means the whole-model segment ``all``."""
+    return _texts(values)
+
+
+def _texts(values: Any) -> list[str | None]:
+    """Strings as they are, a missing value as None, anything else as its text."""
     # A str is taken as it is without a call per value (most of this function's time).
     return [
         value if type(value) is str else None if _missing(value) else str(value)
@@ -230,6 +281,8 @@ _CONVERTERS: dict[str, Callable[[Any], Column]] = {
     "segment": segment_column,
     "labelled_at": label_time_column,
     "source": source_column,
+    "amount": amount_column,
+    "entity": entity_column,
 }
 
 
@@ -270,8 +323,9 @@ def _json_values(values: Column) -> list[Any]:
 def frame_arrays(frame: Any) -> dict[str, Any]:
     """The columns of a pandas DataFrame whose columns are named as the API's, by name.
 
-    ``id``, ``timestamp`` and ``score`` are required; ``label``, ``segment``, ``labelled_at``
-    and ``source`` optional. Other columns are refused here, as the server would refuse them.
+    ``id``, ``timestamp`` and ``score`` are required; ``label``, ``segment``, ``labelled_at``,
+    ``source``, ``amount`` and ``entity`` optional. Other columns are refused here, as the
+    server would refuse them.
     """
     unknown = sorted(set(map(str, frame.columns)) - set(COLUMNS))
     if unknown:

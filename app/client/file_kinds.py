@@ -12,7 +12,7 @@ FeedKind = Literal["predictions", "labels"]
 BLOCK_BYTES = 8 << 20
 # Sent only when a chunk has one: a file without them keeps the batch ids it had before they
 # existed (a resumed import replays what an older calmon stored).
-OPTIONAL_LABEL_FIELDS = ("labelled_at", "source")
+OPTIONAL_FIELDS = ("labelled_at", "source", "amount", "entity")
 
 
 class FileFormatError(ValueError):
@@ -39,10 +39,10 @@ def check_names(names: list[str], where: str) -> None:
         raise FileFormatError(f"{where}: missing columns {missing}")
 
 
-def without_empty_label_fields(columns: dict[str, Column]) -> dict[str, Column]:
-    """The columns, less a labelled_at or source that no row of the chunk has."""
+def without_empty_optional_fields(columns: dict[str, Column]) -> dict[str, Column]:
+    """The columns, less an optional one (OPTIONAL_FIELDS) that no row of the chunk has."""
     return {
         name: values
         for name, values in columns.items()
-        if name not in OPTIONAL_LABEL_FIELDS or any(value is not None for value in values)
+        if name not in OPTIONAL_FIELDS or any(value is not None for value in values)
     }

@@ -1,7 +1,8 @@
 """Reading a prediction or label file (CSV, JSON lines, Parquet) as chunks for the client.
 
 A file's columns are named as the API's: a prediction file has ``id``, ``timestamp``, ``score``
-and optionally ``label``, ``segment``, ``labelled_at``, ``source``; a label file (no
+and optionally ``label``, ``segment``, ``labelled_at``, ``source``, ``amount``, ``entity``; a
+label file (no
 ``timestamp`` and no ``score``) has ``id``, ``label`` and optionally ``labelled_at``, ``source``,
 and goes to the label endpoint (a chargeback export as it is). Values are converted only as far
 as JSON needs (a CSV score is text); checking them is the server's job, which names the row and
@@ -11,6 +12,7 @@ field of every bad value.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -24,6 +26,7 @@ from app.client import file_kinds
 from app.client.columns import (
     Chunk,
     Column,
+    amount_column,
     label_time_column,
     split,
     timestamp_column,
@@ -190,6 +193,15 @@ def _arrow_columns(table: Any, names: list[str]) -> dict[str, Column]:
                 continue
             except pa.ArrowInvalid:  # ISO timestamps, or a bad score the server will name
                 pass
+        if name == "amount":  # every field a finite number: one array (else value by value)
+            try:
+                numbers = text.cast(pa.float64()).to_numpy()
+            except pa.ArrowInvalid:  # an empty field (none sent), or text the server will name
+                pass
+            else:
+                if np.isfinite(numbers).all():
+                    columns[name] = numbers
+                    continue
         columns[name] = _CSV_COLUMNS[name](text.to_pylist())
     return columns
 
@@ -239,6 +251,29 @@ def _csv_number(value: str) -> Any:
         return value
 
 
+def _csv_amounts(values: list[str]) -> list[Any]:
+    """Finite numbers as numbers, an empty field as null (none sent); anything else (NaN, an
+    infinity, text) as it is written, for the server to refuse naming its row."""
+    try:
+        numbers = np.array(values, dtype=np.float64)
+    except ValueError:
+        return [_csv_amount(value) for value in values]
+    if np.isfinite(numbers).all():
+        listed: list[Any] = numbers.tolist()
+        return listed
+    return [_csv_amount(value) for value in values]
+
+
+def _csv_amount(value: str) -> Any:
+    if not value.strip():
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
+
+
 def _csv_timestamps(values: list[str]) -> list[Any]:
     # A column of bare numbers is Unix seconds; anything else is ISO 8601 text for the server.
     try:
@@ -258,6 +293,8 @@ _CSV_COLUMNS: dict[str, Callable[[list[str]], list[Any]]] = {
     "segment": lambda values: [value or None for value in values],
     "labelled_at": lambda values: [value or None for value in values],
     "source": lambda values: [value or None for value in values],
+    "amount": _csv_amounts,
+    "entity": lambda values: [value or None for value in values],
 }
 
 
@@ -295,6 +332,8 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
                 instants = np.asarray(utc).astype("datetime64[us]")
                 convert = timestamp_column if name == "timestamp" else label_time_column
                 columns[name] = convert(instants)
+            elif name == "amount":  # a null or NaN is none sent; a float array when none is
+                columns[name] = amount_column(column.to_numpy(zero_copy_only=False))
             else:
                 columns[name] = column.to_pylist()
         yield from split(columns, batch_rows, first)

@@ -182,6 +182,8 @@ class CalmonClient:
         segments: Any = None,
         labelled_at: Any = None,
         sources: Any = None,
+        amounts: Any = None,
+        entities: Any = None,
         prefix: str = "client",
         on_batch: Callable[[BatchResult], None] | None = None,
     ) -> SendResult:
@@ -191,7 +193,9 @@ class CalmonClient:
         ISO strings with an offset, or Unix seconds. Labels: 0, 1, or None/NaN (not known yet).
         ``labelled_at``: when each label arrived (datetimes as timestamps, or ISO strings; None
         or NaT: when the server receives it); ``sources``: feedback, chargeback or confirmed
-        (None: confirmed). Both only for rows with a label.
+        (None: confirmed). Both only for rows with a label. ``amounts``: each transaction's
+        value, a finite number >= 0 (None/NaN: not known); ``entities``: the card or account
+        of each (strings, or integers sent as their text; None: not known).
         The rows go in chunks of ``batch_rows``; each chunk's batch id is derived from
         ``prefix``, its position and its content, so re-sending the same feed writes nothing.
         """
@@ -203,6 +207,8 @@ class CalmonClient:
             "segment": segments,
             "labelled_at": labelled_at,
             "source": sources,
+            "amount": amounts,
+            "entity": entities,
         }
         return self.send_chunks(model, array_chunks(arrays, self.batch_rows), prefix, on_batch)
 
@@ -215,8 +221,8 @@ class CalmonClient:
         on_batch: Callable[[BatchResult], None] | None = None,
     ) -> SendResult:
         """Send a pandas DataFrame with columns id, timestamp, score and optionally label,
-        segment, labelled_at, source (pandas itself is not a dependency of calmon: pass a frame
-        you have)."""
+        segment, labelled_at, source, amount, entity (pandas itself is not a dependency of
+        calmon: pass a frame you have)."""
         chunks = array_chunks(frame_arrays(frame), self.batch_rows)
         return self.send_chunks(model, chunks, prefix, on_batch)
 

@@ -12,7 +12,7 @@ import orjson
 
 from app.client import file_kinds
 from app.client.columns import COLUMNS, LABEL_COLUMNS, Chunk, Column
-from app.client.file_kinds import FeedKind, FileFormatError, without_empty_label_fields
+from app.client.file_kinds import FeedKind, FileFormatError, without_empty_optional_fields
 
 
 def jsonl_chunks(path: Path, batch_rows: int, kind: FeedKind) -> Iterator[Chunk]:
@@ -51,6 +51,8 @@ def arrow_jsonl_chunks(
             ("segment", pa.string()),
             ("labelled_at", pa.string()),
             ("source", pa.string()),
+            ("amount", pa.float64()),
+            ("entity", pa.string()),
         ]
     )
     reader = pjson.open_json(
@@ -78,7 +80,7 @@ def _arrow_json_columns(table: Any, names: tuple[str, ...]) -> dict[str, Column]
     columns: dict[str, Column] = {name: table.column(name).to_pylist() for name in names}
     if "score" in columns:  # as a float64 array (a null is NaN, written as null again)
         columns["score"] = table.column("score").to_numpy()
-    return without_empty_label_fields(columns)
+    return without_empty_optional_fields(columns)
 
 
 def orjson_jsonl_chunks(
@@ -138,4 +140,4 @@ def _jsonl_record(path: Path, text: bytes, line: int) -> dict[str, Any]:
 
 def _record_columns(records: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, Column]:
     columns: dict[str, Column] = {name: [record.get(name) for record in records] for name in names}
-    return without_empty_label_fields(columns)
+    return without_empty_optional_fields(columns)

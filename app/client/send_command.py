@@ -161,7 +161,8 @@ def add_send(subparsers: Any) -> None:
     parser.add_argument(
         "file",
         help="predictions: columns id, timestamp, score and optionally label, segment, "
-        "labelled_at, source; labels: id, label and optionally labelled_at, source",
+        "labelled_at, source, amount, entity; labels: id, label and optionally labelled_at, "
+        "source",
     )
     parser.add_argument("--model", required=True, help="the registered model's name")
     parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="default: suffix")

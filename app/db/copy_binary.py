@@ -68,10 +68,20 @@ class Fixed:
 
 @dataclass(frozen=True)
 class Texts:
-    """A text column: the UTF-8 bytes of all values end to end and each value's byte length."""
+    """A text column: the UTF-8 bytes of all values end to end and each value's byte length,
+    and where given, the rows that are NULL (their value is empty)."""
 
     data: bytes
     lengths: npt.NDArray[np.int64]
+    nulls: npt.NDArray[np.bool_] | None = None
+
+    @classmethod
+    def optional(cls, values: list[str]) -> Texts:
+        """:meth:`of`, with the empty values as NULL (for a column whose values are never
+        empty, where the empty string stands for none)."""
+        texts = cls.of(values)
+        empty = texts.lengths == 0
+        return Texts(texts.data, texts.lengths, empty if empty.any() else None)
 
     @classmethod
     def of(cls, values: list[str]) -> Texts:
@@ -112,7 +122,7 @@ class Texts:
         new_firsts = np.cumsum(lengths) - lengths
         sources = np.repeat(firsts[order] - new_firsts, lengths) + np.arange(total)
         data = np.frombuffer(self.data, dtype=np.uint8)[sources].tobytes()
-        return Texts(data, lengths)
+        return Texts(data, lengths, None if self.nulls is None else self.nulls[order])
 
 
 Column = Fixed | Texts
@@ -155,7 +165,10 @@ def _put_column(
     out: npt.NDArray[np.uint8], at: npt.NDArray[np.int64], column: Column, rows: int
 ) -> None:
     if isinstance(column, Texts):
-        _put(out, at, column.lengths.astype(">i4"))
+        lengths = column.lengths.astype(">i4")
+        if column.nulls is not None:  # a NULL's length word is -1, and it has no bytes
+            lengths[column.nulls] = -1
+        _put(out, at, lengths)
         total = int(column.lengths.sum())
         if total:
             firsts = np.cumsum(column.lengths) - column.lengths  # each value's offset in data

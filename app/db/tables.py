@@ -27,6 +27,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
 from app.db.types import UtcDateTime, utcnow
+from app.input_rules import MAX_ENTITY_LENGTH
 from app.monitoring.vocabulary import GRANULARITIES, LABEL_SOURCE_CODES, PI0_POLICIES
 
 
@@ -155,6 +156,10 @@ class Prediction(Base):
     # 0013, whose arrival is unknown.
     labelled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     label_source: Mapped[int | None] = mapped_column(SmallInteger)
+    # The transaction's value in the model's currency and the card or account it was made
+    # with, when the client sends them (migration 0019; checked by app.ingest.row_fields).
+    amount: Mapped[float | None] = mapped_column(Double)
+    entity: Mapped[str | None] = mapped_column(String(MAX_ENTITY_LENGTH))
 
 
 class PredictionKey(Base):

@@ -1,8 +1,9 @@
 """Batch bodies (row JSON, columnar JSON, CSV) turned into one columnar shape.
 
 Every format becomes a ``RawBatch``: five equally long Python lists (``id``, ``timestamp``,
-``score``, ``label``, ``segment``), and ``labelled_at`` and ``source`` when the batch sends
-them, whose values are not checked yet; ``app.ingest.validate`` checks them column by column.
+``score``, ``label``, ``segment``), and ``labelled_at``, ``source``, ``amount`` and ``entity``
+when the batch sends them, whose values are not checked yet; ``app.ingest.validate`` checks
+them column by column.
 Problems of shape (a row that is not an object, a missing or unknown field, columns of
 different lengths) are reported here and stop the batch before any value is looked at: a
 shape problem usually means every row is wrong the same way.
@@ -18,12 +19,25 @@ from typing import Final
 from app.errors import PayloadTooLargeError, PayloadValidationError
 from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
+from app.ingest.label_times import LABELLED_AT, SOURCE
+from app.ingest.row_fields import AMOUNT, ENTITY
 
-FIELDS: Final = ("id", "timestamp", "score", "label", "segment", "labelled_at", "source")
+FIELDS: Final = (
+    "id",
+    "timestamp",
+    "score",
+    "label",
+    "segment",
+    "labelled_at",
+    "source",
+    "amount",
+    "entity",
+)
 REQUIRED: Final = ("id", "timestamp", "score")
-OPTIONAL_LABEL_FIELDS: Final = ("labelled_at", "source")
-"""A label's time and source: a column of them exists only if the batch sends one, so that a
-batch without them costs nothing more (and hashes as before they existed)."""
+OPTIONAL_FIELDS: Final = ("labelled_at", "source", "amount", "entity")
+"""A label's time and source, a transaction's amount and entity: a column of them exists only
+if the batch sends one, so that a batch without them costs nothing more (and hashes as before
+they existed)."""
 # pandas writes an integer column with gaps as floats: 1.0, 0.0 and an empty field.
 _CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1, "0.0": 0, "1.0": 1}
 
@@ -31,7 +45,7 @@ _CSV_LABELS: Final[dict[str, int | None]] = {"": None, "0": 0, "1": 1, "0.0": 0,
 @dataclass(frozen=True)
 class RawBatch:
     """A batch's client id and its unvalidated columns (each of length ``rows``; the
-    OPTIONAL_LABEL_FIELDS only when sent)."""
+    OPTIONAL_FIELDS only when sent)."""
 
     batch_id: object
     columns: dict[str, list[object]]
@@ -71,8 +85,8 @@ def parse_csv(
 ) -> RawBatch:
     """Parse a CSV upload: a header naming the columns, then one line per row.
 
-    Empty ``label`` means unknown, empty ``segment`` means ``all``, an empty ``labelled_at`` or
-    ``source`` none sent. Row indexes in errors count
+    Empty ``label`` means unknown, empty ``segment`` means ``all``, an empty ``labelled_at``,
+    ``source``, ``amount`` or ``entity`` none sent. Row indexes in errors count
     data lines from 0 (the header is not a row). More than ``max_rows`` lines is a 413 as soon
     as the line after the last allowed one is read.
     """
@@ -94,9 +108,13 @@ def parse_csv(
         else [None] * n,
         "segment": [v or None for v in by_name["segment"]] if "segment" in by_name else [None] * n,
     }
-    for name in OPTIONAL_LABEL_FIELDS:
+    for name in (LABELLED_AT, SOURCE):
         if name in by_name:
             columns[name] = [v.strip() or None for v in by_name[name]]
+    if AMOUNT in by_name:
+        columns[AMOUNT] = _csv_optional_floats(by_name[AMOUNT])
+    if ENTITY in by_name:
+        columns[ENTITY] = [v or None for v in by_name[ENTITY]]
     return RawBatch(_resolve_batch_id(None, batch_id), columns)
 
 
@@ -194,6 +212,14 @@ def _csv_floats(values: list[str]) -> list[object]:
         return converted
 
 
+def _csv_optional_floats(values: list[str]) -> list[object]:
+    """:func:`_csv_floats`, with None where a field is empty (or blank): none sent."""
+    try:
+        return list(map(float, values))
+    except ValueError:
+        return [None if not value.strip() else _csv_floats([value])[0] for value in values]
+
+
 def _columns_from_rows(rows: object) -> dict[str, list[object]]:
     if not isinstance(rows, list):
         raise _shape_error("rows", "must be an array of objects")
@@ -210,7 +236,7 @@ def _columns_from_rows(rows: object) -> dict[str, list[object]]:
         except KeyError:
             pass
         else:
-            for name in OPTIONAL_LABEL_FIELDS:
+            for name in OPTIONAL_FIELDS:
                 if name in keys:
                     columns[name] = [row.get(name) for row in rows]
             return columns
@@ -239,8 +265,8 @@ def _columns_from_columns(columns: object) -> dict[str, list[object]]:
     if len(set(lengths.values())) > 1:
         raise _shape_error("columns", f"columns have different lengths: {lengths}")
     n = lengths["id"]
-    required = [name for name in FIELDS if name not in OPTIONAL_LABEL_FIELDS]
-    sent = [name for name in OPTIONAL_LABEL_FIELDS if name in columns]
+    required = [name for name in FIELDS if name not in OPTIONAL_FIELDS]
+    sent = [name for name in OPTIONAL_FIELDS if name in columns]
     return {name: columns.get(name, [None] * n) for name in [*required, *sent]}
 
 

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from app.ingest.errors import BATCH_LEVEL, BatchValidationError, Problems, RowError
 from app.ingest.label_times import batch_label_fields, with_defaults
 from app.ingest.parse import RawBatch
+from app.ingest.row_fields import AMOUNT, ENTITY, amounts, entities
 from app.ingest.timestamps import out_of_bounds, parse_timestamps
 from app.input_rules import NUL_MESSAGE, contains_nul
 from app.monitoring.vocabulary import (
@@ -59,6 +60,10 @@ class ValidBatch:
     # fills in the defaults, which depend on when the batch arrived).
     labelled_at: npt.NDArray[np.int64]  # UTC epoch microseconds
     sources: npt.NDArray[np.int8]  # LABEL_SOURCE_CODES
+    # None where no row sent one; else NO_AMOUNT / NO_ENTITY on the rows that sent none
+    # (app.ingest.row_fields).
+    amounts: npt.NDArray[np.float64] | None
+    entities: list[str] | None
 
     @property
     def rows(self) -> int:
@@ -80,8 +85,9 @@ class ValidBatch:
 
         Label times and sources count as sent: a time left to its default (the arrival) hashes
         as absent, so the same batch sent again is a replay, not a conflict; ``confirmed``, the
-        default source, hashes as absent too. A batch that sends neither hashes exactly as it
-        did before they existed (a batch stored then is still replayed).
+        default source, hashes as absent too. Amounts and entities count where some row sent
+        one. A batch that sends none of these hashes exactly as it did before they existed (a
+        batch stored then is still replayed).
         """
         digest = hashlib.sha256()
         for strings in (self.ids, self.segments):
@@ -96,6 +102,14 @@ class ValidBatch:
         if sources.any():
             digest.update(b"source")
             digest.update(sources.astype(np.int8).tobytes())
+        if self.amounts is not None:
+            digest.update(b"amount")
+            digest.update(self.amounts.tobytes())
+        if self.entities is not None:
+            # NUL-separated: no entity holds one (app.input_rules), so no two lists join to
+            # the same text, without a pass for the lengths. NO_ENTITY is the empty string.
+            digest.update(b"entity")
+            digest.update("\x00".join(self.entities).encode())
         return digest.hexdigest()
 
 
@@ -129,10 +143,24 @@ def validate(raw: RawBatch, limits: Limits) -> ValidBatch:
     labelled_at, sources = batch_label_fields(
         columns, labels != NO_LABEL, timestamps, limits.max_timestamp_micros, problems
     )
+    sent_amounts, sent_entities = columns.get(AMOUNT), columns.get(ENTITY)
+    row_amounts = None if sent_amounts is None else amounts(sent_amounts, problems)
+    row_entities = None if sent_entities is None else entities(sent_entities, problems)
     if problems.total:
         raise BatchValidationError(problems.reported, problems.total)
     assert isinstance(batch_id, str)  # a non-string batch_id was reported above
-    return ValidBatch(batch_id, ids, timestamps, scores, labels, segments, labelled_at, sources)
+    return ValidBatch(
+        batch_id,
+        ids,
+        timestamps,
+        scores,
+        labels,
+        segments,
+        labelled_at,
+        sources,
+        row_amounts,
+        row_entities,
+    )
 
 
 def _strings(

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
+from app.input_rules import MAX_ENTITY_LENGTH
 from app.monitoring.vocabulary import LabelSource
 from app.schemas.base import ResponseModel
 
@@ -32,6 +33,16 @@ _SOURCE = (
     "'chargeback' (a dispute or claim) or 'confirmed' (any other definitive outcome, the "
     "default). Only with a label."
 )
+_AMOUNT = (
+    "The transaction's value in the model's currency, a finite number >= 0; absent or null: "
+    "not known (the metrics of money are then undefined for the row, never 0). A null never "
+    "erases a stored amount."
+)
+_ENTITY = (
+    f"The card or account the transaction was made with (1 to {MAX_ENTITY_LENGTH} characters, "
+    "not blank), by which per-card metrics group rows; absent or null: not known. A null "
+    "never erases a stored entity."
+)
 _BATCH_ID = (
     "The client's id of this batch (1 to 200 characters, unique per model): re-sending it with "
     "the same rows is a harmless replay. May come as X-Batch-Id or ?batch_id= instead."
@@ -48,6 +59,10 @@ class PredictionRow(ResponseModel):
     segment: str | None = Field(default=None, description=_SEGMENT)
     labelled_at: str | None = Field(default=None, description=_LABELLED_AT)
     source: LabelSource | None = Field(default=None, description=_SOURCE)
+    amount: float | None = Field(default=None, ge=0, description=_AMOUNT)
+    entity: str | None = Field(
+        default=None, min_length=1, max_length=MAX_ENTITY_LENGTH, description=_ENTITY
+    )
 
 
 class RowBatch(ResponseModel):
@@ -67,6 +82,8 @@ class PredictionColumns(ResponseModel):
     segment: list[str | None] | None = Field(default=None, description=_SEGMENT)
     labelled_at: list[str | None] | None = Field(default=None, description=_LABELLED_AT)
     source: list[LabelSource | None] | None = Field(default=None, description=_SOURCE)
+    amount: list[float | None] | None = Field(default=None, description=_AMOUNT)
+    entity: list[str | None] | None = Field(default=None, description=_ENTITY)
 
 
 class ColumnarBatch(ResponseModel):

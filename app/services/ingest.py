@@ -124,6 +124,8 @@ def ingest_batch(
         segments=batch.segments,
         labelled_at=labelled_at,
         sources=sources,
+        amounts=batch.amounts,
+        entities=batch.entities,
     )
     repository = IngestRepository(session)
     try:

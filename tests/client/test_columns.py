@@ -11,8 +11,10 @@ import pytest
 
 from app.client.columns import (
     Chunk,
+    amount_column,
     array_chunks,
     column_json,
+    entity_column,
     label_column,
     label_entries,
     label_time_column,
@@ -121,3 +123,47 @@ def test_label_entries_leave_out_the_times_and_sources_not_given() -> None:
     ]
     [plain] = array_chunks({"id": ["a"], "label": [1], "labelled_at": None, "source": None}, 10)
     assert label_entries(plain) == [{"id": "a", "label": 1}]
+
+
+def _sent(column: object) -> object:
+    """What the server receives for a converted column."""
+    return orjson.loads(column_json(column))  # type: ignore[arg-type]
+
+
+def test_amounts_go_as_numbers_missing_ones_as_null_and_odd_ones_as_they_are() -> None:
+    finite = amount_column([12.5, 0, 3])
+    assert isinstance(finite, np.ndarray)  # every value finite: one float64 array
+    assert _sent(finite) == [12.5, 0.0, 3.0]
+    assert _sent(amount_column(np.array([1.5, np.nan]))) == [1.5, None]
+    assert _sent(amount_column(pd.Series([2.0, None]))) == [2.0, None]
+    assert _sent(amount_column(pd.array([7, None], dtype="Float64"))) == [7.0, None]
+    # Refused by the server by row, not turned into numbers here: True is not 1 euro.
+    assert _sent(amount_column([1.0, np.inf, -2.0])) == [1.0, "inf", -2.0]
+    assert _sent(amount_column([1.0, True])) == [1.0, True]
+    assert _sent(amount_column(np.array([True, False]))) == [True, False]
+    assert _sent(amount_column([1.0, "12 EUR", None])) == [1.0, "12 EUR", None]
+
+
+def test_entities_go_as_text_and_missing_ones_as_null() -> None:
+    assert entity_column(["card-1", None, np.nan, 4_111_111_111_111_111]) == [
+        "card-1",
+        None,
+        None,
+        "4111111111111111",
+    ]
+    assert entity_column(pd.Series(["a", None])) == ["a", None]
+
+
+def test_amounts_and_entities_travel_with_their_rows_and_absent_ones_are_not_sent() -> None:
+    arrays = {
+        "id": ["a", "b", "c"],
+        "timestamp": np.arange(3).astype("datetime64[s]"),
+        "score": np.array([0.1, 0.2, 0.3]),
+        "amount": [10.0, None, 30.0],
+        "entity": ["c1", "c2", None],
+        "segment": None,
+    }
+    first, second = array_chunks(arrays, 2)
+    assert _sent(first.columns["amount"]) == [10.0, None]
+    assert second.columns["entity"] == [None]
+    assert set(first.columns) == {"id", "timestamp", "score", "amount", "entity"}

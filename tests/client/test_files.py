@@ -201,3 +201,90 @@ def test_label_fields_of_a_prediction_file_go_along_and_absent_ones_change_no_ba
     [chunk] = PredictionFile.open(path).chunks(10)
     assert chunk.columns["labelled_at"] == ["2026-01-06T00:00:00Z", None]
     assert chunk.columns["source"] == ["chargeback", None]
+
+
+ROW_FIELDS_CSV = (
+    "id,timestamp,score,amount,entity\n"
+    "a,2026-01-05T10:00:00Z,0.5,12.5,card-1\n"
+    "b,2026-01-05T10:00:01Z,0.6,,\n"
+    "c,2026-01-05T10:00:02Z,0.7,3,acct 9\n"
+)
+
+
+@pytest.mark.parametrize("reader", ["pyarrow", "csv module"])
+def test_amount_and_entity_columns_of_a_csv_go_along(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    if reader == "csv module":
+        monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
+    path = tmp_path / "feed.csv"
+    path.write_text(ROW_FIELDS_CSV)
+    [chunk] = PredictionFile.open(path).chunks(10)
+    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"]["amount"] == [12.5, None, 3.0]
+    assert body["columns"]["entity"] == ["card-1", None, "acct 9"]
+    # Every field a finite number: one array; odd ones reach the server as written.
+    path.write_text("id,timestamp,score,amount\na,1767607200,0.5,1\nb,1767607201,0.5,2\n")
+    [chunk] = PredictionFile.open(path).chunks(10)
+    assert orjson.loads(encode_chunk(chunk, "p", compress=False).body)["columns"]["amount"] == [
+        1.0,
+        2.0,
+    ]
+    path.write_text("id,timestamp,score,amount\na,1767607200,0.5,nan\nb,1767607201,0.5,12 EUR\n")
+    [chunk] = PredictionFile.open(path).chunks(10)
+    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"]["amount"] == ["nan", "12 EUR"]  # refused by the server, by row
+
+
+def test_both_csv_readers_cut_the_same_requests_with_amounts_and_entities(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = ["id,timestamp,score,amount,entity"]
+    lines += [
+        f"tx-{i},2026-01-05T10:00:{i % 60:02d}Z,0.{i},{'' if i % 7 == 0 else i * 1.25},"
+        f"{'' if i % 5 == 0 else f'card-{i % 13}'}"
+        for i in range(2_500)
+    ]
+    path = tmp_path / "feed.csv"
+    path.write_text("\n".join(lines) + "\n")
+    feed = PredictionFile.open(path)
+    with_pyarrow = list(feed.chunks(1_000))
+    monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
+    assert _bodies(with_pyarrow) == _bodies(list(feed.chunks(1_000)))
+
+
+def test_json_lines_and_parquet_carry_amount_and_entity_and_files_without_keep_their_ids(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "feed.jsonl"
+    path.write_text(_jsonl(25))
+    [before, *_] = PredictionFile.open(path).chunks(10)
+    assert not {"amount", "entity"} & set(before.columns)  # the request (and its id) as before
+    rows = [
+        {"id": f"r{i}", "timestamp": "2026-01-05T10:00:00Z", "score": 0.5}
+        | ({"amount": i * 2.5} if i % 2 else {})
+        | ({"entity": f"card-{i}"} if i % 3 else {})
+        for i in range(25)
+    ]
+    path.write_bytes(b"\n".join(orjson.dumps(row) for row in rows) + b"\n")
+    with_pyarrow = list(json_lines.arrow_jsonl_chunks(path, 10))
+    with_orjson = list(json_lines.orjson_jsonl_chunks(path, 10))
+    assert _bodies(with_pyarrow) == _bodies(with_orjson)
+    first = with_pyarrow[0].columns
+    assert first["amount"][:4] == [None, 2.5, None, 7.5]
+    assert first["entity"][:4] == [None, "card-1", "card-2", None]
+    parquet = tmp_path / "feed.parquet"
+    table = pa.table(
+        {
+            "id": ["a", "b", "c"],
+            "timestamp": pa.array([1, 2, 3], type=pa.timestamp("s", "UTC")),
+            "score": [0.1, 0.2, 0.3],
+            "amount": pa.array([12.5, None, float("nan")]),
+            "entity": ["card-1", None, "card-3"],
+        }
+    )
+    pq.write_table(table, parquet)
+    [chunk] = PredictionFile.open(parquet).chunks(10)
+    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"]["amount"] == [12.5, None, None]
+    assert body["columns"]["entity"] == ["card-1", None, "card-3"]

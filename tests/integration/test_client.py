@@ -146,6 +146,56 @@ def test_label_times_and_sources_round_trip_through_send_and_send_labels(
     assert received > datetime(2026, 2, 1, tzinfo=UTC)
 
 
+def test_amounts_and_entities_round_trip_through_send_and_send_frame(
+    live_server: LiveServer, make_token: Callable[..., str], session_factory: sessionmaker[Session]
+) -> None:
+    """Arrays and a DataFrame carry them (integers as text, NaN as none); a feed sent again
+    without them replays nothing and erases nothing; a bad one is the server's 422 by row."""
+    token = make_token("admin", "ingest", "read")
+    when = np.array(["2026-01-05T10:00"] * 3, dtype="datetime64[us]")
+    frame = pd.DataFrame(
+        {
+            "id": ["d", "e"],
+            "timestamp": pd.to_datetime(["2026-01-05 11:00"] * 2).tz_localize("UTC"),
+            "score": [0.3, 0.6],
+            "amount": [np.nan, 75.25],
+            "entity": pd.array([4_111_111_111_111_111, None], dtype="Int64"),
+        }
+    )
+    with CalmonClient(live_server.base_url, token) as client:
+        client.create_model("valued", 0.5)
+        sent = client.send(
+            "valued",
+            ids=["a", "b", "c"],
+            timestamps=when,
+            scores=[0.9, 0.2, 0.4],
+            amounts=np.array([120.5, 0.0, np.nan]),
+            entities=["card-1", "card-1", None],
+        )
+        assert sent.rows_inserted == 3
+        assert client.send_frame("valued", frame).rows_inserted == 2
+        without = client.send("valued", ids=["a"], timestamps=when[:1], scores=[0.9], prefix="x")
+        assert (without.rows_inserted, without.rows_updated, without.rows_unchanged) == (0, 0, 1)
+        with pytest.raises(CalmonAPIError) as refused:
+            client.send("valued", ids=["z"], timestamps=when[:1], scores=[0.5], amounts=[-1])
+    assert refused.value.status_code == 422
+    assert (refused.value.details[0]["row"], refused.value.details[0]["field"]) == (0, "amount")
+    with session_factory() as session:
+        stored = {
+            row[0]: row[1:]
+            for row in session.execute(
+                select(Prediction.prediction_id, Prediction.amount, Prediction.entity)
+            )
+        }
+    assert stored == {
+        "a": (120.5, "card-1"),
+        "b": (0.0, "card-1"),
+        "c": (None, None),
+        "d": (None, "4111111111111111"),
+        "e": (75.25, None),
+    }
+
+
 def test_a_refused_batch_raises_with_the_servers_row_and_field(
     live_server: LiveServer, make_token: Callable[..., str]
 ) -> None:

@@ -11,6 +11,8 @@ from sqlalchemy import Engine
 from app.db.copy_binary import Fixed, Texts, copy_data, timestamptz
 
 IDS = ["b", "a", "éclair", "ab", "z" * 200, "Zeta", "€uro", "a b", "✓", "a"]
+# An optional text column: the empty string is NULL (Texts.optional).
+ENTITIES = ["", "card-1", "", "carte é", "", "x" * 200, "c", "", "✓", "c"]
 
 
 def test_byte_order_is_utf8_byte_order() -> None:
@@ -20,6 +22,10 @@ def test_byte_order_is_utf8_byte_order() -> None:
     assert Texts.of(sorted(IDS, key=str.encode)).byte_order() is None
     taken = Texts.of(IDS).take(order)
     assert taken.data == b"".join(IDS[i].encode() for i in order)
+    optional = Texts.optional(ENTITIES).take(order)
+    assert optional.nulls is not None
+    assert optional.nulls.tolist() == [ENTITIES[i] == "" for i in order]
+    assert Texts.optional(["a", "b"]).nulls is None  # no NULL: no mask to carry
 
 
 def test_postgresql_reads_back_every_value(backend: str, engine: Engine) -> None:
@@ -36,6 +42,7 @@ def test_postgresql_reads_back_every_value(backend: str, engine: Engine) -> None
             timestamptz(micros),
             Fixed(scores.astype(">f8")),
             Fixed(labels.astype(">i2"), nulls=labels < 0),
+            Texts.optional(ENTITIES),
         ],
         n,
     )
@@ -46,13 +53,13 @@ def test_postgresql_reads_back_every_value(backend: str, engine: Engine) -> None
         with connection.cursor() as cursor:
             cursor.execute(
                 "CREATE TEMPORARY TABLE copied (n int, id text, at timestamptz, "
-                "score double precision, label smallint)"
+                "score double precision, label smallint, entity text)"
             )
             with cursor.copy("COPY copied FROM STDIN (FORMAT BINARY)") as copy:
                 copy.write(data)
             cursor.execute(
-                "SELECT n, id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, score, label "
-                "FROM copied ORDER BY n"
+                "SELECT n, id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, score, label, "
+                "entity FROM copied ORDER BY n"
             )
             back = cursor.fetchall()
             cursor.execute('SELECT id FROM copied ORDER BY id COLLATE "C", n')
@@ -61,7 +68,14 @@ def test_postgresql_reads_back_every_value(backend: str, engine: Engine) -> None
     finally:
         raw.close()
     assert back == [
-        (i, IDS[i], int(micros[i]), float(scores[i]), None if labels[i] < 0 else int(labels[i]))
+        (
+            i,
+            IDS[i],
+            int(micros[i]),
+            float(scores[i]),
+            None if labels[i] < 0 else int(labels[i]),
+            ENTITIES[i] or None,
+        )
         for i in range(n)
     ]
     order = Texts.of(IDS).byte_order()

@@ -124,6 +124,46 @@ def test_a_bad_value_is_reported_by_its_row_in_the_file(
     assert "score" in done.stderr
 
 
+def test_amount_and_entity_columns_land_and_a_bad_one_is_named_by_its_row(
+    live_server: LiveServer, token: str, tmp_path: Path, session_factory: sessionmaker[Session]
+) -> None:
+    rows = [
+        {**row, "amount": None if i % 5 == 0 else round(i * 1.5, 2), "entity": f"card-{i % 7}"}
+        for i, row in enumerate(_rows(1_200))
+    ]
+    rows[3]["entity"] = None
+    path = tmp_path / "valued.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(list(rows[0]))
+        writer.writerows(["" if v is None else v for v in row.values()] for row in rows)
+    done = _send(live_server, token, str(path), "--model", "cards", "--batch-rows", "500")
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 0, done.stderr
+    assert "1,200 inserted" in done.stderr
+    with session_factory() as session:
+        stored = {
+            row[0]: row[1:]
+            for row in session.execute(
+                select(Prediction.prediction_id, Prediction.amount, Prediction.entity)
+            )
+        }
+    assert stored == {row["id"]: (row["amount"], row["entity"]) for row in rows}
+    rows[1_100]["amount"] = -4
+    rows[1_100]["id"] = "tx-new"
+    bad = tmp_path / "bad.csv"
+    with bad.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(list(rows[0]))
+        writer.writerows(["" if v is None else v for v in row.values()] for row in rows)
+    done = _send(live_server, token, str(bad), "--model", "cards", "--batch-rows", "500")
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 1
+    assert "row 1101" in done.stderr
+    assert "amount" in done.stderr
+    assert _count(session_factory, Prediction) == 1_200
+
+
 def test_a_run_killed_halfway_and_restarted_lands_every_row_exactly_once(
     live_server: LiveServer, token: str, tmp_path: Path, session_factory: sessionmaker[Session]
 ) -> None:

@@ -156,9 +156,9 @@ _BATCH_BODY = {
             "schema": {
                 "type": "string",
                 "description": "A header naming the columns (id, timestamp, score and "
-                "optionally label, segment, labelled_at and source), then one line per "
-                "prediction; an empty label is unknown, an empty segment 'all', an empty "
-                "labelled_at or source not sent.",
+                "optionally label, segment, labelled_at, source, amount and entity), then one "
+                "line per prediction; an empty label is unknown, an empty segment 'all', an "
+                "empty labelled_at, source, amount or entity not sent.",
             },
             "example": examples.CSV_BATCH,
         },

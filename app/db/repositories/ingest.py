@@ -37,6 +37,7 @@ from app.db.repositories.partitioned_upsert import (
     differs,
     label_updates,
     newest_event,
+    row_field_updates,
     upsert_partitioned,
 )
 from app.db.repositories.staged_rows import (
@@ -48,6 +49,7 @@ from app.db.repositories.staged_rows import (
     sqlite_datetimes,
     sqlite_optional_codes,
     sqlite_optional_datetimes,
+    sqlite_row_fields,
     stage_copy_data,
 )
 from app.db.repositories.staging import (
@@ -145,7 +147,7 @@ class IngestRepository:
         # Straight into the model's table of keys: routing each row through the partitioned
         # parent cost 0.12 s of 0.46 s per 50,000 keys (bench.partitions).
         copy_in(self._psycopg(), model_table(KEYS, rows.model_id), _KEY_COLUMNS, keys)
-        copy_in(self._psycopg(), "predictions", PREDICTION_COLUMNS, predictions)
+        copy_in(self._psycopg(), "predictions", rows.copied_columns(), predictions)
 
     def _upsert(self, rows: StagedRows, params: dict[str, int]) -> WriteResult:
         """The write when some ids are stored: classify each staged row (new, changed,
@@ -154,7 +156,8 @@ class IngestRepository:
         upsert = (
             " ON CONFLICT (model_id, prediction_id) DO UPDATE SET "
             "window_start = excluded.window_start, ts = excluded.ts, score = excluded.score, "
-            f"segment = excluded.segment, {label_updates('excluded', 'predictions')} "
+            f"segment = excluded.segment, {label_updates('excluded', 'predictions')}, "
+            f"{row_field_updates('excluded', 'predictions')} "
             f"WHERE {differs('excluded', 'predictions')}"
         )
         self.connection.execute(text(self._insert_sql() + upsert), params)
@@ -194,7 +197,7 @@ class IngestRepository:
                 f"WHEN {differs('n', 'p')} THEN {CHANGED} ELSE {SAME} END, "
                 f"n.window_start, p.window_start, COUNT(*), MAX({event}) "
                 f"FROM (SELECT prediction_id, {new_window} AS window_start, {ts} AS ts, score, "
-                f"label, segment, {labelled_at} AS labelled_at FROM {_STAGE}) n "
+                f"label, segment, {labelled_at} AS labelled_at, amount, entity FROM {_STAGE}) n "
                 # One primary-key probe per staged row (the stage is small, the model is not).
                 f"LEFT JOIN predictions p ON p.model_id = :model_id "
                 f"AND p.prediction_id = n.prediction_id "
@@ -211,7 +214,7 @@ class IngestRepository:
         return (
             f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) "
             f"SELECT :model_id, prediction_id, {new_window}, {ts}, score, label, segment, "
-            f"{labelled_at}, label_source "
+            f"{labelled_at}, label_source, amount, entity "
             f"FROM {_STAGE} WHERE true"  # WHERE: SQLite's parser needs it before ON CONFLICT
             f"{id_order(self.connection, 'prediction_id')}"
         )
@@ -224,7 +227,8 @@ class IngestRepository:
                 # "C" like predictions.prediction_id: the join and the ORDER BY use its index.
                 'prediction_id varchar(200) COLLATE "C", ts_staged bigint, window_staged bigint, '
                 "score double precision, label smallint, segment varchar(100), "
-                "labelled_staged bigint, label_source smallint",
+                "labelled_staged bigint, label_source smallint, amount double precision, "
+                "entity varchar(200)",
             )
             copy_in(self._psycopg(), _STAGE, STAGE_COLUMNS, stage_copy_data(rows))
             return
@@ -232,9 +236,10 @@ class IngestRepository:
             self.connection,
             _STAGE,
             "prediction_id text, ts_staged text, window_staged text, score real, label integer, "
-            "segment text, labelled_staged text, label_source integer",
+            "segment text, labelled_staged text, label_source integer, amount real, entity text",
         )
         labels: list[int | None] = [None if v < 0 else v for v in rows.labels.tolist()]
+        amounts, entities = sqlite_row_fields(rows)
         values = zip(
             rows.ids,
             sqlite_datetimes(rows.timestamps),
@@ -244,6 +249,9 @@ class IngestRepository:
             rows.segments,
             sqlite_optional_datetimes(rows.labelled_at),
             sqlite_optional_codes(rows.sources),
+            amounts,
+            entities,
             strict=True,
         )
-        self._sqlite3().executemany(f"INSERT INTO {_STAGE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+        marks = ", ".join("?" * len(STAGE_COLUMNS))
+        self._sqlite3().executemany(f"INSERT INTO {_STAGE} VALUES ({marks})", values)

@@ -25,32 +25,54 @@ _STAGED: Final = (
     "TIMESTAMPTZ 'epoch' + ts_staged * INTERVAL '1 microsecond' AS ts, "
     "score, label, segment, "
     "TIMESTAMPTZ 'epoch' + labelled_staged * INTERVAL '1 microsecond' AS labelled_at, "
-    f"label_source FROM {STAGE})"
+    f"label_source, amount, entity FROM {STAGE})"
 )
 
 State = tuple[int, object, object, int, object]
 """(state, new window, stored window, rows, newest event of the group's rows)."""
 
 
+# Kept where a re-sent row has none: a null never erases a stored value.
+_KEPT_UNLESS_SENT: Final = ("amount", "entity")
+
+
+def _sets(new: str, stored: str, column: str) -> str:
+    """SQL: the row ``new`` sets a value of ``column`` that ``stored`` does not have (a null
+    keeps the stored one)."""
+    return (
+        f"({new}.{column} IS NOT NULL "
+        f"AND ({stored}.{column} IS NULL OR {new}.{column} <> {stored}.{column}))"
+    )
+
+
 def label_changes(new: str, stored: str) -> str:
     """SQL: the row ``new`` sets a label value ``stored`` does not have (a null new label
     keeps the stored one)."""
-    return (
-        f"({new}.label IS NOT NULL AND ({stored}.label IS NULL OR {new}.label <> {stored}.label))"
-    )
+    return _sets(new, stored, "label")
 
 
 def differs(new: str, stored: str) -> str:
     """SQL: the row ``new`` would change the row ``stored`` (the upsert's rule, in one place).
 
-    Every column but label is NOT NULL; a null new label keeps the stored one, so only a
-    non-null label different from the stored one (or set where none was) is a change. A
-    label's time and source are not compared: the first arrival of a label value wins, so the
-    same label sent again later (a replayed feed, another source) changes nothing.
+    window_start, ts, score and segment are NOT NULL and compared as they are. A null label,
+    amount or entity keeps the stored one (a re-sent prediction feed must not undo a
+    chargeback, nor a feed without amounts erase them), so only a non-null value different
+    from the stored one (or set where none was) is a change. A label's time and source are
+    not compared: the first arrival of a label value wins, so the same label sent again later
+    (a replayed feed, another source) changes nothing.
     """
     columns = ("window_start", "ts", "score", "segment")
     compared = [f"{new}.{c} <> {stored}.{c}" for c in columns]
-    return "(" + " OR ".join([*compared, label_changes(new, stored)]) + ")"
+    kept = [_sets(new, stored, column) for column in _KEPT_UNLESS_SENT]
+    return "(" + " OR ".join([*compared, label_changes(new, stored), *kept]) + ")"
+
+
+def row_field_updates(new: str, stored: str) -> str:
+    """SQL SET items of a changed row's amount and entity: the new ones where sent, the stored
+    ones otherwise."""
+    return ", ".join(
+        f"{column} = COALESCE({new}.{column}, {stored}.{column})" for column in _KEPT_UNLESS_SENT
+    )
 
 
 def label_updates(new: str, stored: str) -> str:
@@ -118,7 +140,7 @@ def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[S
         text(
             f"INSERT INTO predictions ({', '.join(PREDICTION_COLUMNS)}) "
             "SELECT :model_id, n.prediction_id, n.window_start, n.ts, n.score, n.label, "
-            "n.segment, n.labelled_at, n.label_source "
+            "n.segment, n.labelled_at, n.label_source, n.amount, n.entity "
             f"FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
             "WHERE k.inserted ORDER BY n.prediction_id"
         ),
@@ -127,7 +149,8 @@ def upsert_partitioned(connection: Connection, params: dict[str, int]) -> list[S
     connection.execute(
         text(
             "UPDATE predictions p SET window_start = n.window_start, ts = n.ts, "
-            f"score = n.score, segment = n.segment, {label_updates('n', 'p')} "
+            f"score = n.score, segment = n.segment, {label_updates('n', 'p')}, "
+            f"{row_field_updates('n', 'p')} "
             f"FROM {_STAGED} n JOIN {_KEY_STATE} k USING (prediction_id) "
             "WHERE NOT k.inserted AND p.model_id = :model_id "
             "AND p.prediction_id = n.prediction_id AND p.window_start = k.stored_window "

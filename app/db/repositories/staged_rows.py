@@ -7,6 +7,7 @@ rows, in the lock order every batch uses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -16,6 +17,9 @@ import numpy.typing as npt
 from app.db.copy_binary import Column, Fixed, Texts, copy_data, timestamptz
 from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
+ROW_FIELD_COLUMNS: Final = ("amount", "entity")
+"""The optional transaction fields: in :func:`predictions_copy_data`'s stream only when the
+batch sent them (else they stay NULL at no cost), always in the stage."""
 PREDICTION_COLUMNS: Final = (
     "model_id",
     "prediction_id",
@@ -26,8 +30,9 @@ PREDICTION_COLUMNS: Final = (
     "segment",
     "labelled_at",
     "label_source",
+    *ROW_FIELD_COLUMNS,
 )
-"""The columns of :func:`predictions_copy_data`'s stream, in its order."""
+"""The columns an ingest write sets, in the order of its streams and statements."""
 STAGE_COLUMNS: Final = (
     "prediction_id",
     "ts_staged",
@@ -37,6 +42,7 @@ STAGE_COLUMNS: Final = (
     "segment",
     "labelled_staged",
     "label_source",
+    *ROW_FIELD_COLUMNS,
 )
 """The columns of :func:`stage_copy_data`'s stream (the staging table of the upsert)."""
 
@@ -56,6 +62,15 @@ class StagedRows:
     # UNKNOWN_LABEL_SOURCE (NULL) on rows without a label.
     labelled_at: npt.NDArray[np.int64]
     sources: npt.NDArray[np.int8]
+    # None where the batch sent none; else NaN / "" on the rows without one (NULL), as
+    # app.ingest.row_fields hands them over.
+    amounts: npt.NDArray[np.float64] | None = None
+    entities: list[str] | None = None
+
+    def copied_columns(self) -> tuple[str, ...]:
+        """The columns of :func:`predictions_copy_data`'s stream, in its order."""
+        sent = {"amount": self.amounts is not None, "entity": self.entities is not None}
+        return tuple(name for name in PREDICTION_COLUMNS if sent.get(name, True))
 
     def events(self) -> npt.NDArray[np.int64]:
         """Each row's newest event instant: its timestamp, or its label's time if later."""
@@ -76,10 +91,10 @@ class StagedLabels:
 
 
 def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
-    """The binary COPYs of ``rows`` into predictions (model_id, prediction_id, window_start, ts,
-    score, label, segment) and into prediction_keys (model_id, prediction_id, window_start),
-    both sorted by the bytes of the ids: the order in which every batch inserts and locks its
-    rows, so that two batches sharing ids cannot deadlock."""
+    """The binary COPYs of ``rows`` into predictions (``rows.copied_columns()``) and into
+    prediction_keys (model_id, prediction_id, window_start), both sorted by the bytes of the
+    ids: the order in which every batch inserts and locks its rows, so that two batches sharing
+    ids cannot deadlock."""
     ids = Texts.of(rows.ids)
     order = ids.byte_order()
 
@@ -91,6 +106,12 @@ def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
     model = Fixed(np.full(len(rows.ids), rows.model_id, dtype=">i4"))
     sorted_ids = ids if order is None else ids.take(order)
     windows = timestamptz(ordered(rows.windows))
+    row_fields: list[Column] = []
+    if rows.amounts is not None:
+        row_fields.append(_amount_column(ordered(rows.amounts)))
+    if rows.entities is not None:
+        entities = Texts.optional(rows.entities)
+        row_fields.append(entities if order is None else entities.take(order))
     predictions = copy_data(
         [
             model,
@@ -101,6 +122,7 @@ def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
             Fixed(labels.astype(">i2"), nulls=labels < 0),
             segments if order is None else segments.take(order),
             *_label_columns(ordered(rows.labelled_at), ordered(rows.sources)),
+            *row_fields,
         ],
         len(rows.ids),
     )
@@ -110,6 +132,8 @@ def predictions_copy_data(rows: StagedRows) -> tuple[bytes, bytes]:
 def stage_copy_data(rows: StagedRows) -> bytes:
     """The binary COPY of ``rows`` into the upsert's staging table (STAGE_COLUMNS), instants
     as epoch microseconds (int8: the statements convert them exactly)."""
+    n = len(rows.ids)
+    amounts = np.full(n, np.nan) if rows.amounts is None else rows.amounts
     return copy_data(
         [
             Texts.of(rows.ids),
@@ -120,8 +144,10 @@ def stage_copy_data(rows: StagedRows) -> bytes:
             Texts.of(rows.segments),
             Fixed(rows.labelled_at.astype(">i8"), nulls=rows.labelled_at == UNKNOWN_LABEL_TIME),
             _source_column(rows.sources),
+            _amount_column(amounts),
+            Texts.optional([""] * n if rows.entities is None else rows.entities),
         ],
-        len(rows.ids),
+        n,
     )
 
 
@@ -136,6 +162,11 @@ def _label_columns(
 
 def _source_column(sources: npt.NDArray[np.int8]) -> Fixed:
     return Fixed(sources.astype(">i2"), nulls=sources == UNKNOWN_LABEL_SOURCE)
+
+
+def _amount_column(amounts: npt.NDArray[np.float64]) -> Fixed:
+    missing = np.isnan(amounts)
+    return Fixed(amounts.astype(">f8"), nulls=missing if missing.any() else None)
 
 
 def newest_per_window(
@@ -170,3 +201,15 @@ def sqlite_optional_datetimes(micros: npt.NDArray[np.int64]) -> list[str | None]
 def sqlite_optional_codes(codes: npt.NDArray[np.int8]) -> list[int | None]:
     """Source codes as SQLite parameters, None where unknown."""
     return [None if code == UNKNOWN_LABEL_SOURCE else code for code in codes.tolist()]
+
+
+def sqlite_row_fields(rows: StagedRows) -> tuple[list[float | None], list[str | None]]:
+    """Amounts and entities as SQLite parameters, None where none was sent."""
+    n = len(rows.ids)
+    amounts: list[float | None] = [None] * n
+    if rows.amounts is not None:
+        amounts = [None if math.isnan(value) else value for value in rows.amounts.tolist()]
+    entities: list[str | None] = [None] * n
+    if rows.entities is not None:
+        entities = [value or None for value in rows.entities]
+    return amounts, entities
