@@ -120,7 +120,13 @@ def advise(
         raise InvalidInputError(f"the fraud rate must lie strictly between 0 and 1, got {pi}")
     rng = np.random.default_rng(seed)
     rates = _rates(sketch, replicates, rng, max_entries)
-    pis = _draw_pi(pi, situation.pi_interval, replicates, rng)
+    drawn = rates.tpr.shape[0] - 1
+    if drawn < replicates / 2:  # the intervals would rest on a minority of the draws
+        raise InvalidInputError(
+            f"the reference is too small to advise on: {replicates - drawn} of {replicates} "
+            "bootstrap replicates drew no fraud or no legitimate row"
+        )
+    pis = _draw_pi(pi, situation.pi_interval, drawn, rng)
     outlook = _Outlook.of(rates, pis, situation, rng)
     upper = np.quantile(outlook.realised, 1.0 - (1.0 - LEVEL) / 2, axis=0)
     current = outlook.at(_entry_at_or_above(rates.scores, situation.threshold))
@@ -183,12 +189,15 @@ def _rates(
     neg_r = np.vstack([neg, poisson_counts(neg, replicates, rng, 30.0)])
     below_r = np.concatenate([[below], rng.poisson(below, replicates).astype(np.float64)])
     tp, fp = np.cumsum(pos_r, axis=1), np.cumsum(neg_r, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _Rates(
-            scores=np.asarray(merged.scores, dtype=np.float64),
-            tpr=tp / tp[:, -1:],
-            fpr=fp / (fp[:, -1:] + below_r[:, None]),
-        )
+    # A replicate that drew no fraud or no legitimate row has no rates: it is left out (row 0,
+    # the sketch itself, has both classes).
+    both = (tp[:, -1] > 0) & (fp[:, -1] + below_r > 0)
+    tp, fp, below_r = tp[both], fp[both], below_r[both]
+    return _Rates(
+        scores=np.asarray(merged.scores, dtype=np.float64),
+        tpr=tp / tp[:, -1:],
+        fpr=fp / (fp[:, -1:] + below_r[:, None]),
+    )
 
 
 def _window_counts(

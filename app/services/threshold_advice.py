@@ -18,7 +18,7 @@ from app.db.metrics_tables import SegmentReference, WindowMetrics
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.tables import MonitoredModel
-from app.metrics import CurveSketch
+from app.metrics import CurveSketch, InvalidInputError
 from app.metrics.threshold_advice import Expected, Situation, advise, dispersion, rates_at
 from app.metrics.types import Float64Array
 from app.monitoring.early_views import wilson
@@ -84,7 +84,10 @@ def threshold_advice(session: Session, name: str, segment: str) -> ThresholdAdvi
         target_precision=reference.precision,
         fraud_dispersion=dispersion(caught),
     )
-    advice = advise(sketch, situation, seed=ADVICE_SEED)
+    try:
+        advice = advise(sketch, situation, seed=ADVICE_SEED)
+    except InvalidInputError as exc:  # a reference too small to bootstrap
+        return empty.model_copy(update={"reason": str(exc)})
     return empty.model_copy(
         update={
             "fraud_rate": now,

@@ -146,3 +146,17 @@ def test_calmon_advice_prints_what_the_api_gives(
     assert "(measured, window " in printed
     assert cli.run(["advice", "nobody"], settings) == 1
     assert "no model named 'nobody'" in capsys.readouterr().err
+
+
+def test_a_reference_too_small_to_bootstrap_gets_a_reason_not_a_5xx(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """A reference of two rows (one fraud): most bootstrap draws lack a class (schemathesis
+    found the 500 this was)."""
+    register(client, auth_headers, "tiny", threshold=0.5, alert_capacity=1)
+    scores, labels = np.array([0.9, 0.3]), np.array([1, 0], dtype=np.int8)
+    add_windows(session_factory, "tiny", [(scores, labels), (scores, labels)])
+    drain(session_factory)
+    response = client.get("/v1/models/tiny/threshold-advice", headers=auth_headers("read"))
+    assert response.status_code == 200, response.text
+    assert response.json()["reason"].startswith("the reference is too small to advise on")

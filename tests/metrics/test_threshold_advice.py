@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.metrics import build_sketch, evaluate
+from app.metrics import InvalidInputError, build_sketch, evaluate
 from app.metrics.threshold_advice import Situation, advise, dispersion, rates_at
 from bench import threshold_advice as advice_bench
 
@@ -93,3 +93,17 @@ def test_the_bench_runs_and_keeps_the_budget_in_a_quick_run(
     for line in lines:
         within = float(line.split("|")[4].split("%")[0])
         assert within >= 85.0, line  # three streams: a smoke check, the table has 30
+
+
+def test_a_tiny_reference_is_advised_on_or_refused_cleanly() -> None:
+    """Replicates that draw no fraud are left out (no NaN reaches a Poisson draw); a reference
+    where most replicates have none is refused with InvalidInputError, not a crash."""
+    small = build_sketch([0.9, 0.8, 0.3, 0.2, 0.1, 0.05], [1, 1, 0, 0, 0, 0], threshold=0.5)
+    situation = Situation(
+        pi=0.3, pi_interval=(0.1, 0.5), rows=6.0, threshold=0.5, capacity=2, target_precision=0.5
+    )
+    advice = advise(small, situation, replicates=200)
+    assert advice.current.precision is not None
+    lone = build_sketch([0.9, 0.3], [1, 0], threshold=0.5)  # 40% of draws have both classes
+    with pytest.raises(InvalidInputError, match="too small"):
+        advise(lone, Situation(**{**situation.__dict__, "rows": 2.0}), replicates=200)
