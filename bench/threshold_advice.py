@@ -38,6 +38,7 @@ from scipy.special import ndtr
 from app.metrics import bootstrap, build_sketch, evaluate
 from app.metrics.threshold_advice import Advice, Situation, advise, dispersion
 from app.metrics.types import Float64Array, Int64Array
+from app.monitoring.early_views import wilson
 
 MU, THRESHOLD, PI_REF = 2.5, 2.0, 0.01
 REFERENCE_WINDOWS, FUTURE_WINDOWS = 14, 100
@@ -99,15 +100,6 @@ def window(
     legit = rng.standard_normal(max(rows - frauds.size, 0))
     labels = np.concatenate([np.ones(frauds.size, np.int64), np.zeros(legit.size, np.int64)])
     return np.concatenate([frauds, legit]), labels
-
-
-def wilson(positives: int, n: float) -> tuple[float, float]:
-    """The Wilson score 95% interval of a proportion (``n``: the effective sample size)."""
-    z = 1.959963984540054
-    p = positives / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(centre - half, 1e-9), min(centre + half, 1 - 1e-9)
 
 
 def one_stream(setup: Setup, seed: int, replicates: int, *, oracle: bool = False) -> Outcome:

@@ -63,24 +63,39 @@ class ThresholdAdviceOut(ResponseModel):
     segment: str = Field(description="The segment advised on ('all': the whole window).")
     threshold: float = Field(description="The model's threshold now.")
     alert_capacity: int | None = Field(description="The team's alerts a window (null: none).")
-    reason: str | None = Field(description="Why there is no advice at all (then all is null).")
-    fraud_rate: FraudRateNow | None = Field(description="The fraud rate the advice is for.")
+    reason: str | None = Field(
+        default=None, description="Why there is no advice at all (then all is null)."
+    )
+    fraud_rate: FraudRateNow | None = Field(
+        default=None, description="The fraud rate the advice is for."
+    )
     rows_per_window: float | None = Field(
-        description="Rows a window holds: the median of the newest seven windows."
+        default=None, description="Rows a window holds: the median of the newest seven windows."
     )
     fraud_dispersion: float | None = Field(
+        default=None,
         description="How much more a window's caught frauds vary than Poisson counts "
-        "(variance over mean, >= 1), measured on the reference's windows."
+        "(variance over mean, >= 1), measured on the reference's windows.",
     )
-    reference: ReferenceUsed | None = Field(description="The reference whose curve is read.")
-    current: ExpectedAt | None = Field(description="What the threshold now will show.")
+    reference: ReferenceUsed | None = Field(
+        default=None, description="The reference whose curve is read."
+    )
+    current: ExpectedAt | None = Field(
+        default=None, description="What the threshold now will show."
+    )
     within_capacity: ExpectedAt | None = Field(
+        default=None,
         description="The lowest threshold whose alerts stay within alert_capacity in 97.5% of "
-        "windows (null: see within_capacity_reason)."
+        "windows (null: see within_capacity_reason).",
     )
-    within_capacity_reason: str | None = Field(description="Why within_capacity is null.")
+    within_capacity_reason: str | None = Field(
+        default=None, description="Why within_capacity is null."
+    )
     restoring_precision: ExpectedAt | None = Field(
+        default=None,
         description="The lowest threshold whose expected precision is at least the "
-        "reference's (null: see restoring_precision_reason)."
+        "reference's (null: see restoring_precision_reason).",
     )
-    restoring_precision_reason: str | None = Field(description="Why restoring_precision is null.")
+    restoring_precision_reason: str | None = Field(
+        default=None, description="Why restoring_precision is null."
+    )

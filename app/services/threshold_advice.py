@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import asdict
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -49,16 +50,6 @@ def threshold_advice(session: Session, name: str, segment: str) -> ThresholdAdvi
         segment=segment,
         threshold=model.threshold,
         alert_capacity=model.alert_capacity,
-        reason=None,
-        fraud_rate=None,
-        rows_per_window=None,
-        fraud_dispersion=None,
-        reference=None,
-        current=None,
-        within_capacity=None,
-        within_capacity_reason=None,
-        restoring_precision=None,
-        restoring_precision_reason=None,
     )
     if frozen is None:
         reason = "the segment has no frozen reference yet: its curve is what the advice reads"
@@ -166,17 +157,7 @@ def _reference_used(
 
 
 def _out(expected: Expected | None) -> ExpectedAt | None:
-    if expected is None:
-        return None
-    return ExpectedAt(
-        threshold=expected.threshold,
-        precision=expected.precision,
-        precision_ci=expected.precision_ci,
-        recall=expected.recall,
-        recall_ci=expected.recall_ci,
-        alerts=expected.alerts,
-        alerts_interval=expected.alerts_interval,
-    )
+    return None if expected is None else ExpectedAt.model_validate(asdict(expected))
 
 
 def summary(advice: ThresholdAdviceOut) -> list[str]:
