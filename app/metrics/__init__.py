@@ -14,19 +14,23 @@ from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
 from app.metrics.result import (
+    NO_BUDGET,
+    Budget,
     EvaluationResult,
     budget_share,
     evaluate,
     evaluate_sketch,
     evaluate_sketches,
 )
-from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.sketch import CurveSketch, SketchAmounts, build_sketch
 
 __all__ = [
     "EXPECTED_METRICS",
     "METRICS",
     "METRICS_BY_NAME",
     "METRIC_NAMES",
+    "NO_BUDGET",
+    "Budget",
     "ClassHistogram",
     "CurveSketch",
     "Decomposition",
@@ -40,6 +44,7 @@ __all__ = [
     "NullModel",
     "PRCurve",
     "ScoreHistogram",
+    "SketchAmounts",
     "bin_edges",
     "bootstrap",
     "budget_share",

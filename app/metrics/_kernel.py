@@ -25,6 +25,15 @@ Columns = dict[str, FloatingArray]
 
 
 @dataclass(frozen=True)
+class AmountCounts:
+    """Per-replicate amounts: the positives' at each entry ``(R, E)`` and the negatives' at or
+    above the threshold ``(R,)``. A row of NaN: a window without amounts."""
+
+    positive_at: FloatingArray
+    negative_flagged: FloatingArray
+
+
+@dataclass(frozen=True)
 class ReplicateCounts:
     """Per-replicate counts at each sketch entry (shape ``(R, E)``) and class totals ``(R,)``."""
 
@@ -34,6 +43,7 @@ class ReplicateCounts:
     negatives_below: FloatingArray
     threshold_index: int | npt.NDArray[np.intp]  # one for all rows, or one per row
     scores: FloatingArray  # (E,) entry scores, descending, or (R, E): one sketch per row
+    amounts: AmountCounts | None = None  # None: no row has amounts (value metrics NaN)
 
 
 @dataclass(frozen=True)
@@ -54,14 +64,18 @@ class _Curve:
 
 
 def compute(
-    counts: ReplicateCounts, pi0: float, alert_share: FloatingArray | float | None = None
+    counts: ReplicateCounts,
+    pi0: float,
+    alert_share: FloatingArray | float | None = None,
+    review_cost: FloatingArray | float | None = None,
 ) -> tuple[Columns, Columns, FloatingArray]:
     """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined.
 
     ``alert_share`` is the share of each row's population the team can check (its alert budget
-    over its rows): the top-k metrics are taken at it, and are NaN without it.
+    over its rows): the top-k metrics are taken at it, and are NaN without it. ``review_cost``
+    is what checking one alert costs: net savings are NaN without it.
     """
-    prepared = Prepared.of(counts, alert_share=alert_share)
+    prepared = Prepared.of(counts, alert_share=alert_share, review_cost=review_cost)
     regular = prepared.regular()
     calibrated = prepared.calibrated(pi0)
     calibrated.update(prepared.invariant)
@@ -76,6 +90,7 @@ class Prepared:
     gains: _GainCurve
     pi: FloatingArray
     invariant: Columns
+    values: _Values
     alert_share: FloatingArray | None = None
     """Share of the rows in the alert budget, per row (None: no budget, top-k metrics NaN)."""
 
@@ -86,6 +101,7 @@ class Prepared:
         *,
         sequential: bool = True,
         alert_share: FloatingArray | float | None = None,
+        review_cost: FloatingArray | float | None = None,
     ) -> Prepared:
         """Cumulate the counts once.
 
@@ -114,8 +130,16 @@ class Prepared:
             share = None
             if alert_share is not None:
                 share = np.broadcast_to(np.asarray(alert_share, dtype=c.npos.dtype), pi.shape)
+            values = _Values.of(c, counts.amounts, j, review_cost)
+            invariant = _invariant(c)
+            invariant["value_recall"] = values.caught / values.total
             return cls(
-                curve=c, gains=_GainCurve.of(c), pi=pi, invariant=_invariant(c), alert_share=share
+                curve=c,
+                gains=_GainCurve.of(c),
+                pi=pi,
+                invariant=invariant,
+                values=values,
+                alert_share=share,
             )
 
     def regular(self) -> Columns:
@@ -123,6 +147,7 @@ class Prepared:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = _prior_dependent(self.curve, None, self.gains.area(self.curve, self.pi))
             out.update(_budget(self.curve, None, self.alert_share))
+            out.update(self.values.at(self.curve, None, out["alerts"]))
         out.update(self.invariant)
         return out
 
@@ -136,6 +161,7 @@ class Prepared:
             k = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
             out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
             out.update(_budget(self.curve, k, self.alert_share))
+            out.update(self.values.at(self.curve, k, out["alerts"]))
             return out
 
 
@@ -239,6 +265,57 @@ def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> 
     out["precision_at_k"] = caught / top
     out["precision_at_k_max"] = np.minimum(c.npos, top) / top
     return out
+
+
+@dataclass(frozen=True)
+class _Values:
+    """The amounts at the threshold, per row (NaN where a window has none), and the cost of
+    one review (NaN: none set)."""
+
+    caught: FloatingArray  # positives' amount at or above the threshold
+    total: FloatingArray  # all positives' amount
+    flagged_negative: FloatingArray  # negatives' amount at or above the threshold
+    review_cost: FloatingArray
+
+    @classmethod
+    def of(
+        cls,
+        c: _Curve,
+        amounts: AmountCounts | None,
+        j: int | npt.NDArray[np.intp],
+        review_cost: FloatingArray | float | None,
+    ) -> _Values:
+        nan = np.full_like(c.npos, np.nan)
+        cost = nan if review_cost is None else np.asarray(review_cost, dtype=c.npos.dtype)
+        cost = np.broadcast_to(cost, c.npos.shape)
+        if amounts is None:
+            return cls(caught=nan, total=nan, flagged_negative=nan, review_cost=cost)
+        # Sequential sums (cumsum), as for the counts: a window's floats do not depend on the
+        # batch it is evaluated in.
+        cumulative = np.cumsum(amounts.positive_at, axis=1)
+        return cls(
+            caught=cumulative[c.rows, j],
+            total=cumulative[:, -1],
+            flagged_negative=amounts.negative_flagged,
+            review_cost=cost,
+        )
+
+    def at(self, c: _Curve, k: FloatingArray | None, alerts: FloatingArray) -> Columns:
+        """``value_precision`` and ``net_savings`` with negatives weighted by ``k`` (``None``:
+        weight 1); ``alerts`` are the (calibrated) alerts of :func:`_budget`.
+
+        Calibrated, a window of the same size at pi0 weighs positives ``n / M`` and negatives
+        ``k n / M`` (``M = P + k N``), as the calibrated alerts do; its caught amount is the
+        caught amount times ``n / M``.
+        """
+        flagged = self.flagged_negative if k is None else self.flagged_negative * k
+        caught = self.caught
+        if k is not None:
+            caught = caught * (c.npos + c.nneg) / (c.npos + c.nneg * k)
+        return {
+            "value_precision": self.caught / (self.caught + flagged),
+            "net_savings": caught - self.review_cost * alerts,
+        }
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.metrics._kernel import ReplicateCounts
+from app.metrics._kernel import AmountCounts, ReplicateCounts
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float32Array, Float64Array, Int64Array
 
@@ -31,6 +31,12 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
     def row(a: Int64Array) -> Float64Array:
         return np.asarray(a, dtype=np.float64)[None, :]
 
+    amounts = None
+    if sketch.amounts is not None:  # a block's amount is the sum of its entries'
+        amounts = AmountCounts(
+            positive_at=np.add.reduceat(sketch.amounts.positive_at, starts)[None, :],
+            negative_flagged=np.array([sketch.amounts.negative_flagged]),
+        )
     return ReplicateCounts(
         positives_at=row(np.add.reduceat(sketch.positives_at, starts)),
         negatives_tied=row(negatives),
@@ -38,6 +44,7 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
         negatives_below=np.array([float(sketch.negatives_below)]),
         threshold_index=int(np.searchsorted(ends, sketch.threshold_index)),
         scores=sketch.scores[ends],
+        amounts=amounts,
     )
 
 

@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from app.metrics._kernel import Columns, Prepared, ReplicateCounts, compute
+from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
 from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
-from app.metrics.result import counts_of, evaluate_sketch
+from app.metrics.result import NO_BUDGET, Budget, counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
-from app.metrics.types import FloatingArray, Interval
+from app.metrics.types import Float32Array, Float64Array, FloatingArray, Interval
 
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
 
@@ -116,10 +116,10 @@ def bootstrap(
     max_entries: int | None = 128,
     normal_above: float = 30.0,
     grid: PriorGrid | None = None,
-    alert_share: float | None = None,
+    budget: Budget = NO_BUDGET,
 ) -> Intervals:
     """Percentile intervals for every metric of
-    ``evaluate_sketch(sketch, pi0=pi0, alert_share=alert_share)``.
+    ``evaluate_sketch(sketch, pi0=pi0, budget=budget)``.
 
     Parameters
     ----------
@@ -140,21 +140,28 @@ def bootstrap(
     grid:
         Also take the calibrated intervals at these priors around ``pi0`` from the same
         replicates (:attr:`Intervals.grid`, see :mod:`app.metrics.prior_grid`).
-    alert_share:
-        Share of the window's rows in the team's alert budget: each replicate's top-k metrics
-        are taken at the same share of its rows (``None``: no budget).
+    budget:
+        The team's alert budget and review cost: each replicate's top-k metrics are taken at
+        the same share of its rows.
+
+    The value metrics' replicates draw each entry's amount given its drawn count ``C`` as
+    ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
+    Poisson bootstrap's sum of ``C`` draws, normal in its spread), clipped at 0; likewise the
+    negatives' amount at or above the threshold.
     """
     p0 = check_pi0(pi0)
     if replicates < 10:
         raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
     if not 0.0 < level < 1.0:
         raise InvalidInputError(f"level must lie strictly between 0 and 1, got {level}")
-    point = evaluate_sketch(sketch, pi0=p0, alert_share=alert_share)
+    point = evaluate_sketch(sketch, pi0=p0, budget=budget)
     counts = counts_of(sketch)
     if max_entries is not None and sketch.scores.size > max_entries:
         counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
-    merged_reg, merged_cal, _ = compute(counts, p0, alert_share)
+    share, cost = budget.share, budget.review_cost
+    merged_reg, merged_cal, _ = compute(counts, p0, share, cost)
+    spread = _AmountSpread.of(sketch, counts)
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
@@ -164,7 +171,10 @@ def bootstrap(
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
         prepared = Prepared.of(
-            _resample(counts, size, rng, normal_above), sequential=False, alert_share=alert_share
+            _resample(counts, size, rng, normal_above, spread),
+            sequential=False,
+            alert_share=share,
+            review_cost=cost,
         )
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
@@ -198,7 +208,7 @@ def bootstrap(
             step=grid.step,
             point=point.calibrated,
             at_pi0=at_pi0,
-            alert_share=alert_share,
+            budget=budget,
         )
     return Intervals(
         level=level,
@@ -259,12 +269,12 @@ def _grid(
     step: float,
     point: Mapping[str, float | None],
     at_pi0: Mapping[str, Interval | None],
-    alert_share: float | None,
+    budget: Budget,
 ) -> IntervalGrid:
     """The calibrated intervals at every prior of the grid (the middle one is ``pi0``: the
     intervals reported there, ``at_pi0``, bit for bit)."""
-    exact = _calibrated_rows(counts_of(sketch), priors, alert_share)
-    merged = _calibrated_rows(counts, priors, alert_share)
+    exact = _calibrated_rows(counts_of(sketch), priors, budget)
+    merged = _calibrated_rows(counts, priors, budget)
     middle = len(priors) // 2
     cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
     columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
@@ -284,14 +294,13 @@ def _grid(
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
 
 
-def _calibrated_rows(
-    counts: ReplicateCounts, priors: list[float], alert_share: float | None
-) -> Columns:
+def _calibrated_rows(counts: ReplicateCounts, priors: list[float], budget: Budget) -> Columns:
     """One-row ``counts`` calibrated to each prior in one vectorised pass (row g: prior g)."""
 
     def tile(a: FloatingArray) -> FloatingArray:
         return np.repeat(a, len(priors), axis=0)
 
+    amounts = counts.amounts
     tiled = ReplicateCounts(
         positives_at=tile(counts.positives_at),
         negatives_tied=tile(counts.negatives_tied),
@@ -299,21 +308,98 @@ def _calibrated_rows(
         negatives_below=tile(counts.negatives_below),
         threshold_index=counts.threshold_index,
         scores=counts.scores,
+        amounts=None
+        if amounts is None
+        else AmountCounts(tile(amounts.positive_at), tile(amounts.negative_flagged)),
     )
-    prepared = Prepared.of(tiled, alert_share=alert_share)
+    prepared = Prepared.of(tiled, alert_share=budget.share, review_cost=budget.review_cost)
     return prepared.calibrated(np.asarray(priors, dtype=np.float64))
 
 
 def _resample(
-    counts: ReplicateCounts, size: int, rng: np.random.Generator, normal_above: float
+    counts: ReplicateCounts,
+    size: int,
+    rng: np.random.Generator,
+    normal_above: float,
+    spread: _AmountSpread | None,
 ) -> ReplicateCounts:
     """One replicate per row. Replicates are float32: half the memory traffic of the metric
     formulas, and rounding far below any interval's width."""
+    positives_at = poisson_counts(counts.positives_at[0], size, rng, normal_above)
+    negatives_tied = poisson_counts(counts.negatives_tied[0], size, rng, normal_above)
+    negatives_between = poisson_counts(counts.negatives_between[0], size, rng, normal_above)
+    amounts = None
+    if spread is not None:
+        j = counts.threshold_index
+        flagged = (negatives_tied + negatives_between)[:, : int(j) + 1].sum(axis=1)
+        amounts = AmountCounts(
+            positive_at=spread.positive.draw(positives_at, rng),
+            negative_flagged=spread.negative.draw(flagged, rng),
+        )
     return ReplicateCounts(
-        positives_at=poisson_counts(counts.positives_at[0], size, rng, normal_above),
-        negatives_tied=poisson_counts(counts.negatives_tied[0], size, rng, normal_above),
-        negatives_between=poisson_counts(counts.negatives_between[0], size, rng, normal_above),
+        positives_at=positives_at,
+        negatives_tied=negatives_tied,
+        negatives_between=negatives_between,
         negatives_below=rng.poisson(counts.negatives_below[0], size=size).astype(np.float32),
         threshold_index=counts.threshold_index,
         scores=counts.scores,
+        amounts=amounts,
     )
+
+
+@dataclass(frozen=True)
+class _Moments:
+    """Mean and variance of the amounts in each cell (0 where a cell holds no row)."""
+
+    mean: Float32Array
+    variance: Float32Array
+
+    @classmethod
+    def of(cls, count: Float64Array, total: Float64Array, squares: Float64Array) -> _Moments:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(count > 0, total / count, 0.0)
+            variance = np.where(count > 0, np.maximum(squares / count - mean * mean, 0.0), 0.0)
+        return cls(mean.astype(np.float32), variance.astype(np.float32))
+
+    def draw(self, drawn: Float32Array, rng: np.random.Generator) -> Float32Array:
+        """Each cell's amount given its drawn count ``C``: ``C m + sqrt(C v) z``, at least 0."""
+        z = rng.standard_normal(drawn.shape, dtype=np.float32)
+        amount: Float32Array = np.maximum(
+            drawn * self.mean + np.sqrt(drawn * self.variance) * z, np.float32(0.0)
+        )
+        return amount
+
+
+@dataclass(frozen=True)
+class _AmountSpread:
+    """The amounts' moments on the bootstrap's (merged) entries and at the threshold."""
+
+    positive: _Moments
+    negative: _Moments
+
+    @classmethod
+    def of(cls, sketch: CurveSketch, counts: ReplicateCounts) -> _AmountSpread | None:
+        """None without amounts. ``counts`` are the sketch's, merged or not: merged blocks sum
+        the amounts of their entries as they sum the counts."""
+        amounts = sketch.amounts
+        if amounts is None:
+            return None
+        ends = np.searchsorted(-sketch.scores, -counts.scores)  # last entry of each block
+        starts = np.concatenate(([0], ends[:-1] + 1))
+
+        def blocks(a: Float64Array) -> Float64Array:
+            summed: Float64Array = np.add.reduceat(a, starts)
+            return summed
+
+        j = sketch.threshold_index
+        flagged = int((sketch.negatives_tied + sketch.negatives_between)[: j + 1].sum())
+        return cls(
+            positive=_Moments.of(
+                counts.positives_at[0], blocks(amounts.positive_at), blocks(amounts.positive_sq_at)
+            ),
+            negative=_Moments.of(
+                np.array([float(flagged)]),
+                np.array([amounts.negative_flagged]),
+                np.array([amounts.negative_flagged_sq]),
+            ),
+        )

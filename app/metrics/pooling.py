@@ -29,13 +29,15 @@ a window (the negatives' density falls steeply in the top scores, where AP is de
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from app.metrics._validation import check_threshold
 from app.metrics.errors import InvalidInputError
-from app.metrics.sketch import CurveSketch
+from app.metrics.sketch import CurveSketch, SketchAmounts
 from app.metrics.types import Float64Array, Int64Array
 
 DEFAULT_ITERATIONS = 500
@@ -89,7 +91,35 @@ def pool_sketches(
         gaps.add(first, at + 1, sketch.negatives_between)
         gaps.add(np.array([at[-1] + 1]), np.array([size + 1]), np.array([sketch.negatives_below]))
     cells = gaps.allocate(size + 1, max_iterations=max_iterations, tolerance=tolerance)
-    return _folded(scores, positives, tied, cells, t, n=sum(s.n for s in sketches))
+    pooled = _folded(scores, positives, tied, cells, t, n=sum(s.n for s in sketches))
+    return dataclasses.replace(pooled, amounts=_pooled_amounts(sketches, pooled))
+
+
+def _pooled_amounts(sketches: Sequence[CurveSketch], pooled: CurveSketch) -> SketchAmounts | None:
+    """The windows' amounts on the pooled entries: exact (a positive's amount stays at its
+    score, and every window flagged at the pooled threshold); None if a window has none or was
+    flagged at another threshold."""
+    parts = [s.amounts for s in sketches]
+    if any(a is None for a in parts) or any(s.threshold != pooled.threshold for s in sketches):
+        return None
+    size = pooled.scores.size
+    summed = np.zeros((2, size))
+    for sketch in sketches:
+        amounts = sketch.amounts
+        assert amounts is not None
+        # Entries with positives are kept by _folded; the others carry no positive amount.
+        has = sketch.positives_at > 0
+        at = np.searchsorted(-pooled.scores, -sketch.scores[has])
+        np.add.at(summed[0], at, amounts.positive_at[has])
+        np.add.at(summed[1], at, amounts.positive_sq_at[has])
+    flagged = [a.negative_flagged for a in parts if a is not None]
+    squares = [a.negative_flagged_sq for a in parts if a is not None]
+    return SketchAmounts(
+        positive_at=summed[0],
+        positive_sq_at=summed[1],
+        negative_flagged=math.fsum(flagged),
+        negative_flagged_sq=math.fsum(squares),
+    )
 
 
 class _Gaps:

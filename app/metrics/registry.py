@@ -57,6 +57,26 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec("alerts", "Alerts (rows at or above the threshold)", 0.0, None, None, False),
     MetricSpec("precision_at_k", "Precision at k (the alert budget)", 0.0, 1.0, True, False),
     MetricSpec("precision_at_k_max", "Achievable precision at k", 0.0, 1.0, None, False),
+    # Money (row field amount; model setting review_cost): what the model's alerts catch.
+    MetricSpec(
+        "value_recall", "Value recall (share of the fraud amount caught)", 0.0, 1.0, True, True
+    ),
+    MetricSpec(
+        "value_precision",
+        "Value precision (fraud share of the flagged amount)",
+        0.0,
+        1.0,
+        True,
+        False,
+    ),
+    MetricSpec(
+        "net_savings",
+        "Net savings (fraud amount caught minus review cost)",
+        None,
+        None,
+        True,
+        False,
+    ),
 )
 
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in METRICS)

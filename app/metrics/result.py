@@ -6,12 +6,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import Columns, ReplicateCounts, compute
+from app.metrics._kernel import AmountCounts, Columns, ReplicateCounts, compute
 from app.metrics._validation import check_pi0
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
@@ -64,13 +64,38 @@ class EvaluationResult:
         }
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What a team spends on a window's alerts, as the metrics take it.
+
+    Attributes
+    ----------
+    share:
+        The share of the window's rows the team can check (``alert_capacity`` over the rows;
+        see :meth:`of`); the top-k metrics are taken at it, and are undefined without it.
+    review_cost:
+        What checking one alert costs (``review_cost``); net savings are undefined without it.
+    """
+
+    share: float | None = None
+    review_cost: float | None = None
+
+    @classmethod
+    def of(cls, capacity: int | None, review_cost: float | None, rows: int) -> Budget:
+        """A model's budget for a window (or period) of ``rows`` rows."""
+        return cls(share=budget_share(capacity, rows), review_cost=review_cost)
+
+
+NO_BUDGET: Final = Budget()
+
+
 def evaluate(
     scores: npt.ArrayLike,
     labels: npt.ArrayLike,
     *,
     threshold: float,
     pi0: float,
-    alert_share: float | None = None,
+    budget: Budget = NO_BUDGET,
 ) -> EvaluationResult:
     """Compute every registry metric of one window, regular and calibrated to ``pi0``.
 
@@ -87,19 +112,21 @@ def evaluate(
     """
     p0 = check_pi0(pi0)  # before the sort: reject cheap mistakes first
     sketch = build_sketch(scores, labels, threshold=threshold)
-    return evaluate_sketch(sketch, pi0=p0, alert_share=alert_share)
+    return evaluate_sketch(sketch, pi0=p0, budget=budget)
 
 
 def evaluate_sketch(
-    sketch: CurveSketch, *, pi0: float, alert_share: float | None = None
+    sketch: CurveSketch, *, pi0: float, budget: Budget = NO_BUDGET
 ) -> EvaluationResult:
     """Recompute a window's metrics from its sketch at any reference prior, in O(entries).
 
-    ``alert_share`` is the share of the window's rows the team can check (``alert_capacity``
-    over the rows; see :func:`budget_share`); without it the top-k metrics are undefined.
+    ``budget`` is the team's (:class:`Budget`): without its share the top-k metrics are
+    undefined, without its review cost net savings; without the sketch's amounts, the value
+    metrics.
     """
     p0 = check_pi0(pi0)
-    return _result(sketch, p0, compute(counts_of(sketch), p0, alert_share), 0, alert_share)
+    columns = compute(counts_of(sketch), p0, budget.share, budget.review_cost)
+    return _result(sketch, p0, columns, 0, budget)
 
 
 def budget_share(capacity: int | None, rows: int) -> float | None:
@@ -114,9 +141,9 @@ def evaluate_sketches(
     sketches: Sequence[CurveSketch],
     *,
     pi0: float,
-    alert_shares: Sequence[float | None] | None = None,
+    budgets: Sequence[Budget] | None = None,
 ) -> list[EvaluationResult]:
-    """``[evaluate_sketch(s, pi0=pi0, alert_share=a) for s, a in zip(sketches, alert_shares)]``,
+    """``[evaluate_sketch(s, pi0=pi0, budget=b) for s, b in zip(sketches, budgets)]``,
     bit for bit, in one vectorised pass.
 
     For a series re-evaluated at a new pi0: one evaluation costs ~80 numpy calls on a few hundred
@@ -142,13 +169,34 @@ def evaluate_sketches(
         negatives_below=np.array([float(s.negatives_below) for s in sketches]),
         threshold_index=np.array([s.threshold_index for s in sketches], dtype=np.intp),
         scores=padded("scores", -np.inf),
+        amounts=_padded_amounts(sketches, width),
     )
-    shares = list(alert_shares) if alert_shares is not None else [None] * len(sketches)
-    if len(shares) != len(sketches):
-        raise ValueError(f"{len(shares)} alert shares for {len(sketches)} sketches")
-    as_array = np.array([np.nan if a is None else a for a in shares], dtype=np.float64)
-    columns = compute(counts, p0, as_array)
-    return [_result(sketch, p0, columns, row, shares[row]) for row, sketch in enumerate(sketches)]
+    each = list(budgets) if budgets is not None else [NO_BUDGET] * len(sketches)
+    if len(each) != len(sketches):
+        raise ValueError(f"{len(each)} budgets for {len(sketches)} sketches")
+
+    def column(values: list[float | None]) -> FloatingArray:
+        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+    shares = column([b.share for b in each])
+    costs = column([b.review_cost for b in each])
+    columns = compute(counts, p0, shares, costs)
+    return [_result(sketch, p0, columns, row, each[row]) for row, sketch in enumerate(sketches)]
+
+
+def _padded_amounts(sketches: Sequence[CurveSketch], width: int) -> AmountCounts | None:
+    """The sketches' amounts, one row each (NaN for a sketch without; padding adds 0)."""
+    if all(s.amounts is None for s in sketches):
+        return None
+    positive = np.zeros((len(sketches), width))
+    flagged = np.full(len(sketches), np.nan)
+    for row, sketch in enumerate(sketches):
+        if sketch.amounts is None:
+            positive[row] = np.nan
+        else:
+            positive[row, : sketch.scores.size] = sketch.amounts.positive_at
+            flagged[row] = sketch.amounts.negative_flagged
+    return AmountCounts(positive_at=positive, negative_flagged=flagged)
 
 
 def _result(
@@ -156,7 +204,7 @@ def _result(
     p0: float,
     columns: tuple[Columns, Columns, FloatingArray],
     row: int,
-    share: float | None,
+    budget: Budget,
 ) -> EvaluationResult:
     """Row ``row`` of :func:`compute`'s columns as the result of ``sketch``."""
     regular_arr, calibrated_arr, pi_arr = columns
@@ -164,7 +212,8 @@ def _result(
     j = sketch.threshold_index
     tp = int(np.sum(sketch.positives_at[: j + 1]))
     fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
-    undefined = _no_budget_reasons() if share is None else {}
+    undefined = _settings_reasons(budget)
+    undefined.update(_value_reasons(sketch))
     undefined.update(
         (key, reason)
         for key, reason in _undefined_reasons(positives, negatives, tp, fp).items()
@@ -197,6 +246,12 @@ def _result(
 
 def counts_of(sketch: CurveSketch) -> ReplicateCounts:
     """The sketch's exact counts as a one-replicate :class:`ReplicateCounts`."""
+    amounts = None
+    if sketch.amounts is not None:
+        amounts = AmountCounts(
+            positive_at=sketch.amounts.positive_at[None, :],
+            negative_flagged=np.array([sketch.amounts.negative_flagged]),
+        )
     return ReplicateCounts(
         positives_at=sketch.positives_at.astype(np.float64)[None, :],
         negatives_tied=sketch.negatives_tied.astype(np.float64)[None, :],
@@ -204,6 +259,7 @@ def counts_of(sketch: CurveSketch) -> ReplicateCounts:
         negatives_below=np.array([float(sketch.negatives_below)]),
         threshold_index=sketch.threshold_index,
         scores=sketch.scores,
+        amounts=amounts,
     )
 
 
@@ -237,12 +293,37 @@ _NEEDS_NEGATIVES = ("fpr", "roc_auc", "pr_gain_auc", "lr_plus", "lr_minus")
 
 
 _NEEDS_BUDGET = ("precision_at_k", "precision_at_k_max")
+_NEEDS_AMOUNTS = ("value_recall", "value_precision", "net_savings")
+_BOTH = ("regular", "calibrated")
 
 
-def _no_budget_reasons() -> dict[str, str]:
-    """The top-k metrics of a model without an alert budget: undefined, both variants."""
-    reason = "the model has no alert_capacity (its alert budget)"
-    return {f"{v}.{name}": reason for name in _NEEDS_BUDGET for v in ("regular", "calibrated")}
+def _settings_reasons(budget: Budget) -> dict[str, str]:
+    """The metrics a model's missing settings leave undefined, both variants."""
+    reasons = {}
+    if budget.share is None:
+        reason = "the model has no alert_capacity (its alert budget)"
+        reasons.update({f"{v}.{name}": reason for name in _NEEDS_BUDGET for v in _BOTH})
+    if budget.review_cost is None:
+        reason = "the model has no review_cost (the cost of checking one alert)"
+        reasons.update({f"{v}.net_savings": reason for v in _BOTH})
+    return reasons
+
+
+def _value_reasons(sketch: CurveSketch) -> dict[str, str]:
+    """Why a value metric is undefined: no amounts, or no amount to divide by."""
+    amounts = sketch.amounts
+    if amounts is None:
+        reason = "not every row of the window carries an amount"
+        return {f"{v}.{name}": reason for name in _NEEDS_AMOUNTS for v in _BOTH}
+    reasons = {}
+    if not amounts.positive_at.max(initial=0.0) > 0.0:
+        reason = "the window's positives carry no amount (none, or all of amount 0)"
+        reasons.update({f"{v}.value_recall": reason for v in _BOTH})
+    caught = amounts.positive_at[: sketch.threshold_index + 1].max(initial=0.0)
+    if not (caught > 0.0 or amounts.negative_flagged > 0.0):
+        reason = "no amount at or above the threshold"
+        reasons.update({f"{v}.value_precision": reason for v in _BOTH})
+    return reasons
 
 
 def _undefined_reasons(positives: int, negatives: int, tp: int, fp: int) -> dict[str, str]:

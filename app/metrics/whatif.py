@@ -31,7 +31,7 @@ from app.metrics._quadrature import integrate
 from app.metrics._rank_inversion import step_sum
 from app.metrics._replicates import Resampled, range_nodes, trajectory_nodes
 from app.metrics.errors import InvalidInputError
-from app.metrics.result import EvaluationResult, evaluate_sketch
+from app.metrics.result import NO_BUDGET, Budget, EvaluationResult, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.skew import (
     integrated_precision,
@@ -46,10 +46,10 @@ Interpolation = Literal["linear", "log"]
 NOTHING_FLAGGED = "nothing predicted positive (no score >= threshold): precision is 0/0"
 
 
-def at_prior(sketch: CurveSketch, pi: float, alert_share: float | None = None) -> EvaluationResult:
-    """Every metric of ``sketch`` as it would measure at fraud rate ``pi`` (in ``.calibrated``);
-    the top-k metrics at ``alert_share`` of the rows (``None``: undefined)."""
-    return evaluate_sketch(sketch, pi0=pi, alert_share=alert_share)
+def at_prior(sketch: CurveSketch, pi: float, budget: Budget = NO_BUDGET) -> EvaluationResult:
+    """Every metric of ``sketch`` as it would measure at fraud rate ``pi`` (in ``.calibrated``),
+    under the team's ``budget``."""
+    return evaluate_sketch(sketch, pi0=pi, budget=budget)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
-from app.metrics import CurveSketch, budget_share, pool_sketches
+from app.metrics import Budget, CurveSketch, pool_sketches
 from app.metrics.skew import skew_range_from_history
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels
@@ -102,12 +102,13 @@ class Period:
         return self.pis[-1]
 
     @property
-    def alert_share(self) -> float | None:
-        """The share of the period's rows the model's alert budget covers: alert_capacity per
-        window over the rows of the windows pooled (the segment's own rows)."""
+    def budget(self) -> Budget:
+        """The model's budget over the period: alert_capacity per window, so the period's share
+        is the windows' capacity over the rows pooled (the segment's own rows)."""
         capacity = self.model.alert_capacity
         rows = sum(w.rows_total for w in self.windows)
-        return budget_share(capacity * len(self.windows) if capacity else None, rows)
+        total = capacity * len(self.windows) if capacity else None
+        return Budget.of(total, self.model.review_cost, rows)
 
     @property
     def pooled_pi(self) -> float:

@@ -59,11 +59,11 @@ def _invalid(field: str, exc: InvalidInputError) -> PayloadValidationError:
 
 def prior_out(period: Period, pi: float, *, intervals: bool, replicates: int) -> PriorOut:
     """Every registry metric of the pooled curve at ``pi``, with bootstrap intervals."""
-    share = period.alert_share
-    result = at_prior(period.sketch, pi, alert_share=share)
+    budget = period.budget
+    result = at_prior(period.sketch, pi, budget)
     cis = (
         bootstrap(
-            period.sketch, pi0=pi, seed=BOOTSTRAP_SEED, replicates=replicates, alert_share=share
+            period.sketch, pi0=pi, seed=BOOTSTRAP_SEED, replicates=replicates, budget=budget
         ).calibrated
         if intervals
         else {}

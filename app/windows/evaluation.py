@@ -20,6 +20,8 @@ from typing import Any
 
 from app.metrics import (
     METRICS,
+    NO_BUDGET,
+    Budget,
     CurveSketch,
     Decomposition,
     EvaluationResult,
@@ -52,9 +54,9 @@ class SegmentInput:
     sent_labels: int | None = None
     """Rows with a label sent, when the evaluation counts others too (a label horizon counts
     every row): what the label coverage is of."""
-    alert_share: float | None = None
-    """The share of the whole window's rows the team's alert budget covers (app.metrics.
-    budget_share): every part's top-k metrics are taken at it. None: the model has none."""
+    budget: Budget = NO_BUDGET
+    """The team's budget for the whole window (app.metrics.Budget.of: alert_capacity over the
+    whole window's rows, and review_cost): every part's top-k metrics are taken at its share."""
 
     @property
     def labels(self) -> WindowLabels:
@@ -108,7 +110,7 @@ def evaluate_segment(
     at = pi0 if pi0 is not None else _own_prior(source)
     if evaluated is not None and evaluated.pi0 != at:
         raise ValueError(f"point values at pi0 {evaluated.pi0} given for pi0 {at}")
-    result = evaluated or evaluate_sketch(source.sketch, pi0=at, alert_share=source.alert_share)
+    result = evaluated or evaluate_sketch(source.sketch, pi0=at, budget=source.budget)
     moved = stored.at_pi0(at) if stored is not None and stored.replicates == replicates else None
     intervals = moved or bootstrap(
         source.sketch,
@@ -116,7 +118,7 @@ def evaluate_segment(
         seed=seed_for(model_name, source.window_start, source.segment),
         replicates=replicates,
         grid=DEFAULT_PRIOR_GRID if pi0 is not None else None,
-        alert_share=source.alert_share,
+        budget=source.budget,
     )
     return Evaluated(source, pi0, result, intervals)
 

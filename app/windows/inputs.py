@@ -18,7 +18,7 @@ import numpy as np
 
 from app.db.repositories.window_rows import SegmentRows
 from app.db.tables import MonitoredModel
-from app.metrics import budget_share, build_sketch
+from app.metrics import Budget, build_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.types import Float64Array
 from app.monitoring.early import LabelledRows
@@ -46,13 +46,15 @@ def window_inputs(
     horizon = model.label_horizon_days is not None
     parts = window_parts(evaluated)
     # The budget is the whole window's: each part is judged at the same share of its rows.
-    share = budget_share(model.alert_capacity, parts[0].rows_total)
+    budget = Budget.of(model.alert_capacity, model.review_cost, parts[0].rows_total)
     inputs = []
     for part, sent_labels in zip(parts, sent, strict=True):
         labelled = int(part.labels.size)
-        sketch = (
-            build_sketch(part.scores, part.labels, threshold=model.threshold) if labelled else None
-        )
+        sketch = None
+        if labelled:
+            sketch = build_sketch(
+                part.scores, part.labels, threshold=model.threshold, amounts=part.amounts
+            )
         inputs.append(
             SegmentInput(
                 segment=part.segment,
@@ -63,7 +65,7 @@ def window_inputs(
                 sketch=sketch,
                 flagged=flagged(part, model.threshold),
                 sent_labels=sent_labels if horizon else None,
-                alert_share=share,
+                budget=budget,
             )
         )
     return recounted(inputs, segments, model, edges)

@@ -21,7 +21,10 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
     if not segments:
         empty = np.empty(0, dtype=np.float64)
         codes = np.empty(0, dtype=np.int8)
-        return SegmentRows(name, 0, empty, codes, empty, np.empty(0, dtype=np.int64), codes)
+        times = np.empty(0, dtype=np.int64)
+        return SegmentRows(
+            name, 0, empty, codes, empty, times, codes, amounts=empty, unlabelled_amounts=empty
+        )
     return SegmentRows(
         name,
         sum(s.rows_total for s in segments),
@@ -30,6 +33,8 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
         np.concatenate([s.unlabelled for s in segments]),
         np.concatenate([s.labelled_at for s in segments]).astype(np.int64),
         np.concatenate([s.sources for s in segments]).astype(np.int8),
+        amounts=np.concatenate([s.amounts for s in segments]),
+        unlabelled_amounts=np.concatenate([s.unlabelled_amounts for s in segments]),
     )
 
 
@@ -58,4 +63,6 @@ def evaluated_rows(segment: SegmentRows) -> SegmentRows:
             [segment.labelled_at, np.full(unlabelled, UNKNOWN_LABEL_TIME, dtype=np.int64)]
         ),
         np.concatenate([segment.sources, np.zeros(unlabelled, dtype=np.int8)]),
+        amounts=np.concatenate([segment.amounts, segment.unlabelled_amounts]),
+        unlabelled_amounts=np.empty(0, dtype=np.float64),
     )

@@ -18,7 +18,7 @@ from typing import Any
 from app.db.metrics_tables import Pi0Version
 from app.db.repositories.window_metrics import StoredSegment, WindowMetricsRepository
 from app.db.types import utcnow
-from app.metrics import CurveSketch, budget_share, evaluate_sketches
+from app.metrics import Budget, CurveSketch, evaluate_sketches
 from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.verdicts import StoredVerdict, provisional
@@ -39,7 +39,7 @@ class FreshWindow:
     """Verdicts already issued for this window (kept, like every stored window's)."""
 
 
-def _stored_input(row: StoredSegment, share: float | None) -> SegmentInput:
+def _stored_input(row: StoredSegment, budget: Budget) -> SegmentInput:
     sketch = CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
     # A label horizon evaluates every row: its coverage is of the labels sent, kept as stored.
     coverage = row.label_coverage
@@ -52,7 +52,7 @@ def _stored_input(row: StoredSegment, share: float | None) -> SegmentInput:
         row.positives,
         sketch,
         sent_labels=sent if sent is not None and sent != row.labelled else None,
-        alert_share=share,
+        budget=budget,
     )
 
 
@@ -80,15 +80,15 @@ def recompute_series(
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
         # The alert budget is the whole window's (segment "all"): each part gets its share.
-        shares = {
-            r.window_start: budget_share(model.alert_capacity, r.rows_total)
+        budgets = {
+            r.window_start: Budget.of(model.alert_capacity, model.review_cost, r.rows_total)
             for r in stored
             if r.segment == SEGMENT_ALL
         }
         sources: dict[str, list[tuple[SegmentInput, StoredSegment | None]]] = {}
         for row in stored:
-            share = shares.get(row.window_start)
-            sources.setdefault(row.segment, []).append((_stored_input(row, share), row))
+            budget = budgets.get(row.window_start, Budget(review_cost=model.review_cost))
+            sources.setdefault(row.segment, []).append((_stored_input(row, budget), row))
         for source in fresh.inputs if fresh is not None else ():
             sources.setdefault(source.segment, []).append((source, None))
         out = _Rows()
@@ -130,7 +130,7 @@ def _recompute_segment(
     points = evaluate_sketches(
         [s.sketch for s in sketched if s.sketch],
         pi0=version.value,
-        alert_shares=[s.alert_share for s in sketched],
+        budgets=[s.budget for s in sketched],
     )
     batch = {s.window_start: p for s, p in zip(sketched, points, strict=True)}
     computed_at = utcnow()

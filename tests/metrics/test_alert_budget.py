@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
-from app.metrics import budget_share, build_sketch, evaluate, evaluate_sketch
+from app.metrics import Budget, budget_share, build_sketch, evaluate, evaluate_sketch
 from app.metrics.types import Float64Array, Int64Array
 
 
@@ -49,7 +49,7 @@ def test_the_handbooks_precision_at_k_on_a_worked_example() -> None:
     """Ten transactions of a day, k = 3: the three highest scores hold two frauds."""
     scores = np.array([0.95, 0.1, 0.8, 0.3, 0.7, 0.2, 0.05, 0.6, 0.4, 0.15])
     labels = np.array([1, 0, 0, 0, 1, 0, 0, 1, 0, 0])
-    result = evaluate(scores, labels, threshold=0.5, pi0=0.3, alert_share=3 / 10)
+    result = evaluate(scores, labels, threshold=0.5, pi0=0.3, budget=Budget(share=3 / 10))
     assert result.regular["precision_at_k"] == pytest.approx(2 / 3, abs=1e-15)
     assert result.regular["precision_at_k_max"] == 1.0  # three frauds: all of k could be
     assert result.regular["alerts"] == 4.0  # 0.95, 0.8, 0.7, 0.6
@@ -57,7 +57,7 @@ def test_the_handbooks_precision_at_k_on_a_worked_example() -> None:
     assert result.calibrated["precision_at_k"] == pytest.approx(2 / 3, abs=1e-12)
     # A budget larger than the frauds: the achievable maximum is frauds / k, reached here
     # (0.95, 0.8, 0.7, 0.6, 0.4 hold all three frauds).
-    wide = evaluate(scores, labels, threshold=0.5, pi0=0.3, alert_share=5 / 10)
+    wide = evaluate(scores, labels, threshold=0.5, pi0=0.3, budget=Budget(share=5 / 10))
     assert wide.regular["precision_at_k"] == pytest.approx(3 / 5, abs=1e-15)
     assert wide.regular["precision_at_k_max"] == pytest.approx(3 / 5, abs=1e-15)
 
@@ -72,7 +72,7 @@ def test_precision_at_k_equals_the_direct_computation(seed: int) -> None:
     threshold = float(rng.choice([-1.0, 0.0, 0.5, 3.0]))
     share = budget_share(capacity, n)
     result = evaluate_sketch(
-        build_sketch(scores, labels, threshold=threshold), pi0=0.2, alert_share=share
+        build_sketch(scores, labels, threshold=threshold), pi0=0.2, budget=Budget(share=share)
     )
     k = min(capacity, n)
     assert result.regular["precision_at_k"] == pytest.approx(
@@ -98,7 +98,9 @@ def test_without_a_budget_the_top_k_metrics_are_undefined_with_the_reason() -> N
 
 
 def test_one_class_windows_keep_the_regular_values_and_explain_the_calibrated() -> None:
-    result = evaluate([0.1, 0.9, 0.5], [0, 0, 0], threshold=0.5, pi0=0.1, alert_share=1 / 3)
+    result = evaluate(
+        [0.1, 0.9, 0.5], [0, 0, 0], threshold=0.5, pi0=0.1, budget=Budget(share=1 / 3)
+    )
     assert result.regular["precision_at_k"] == 0.0
     assert result.regular["precision_at_k_max"] == 0.0
     assert result.calibrated["precision_at_k"] is None
@@ -115,7 +117,7 @@ def test_calibrated_values_are_the_mean_over_windows_resampled_to_pi0(
     rng = np.random.default_rng([24, 7, int(ties)])
     scores, labels = _window(rng, 4_000, 0.08, ties=ties)
     share, threshold = 0.02, 1.2
-    result = evaluate(scores, labels, threshold=threshold, pi0=pi0, alert_share=share)
+    result = evaluate(scores, labels, threshold=threshold, pi0=pi0, budget=Budget(share=share))
     pos, neg = scores[labels == 1], scores[labels == 0]
     m = 20_000
     frauds = round(pi0 * m)

@@ -5,14 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.metrics import METRIC_NAMES, EvaluationResult, InvalidInputError, decompose, evaluate
+from app.metrics import (
+    METRIC_NAMES,
+    Budget,
+    EvaluationResult,
+    InvalidInputError,
+    build_sketch,
+    decompose,
+    evaluate,
+    evaluate_sketch,
+)
 from tests.support.synthetic import siblini_window
 
 
 def _result(pi: float, mu1: float, seed: int, n: int = 30_000) -> EvaluationResult:
     rng = np.random.default_rng([77, seed])
     scores, labels = siblini_window(n, pi, mu1, 0.0, rng)
-    return evaluate(scores, labels, threshold=2.0, pi0=0.005, alert_share=0.01)
+    amounts = rng.lognormal(3.0, 1.0, size=n)  # every metric defined: the value metrics too
+    sketch = build_sketch(scores, labels, threshold=2.0, amounts=amounts)
+    return evaluate_sketch(sketch, pi0=0.005, budget=Budget(share=0.01, review_cost=5.0))
 
 
 def test_effects_add_up_to_the_total_change() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.metrics import CurveSketch, build_sketch, evaluate_sketch, evaluate_sketches
+from app.metrics import Budget, CurveSketch, build_sketch, evaluate_sketch, evaluate_sketches
 
 
 def _sketches() -> list[CurveSketch]:
@@ -42,9 +42,10 @@ def test_a_batch_with_alert_budgets_equals_one_by_one_bit_for_bit() -> None:
     """Each sketch at its own share of the alert budget, some without one."""
     sketches = _sketches()
     shares: list[float | None] = [0.1, None, 0.02, 1.0, 0.5, 0.34, None, 1.0]
-    batch = evaluate_sketches(sketches, pi0=0.05, alert_shares=shares)
+    batch = evaluate_sketches(sketches, pi0=0.05, budgets=[Budget(share=a) for a in shares])
     single = [
-        evaluate_sketch(s, pi0=0.05, alert_share=a) for s, a in zip(sketches, shares, strict=True)
+        evaluate_sketch(s, pi0=0.05, budget=Budget(share=a))
+        for s, a in zip(sketches, shares, strict=True)
     ]
     assert [r.to_dict() for r in batch] == [r.to_dict() for r in single]
     assert batch[0].regular["precision_at_k"] is not None

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from app.metrics import (
     METRICS,
+    Budget,
     CurveSketch,
     EvaluationResult,
     build_sketch,
@@ -88,8 +89,10 @@ def test_repeating_one_class_leaves_calibrated_metrics_unchanged(
     chosen = labels == side
     more_scores = np.concatenate([scores] + [scores[chosen]] * (repeat - 1))
     more_labels = np.concatenate([labels] + [labels[chosen]] * (repeat - 1))
-    before = evaluate(scores, labels, threshold=threshold, pi0=pi0, alert_share=share)
-    after = evaluate(more_scores, more_labels, threshold=threshold, pi0=pi0, alert_share=share)
+    before = evaluate(scores, labels, threshold=threshold, pi0=pi0, budget=Budget(share=share))
+    after = evaluate(
+        more_scores, more_labels, threshold=threshold, pi0=pi0, budget=Budget(share=share)
+    )
     assert after.pi != before.pi
     per_row = {"alerts": (before.n, after.n)}
     for spec in METRICS:

@@ -12,6 +12,7 @@ SQLite: a plain select.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,7 +42,9 @@ class SegmentRows:
     ``scores``, ``labels``, ``labelled_at`` and ``sources`` are aligned element by element
     (one labelled row each): ``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
     label stored before label times were (its arrival is unknown); ``sources`` the stored code
-    (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise.
+    (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise. ``amounts`` and
+    ``unlabelled_amounts`` are the rows' amounts, aligned with ``scores`` and ``unlabelled``,
+    NaN where a row has none (ingest accepts only finite amounts, so NaN means nothing else).
     """
 
     segment: str
@@ -51,6 +54,8 @@ class SegmentRows:
     unlabelled: Float64Array
     labelled_at: npt.NDArray[np.int64]
     sources: npt.NDArray[np.int8]
+    amounts: Float64Array
+    unlabelled_amounts: Float64Array
 
 
 class RawBinaryLoader(Loader):
@@ -80,6 +85,8 @@ def parse_binary_array(data: bytes | None, dtype: str) -> npt.NDArray[Any]:
     return np.frombuffer(data, dtype=record, count=size, offset=20)["value"]
 
 
+# The two score arrays and the two amount arrays of a segment are aggregated in one scan, so
+# each amount array is aligned with its score array row by row.
 # Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
 # where a float of epoch seconds is not), an unknown one as -infinity, whose binary value is
 # the int8 minimum: UNKNOWN_LABEL_TIME as it is.
@@ -90,7 +97,9 @@ SELECT segment,
        array_agg(label) FILTER (WHERE label IS NOT NULL),
        array_agg(score) FILTER (WHERE label IS NULL),
        array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL),
-       array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL)
+       array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL),
+       array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NOT NULL),
+       array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL)
 FROM predictions
 WHERE model_id = %s AND window_start = %s
 GROUP BY segment
@@ -120,6 +129,7 @@ class WindowRowsRepository:
                 Prediction.label,
                 Prediction.labelled_at,
                 Prediction.label_source,
+                Prediction.amount,
             ).where(Prediction.model_id == model_id, Prediction.window_start == window_start)
         ).all()
         by_segment: dict[str, list[Any]] = {}
@@ -138,8 +148,26 @@ class WindowRowsRepository:
             sources = np.fromiter(
                 (row.label_source or UNKNOWN_LABEL_SOURCE for row in labelled), np.int8, count=n
             )
-            out.append(SegmentRows(segment, len(items), scores, labels, unlabelled, times, sources))
+            amounts = _amounts(row.amount for row in labelled)
+            unlabelled_amounts = _amounts(row.amount for row in items if row.label is None)
+            out.append(
+                SegmentRows(
+                    segment,
+                    len(items),
+                    scores,
+                    labels,
+                    unlabelled,
+                    times,
+                    sources,
+                    amounts=amounts,
+                    unlabelled_amounts=unlabelled_amounts,
+                )
+            )
         return out
+
+
+def _amounts(values: Iterable[float | None]) -> Float64Array:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
 def _micros_or_unknown(instant: datetime | None) -> int:
@@ -156,7 +184,9 @@ def _read_postgresql(
         cursor.execute(_PG_QUERY, (model_id, window_start))
         fetched = cursor.fetchall()
     out = []
-    for segment, total, score_data, label_data, unlabelled_data, time_data, source_data in fetched:
+    for row in fetched:
+        segment, total, score_data, label_data, unlabelled_data, time_data, source_data = row[:7]
+        amount_data, unlabelled_amount_data = row[7:]
         scores = parse_binary_array(score_data, ">f8").astype(np.float64)
         labels = parse_binary_array(label_data, ">i2").astype(np.int8)
         unlabelled = parse_binary_array(unlabelled_data, ">f8").astype(np.float64)
@@ -166,6 +196,18 @@ def _read_postgresql(
         )
         sources = parse_binary_array(source_data, ">i2").astype(np.int8)
         out.append(
-            SegmentRows(str(segment), int(total), scores, labels, unlabelled, times, sources)
+            SegmentRows(
+                str(segment),
+                int(total),
+                scores,
+                labels,
+                unlabelled,
+                times,
+                sources,
+                amounts=parse_binary_array(amount_data, ">f8").astype(np.float64),
+                unlabelled_amounts=parse_binary_array(unlabelled_amount_data, ">f8").astype(
+                    np.float64
+                ),
+            )
         )
     return out
