@@ -45,6 +45,14 @@ _REASONS: Final[dict[str, str]] = {
     "confusion matrix's rates (see what-if for how it moves with the fraud rate)",
     "precision_at_k_max": "the most any ranking reaches, min(frauds, k) / k: set by the fraud "
     "rate and the budget alone, not by the model",
+    "value_recall": "recall weighted by each fraud's amount: a function of the frauds alone, so "
+    "it does not move with the fraud rate (prior_invariant); the seed paper's volume is "
+    "defined on counts, not on amounts",
+    "value_precision": "precision weighted by each row's amount: it moves with the fraud rate as "
+    "precision does (calibrated: legitimate amounts weighted by k), but on amounts, not on the "
+    "counts of one confusion matrix the seed paper's volume is defined on",
+    "net_savings": "an amount of money, not a rate in [0, 1]: the seed paper's volume does not "
+    "apply (its calibrated value is what a window of the same size would save at pi0)",
 }
 REFERENCE_METRICS: Final[dict[str, str]] = {
     "accuracy": "Accuracy",

@@ -56,6 +56,7 @@ SEGMENTS = ("web", "store")
 UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
 DROPS = {"performance_drop", "both"}
 SHOP_ALERT_CAPACITY = 80
+SHOP_REVIEW_COST = 2.5
 # ui-model.png and ui-window-early.png are taken by test_webui_early.py (a model whose newest
 # windows wait for labels, with early estimates).
 README_IMAGES = (
@@ -108,13 +109,18 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
             for name in ("shop", "steady", "fresh"):  # fresh: registered, no rows yet
                 spec: dict[str, Any] = {"name": name, "threshold": 1.5}
-                if name == "shop":  # the team checks 80 alerts a day
+                if name == "shop":  # the team checks 80 alerts a day, at 2.5 each
                     spec["alert_capacity"] = SHOP_ALERT_CAPACITY
+                    spec["review_cost"] = SHOP_REVIEW_COST
                 response = client.post("/v1/models", json=spec)
                 assert response.status_code == 201, response.text
             for day in stream(SHOP):
                 for segment, half in _halves(day):
                     body = batch_body(half, prefix=f"shop-{segment}", segment=segment)
+                    # Transaction amounts: the frauds larger, fixed by the day and segment.
+                    rng = np.random.default_rng([day.index, len(segment)])
+                    amounts = rng.lognormal(3.0 + half.labels, 1.0).round(2)
+                    body["columns"]["amount"] = amounts.tolist()
                     if day.index >= SHOP.days - UNLABELLED_DAYS:
                         body["columns"]["label"] = [None] * half.scores.size
                     post_batch(client, "shop", body)
@@ -279,6 +285,45 @@ def test_model_page_shows_the_alert_budget_and_the_threshold_advice_as_the_api_d
         assert same(shown_row["precision"], expected["precision"], 5.1e-5)
         assert same(shown_row["recall"], expected["recall"], 5.1e-5)
         assert shown_row["alerts"] == round(expected["alerts"])
+
+
+def test_model_page_shows_the_money_caught_as_the_api_does(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """shop's rows carry amounts and it has a review cost: the newest judged window's value
+    recall, value precision and net savings as the API serves them; steady's rows carry no
+    amount, and it gets no such table."""
+
+    def series(metric: str) -> dict[str, dict[str, Any]]:
+        response = seeded.api.get("/v1/models/shop/metrics", params={"metric": metric})
+        assert response.status_code == 200, response.text
+        return {p["window_start"]: p for p in response.json()["points"]}
+
+    recall, precision, savings = (
+        series(m) for m in ("value_recall", "value_precision", "net_savings")
+    )
+    newest = max(start for start, p in recall.items() if p["mature"])
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        table = page.locator("#money-caught")
+        shown_window = table.get_attribute("data-window")
+        shown = {
+            field: shown_value(page, f'#money-caught td[data-field="{field}"]')
+            for field in ("value_recall", "value_precision", "net_savings")
+        }
+        shown_calibrated = shown_value(
+            page, '#money-caught td[data-field="calibrated_net_savings"]'
+        )
+        _open(page, seeded, "#/models/steady")
+        steady_tables = page.locator("#money-caught").count()
+        assert not log.problems(), log.problems()
+    assert shown_window == newest
+    assert recall[newest]["regular"] is not None
+    assert same(shown["value_recall"], recall[newest]["regular"], 5.1e-4)
+    assert same(shown["value_precision"], precision[newest]["regular"], 5.1e-4)
+    assert same(shown["net_savings"], savings[newest]["regular"], 0.0051)
+    assert same(shown_calibrated, savings[newest]["calibrated"], 0.0051)
+    assert steady_tables == 0
 
 
 def test_segment_picker_switches_the_series(seeded: Seeded, browser: Browser) -> None:

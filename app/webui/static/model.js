@@ -164,6 +164,29 @@
         h("td", { class: "num", "data-field": "precision_at_k_max" }, reachable ? num(reachable.regular) : "–")));
   }
 
+  // Money on the newest judged window (rows sent with an amount): the share of the fraud
+  // amount caught, the fraud share of the flagged amount, and net savings after review_cost.
+  function moneySummary(recall, precision, savings) {
+    const newest = [...recall.points].reverse().find((p) => p.mature && p.regular != null);
+    if (!newest) return null;
+    const at = (series) => series.points.find((p) => p.window_start === newest.window_start) || {};
+    const valuePrecision = at(precision);
+    const net = at(savings);
+    const money = (v) => (v == null ? "–" : v.toFixed(2));
+    const cell = (field, point, f) => h("td", { class: "num", "data-field": field, title: point.reason || undefined },
+      point.regular == null && point.reason ? "–" : `${f(point.regular)} ${interval(point.regular_ci, f)}`);
+    const calibrated = (field, point, f) => h("td", { class: "num", "data-field": field, title: point.reason || undefined },
+      `${f(point.calibrated)} ${interval(point.calibrated_ci, f)}`);
+    return h("table", { id: "money-caught", class: "summary", "data-window": newest.window_start },
+      h("tr", {}, ["newest judged window", "fraud amount caught", "fraud share of the flagged amount", "net savings (measured)", "net savings (at pi0)"].map((t) => h("th", {}, t))),
+      h("tr", {},
+        h("td", {}, day(newest.window_start)),
+        cell("value_recall", newest, (v) => pct(v, 1)),
+        cell("value_precision", valuePrecision, (v) => pct(v, 1)),
+        cell("net_savings", net, money),
+        calibrated("calibrated_net_savings", net, money)));
+  }
+
   async function modelPage(name, params) {
     const segment = params.get("segment") || "all";
     const base = `/v1/models/${enc(name)}`;
@@ -183,6 +206,8 @@
       calmon.get(`${base}/metrics`, { metric: "alerts", segment }),
       calmon.get(`${base}/metrics`, { metric: "precision_at_k_max", segment }),
     ]);
+    const money = await Promise.all(["value_recall", "value_precision", "net_savings"].map(
+      (metric) => calmon.get(`${base}/metrics`, { metric, segment })));
     // The catalogue needs a mature window; asked after the series so it does not delay them.
     const catalogue = points.some((p) => p.judged) ? calmon.get(`${base}/metric-catalogue`, { segment }) : null;
     const advice = points.length ? calmon.get(`${base}/threshold-advice`, { segment }) : null;
@@ -233,6 +258,7 @@
 
     const summary = newestSummary(name, segment, points, model.granularity);
     const budgetTable = budget ? budgetSummary(model, ...budget) : null;
+    const moneyTable = moneySummary(...money);
 
     const [apFig, apBox] = figure("Average precision: measured and calibrated", "chart-ap",
       "the dashed line is AP as measured, which moves with the fraud rate; the solid line is AP calibrated to the reference fraud rate pi0, which moves only when the model ranks better or worse. Bands (hatched: measured, plain: calibrated) are 95% bootstrap intervals; the dotted line is the reference's calibrated AP; hollow circles are estimates from scores before the labels arrive (measured AP's expected value), not measurements. A window still waiting for labels shows no measured value: the dashed teal line through hollow markers, with its shaded 95% band, is its calibrated AP estimated from the labels that arrived so far (what its complete labels are expected to show; hover for how long they have been arriving). Click a point for its window.");
@@ -253,6 +279,7 @@
       ...alertState(state, ap, reference, ref),
       ...parkedWindows(status),
       summary,
+      ...(moneyTable ? [moneyTable, howTo("money, from each row's amount: the share of the window's fraud amount at or above the threshold (value recall), the fraud share of the flagged amount (value precision), and net savings, the fraud amount caught minus review_cost for each alert; at pi0: what a window of the same size would save at the reference fraud rate. 95% intervals; – with its reason on hover where a window's rows lack an amount or the model has no review_cost.")] : []),
       ...(budgetTable ? [budgetTable, howTo("the alert budget: alerts are the window's rows at or above the threshold, against the alert_capacity the team can check; precision at k is the fraud share of the window's k highest-scored rows (k = alert_capacity), measured and at the reference fraud rate pi0, with 95% intervals; best reachable is what a perfect ranking would get (fewer frauds than k cap it).")] : []),
       h("h2", {}, "Verdicts, one mark per window"),
       ...verdictStrip(name, segment, points),
