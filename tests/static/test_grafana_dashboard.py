@@ -525,7 +525,9 @@ def _seed(connection: Connection) -> None:
     worker stores them, and its early estimate), written through the connection's transaction.
     The mature window keeps an early estimate too, as a judged window may: it must not show."""
     with Session(bind=connection) as session:
-        model = new_model(session, threshold=0.5, min_label_coverage=0.5, alert_capacity=80)
+        model = new_model(
+            session, threshold=0.5, min_label_coverage=0.5, alert_capacity=80, review_cost=2.0
+        )
         for start, mature in ((SEEDED_MATURE, True), (SEEDED_WAITING, False)):
             window = add_window_metrics(
                 session,
@@ -537,6 +539,7 @@ def _seed(connection: Connection) -> None:
                 early=SEEDED_EARLY,
             )
             budget = ("precision_at_k", "precision_at_k_max", "alerts")
+            budget += ("value_recall", "value_precision", "net_savings")
             for metric in ("average_precision", "f1", "precision", *budget):
                 add_metric_value(
                     session,
