@@ -188,9 +188,11 @@ def first_steps(base_url: str, workdir: Path, env: Mapping[str, str] | None = No
     assert set(shown) <= set(answer)
     assert set(shown["points"][0]) <= set(answer["points"][0])
     alert_budget(base_url, workdir, env)
+    money(base_url, workdir, env)
 
 
 ALERT_BUDGET = "### The alert budget: precision at k"
+MONEY = "### Money: value caught and net savings"
 
 
 def alert_budget(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
@@ -209,6 +211,29 @@ def alert_budget(base_url: str, workdir: Path, env: Mapping[str, str] | None = N
 
     answer = wait_for(recomputed, "the window recomputed with its budget", timeout=90, poll=0.5)
     assert set(shown) <= set(answer)
+    for key in ("model", "metric", "segment"):
+        assert answer[key] == shown[key]
+    [point] = answer["points"]
+    for key, value in shown["points"][0].items():
+        assert point[key] == value, (key, point)
+
+
+def money(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
+    """`### Money: value caught and net savings` after the alert budget: the review cost set and
+    the rows sent again with amounts, then the net-savings series once the worker recomputed the
+    window, as the README shows it."""
+    tokens = blocks(FIRST_STEPS, "bash")[0]  # $ADMIN and $INGEST, as the reader has them
+    send, query = blocks(MONEY, "bash")
+    admin = run_blocks([tokens, send, 'echo "$ADMIN"'], base_url, workdir, env)[-1]
+    shown = readme_json(MONEY)
+
+    def recomputed() -> dict[str, Any] | None:
+        script = f"ADMIN={admin}\n{query}"
+        answer: dict[str, Any] = json.loads(run_blocks([script], base_url, workdir, env)[0])
+        points = answer["points"]
+        return answer if points and points[0]["regular"] is not None else None
+
+    answer = wait_for(recomputed, "the window recomputed with its amounts", timeout=90, poll=0.5)
     for key in ("model", "metric", "segment"):
         assert answer[key] == shown[key]
     [point] = answer["points"]
