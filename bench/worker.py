@@ -345,7 +345,7 @@ def bench_one_window(
     _freeze_references(factory, model_id)
     window = _window_parts(factory, model_id)
     floor, array, transfer, worker, summary, nowcasts = [], [], [], [], [], []
-    budgeted = []
+    budgeted, valued = [], []
     for _ in range(repeats):
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
@@ -361,6 +361,12 @@ def bench_one_window(
         _redirty(factory, model_id)
         budgeted.append(_timed(lambda: _claim_to_stored(factory, options)))
         _set_alert_capacity(factory, model_id, None)
+        # The same window with an amount on every row and a review cost: the value metrics'.
+        _set_amounts(factory, model_id, on=True)
+        _unjudge(factory, model_id)
+        _redirty(factory, model_id)
+        valued.append(_timed(lambda: _claim_to_stored(factory, options)))
+        _set_amounts(factory, model_id, on=False)
     _check_judged(factory, model_id)
     return {
         "floor": Timing(floor),
@@ -368,6 +374,7 @@ def bench_one_window(
         "transfer": Timing(transfer),
         "worker": Timing(worker),
         "budgeted": Timing(budgeted),
+        "valued": Timing(valued),
         "summary": Timing(summary),
         "nowcast": Timing(nowcasts),
     }
@@ -380,6 +387,23 @@ def _set_alert_capacity(
         model = session.get(MonitoredModel, model_id)
         assert model is not None
         model.alert_capacity = capacity
+
+
+def _set_amounts(factory: sessionmaker[Session], model_id: int, *, on: bool) -> None:
+    """Every row of the model an amount (lognormal, as transaction values are) and a review
+    cost, or neither."""
+    with factory.begin() as session:
+        session.execute(
+            text(
+                "UPDATE predictions SET amount = CASE WHEN :on "
+                "THEN round(exp(3 + 1.2 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))"
+                "::numeric, 2)::float8 END WHERE model_id = :model"
+            ),
+            {"on": on, "model": model_id},
+        )
+        model = session.get(MonitoredModel, model_id)
+        assert model is not None
+        model.review_cost = 2.0 if on else None
 
 
 def _storage(factory: sessionmaker[Session]) -> tuple[int, int, int]:
@@ -510,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ratio worker / floor': {worker / one['array'].median:.2f}")
     print(f"  worker with alert_capacity 1% of the rows            {one['budgeted']}")
     print(f"  ratio with / without alert_capacity: {one['budgeted'].median / worker:.2f}")
+    print(f"  worker with an amount on every row and review_cost   {one['valued']}")
+    print(f"  ratio with / without amounts: {one['valued'].median / worker:.2f} (target <= 1.15)")
     print(f"  of which: score counts on the bins (5 parts)         {one['summary']}")
     print(f"  of which: nowcast of every segment (5)               {one['nowcast']}")
     print(f"  ratio score counts / worker: {one['summary'].median / worker:.2%} (target <= 10%)")

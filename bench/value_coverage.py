@@ -1,0 +1,142 @@
+"""How often do the value metrics' 95% bootstrap intervals hold the true value?
+
+    python -m bench.value_coverage            # the table of docs/alert-budget.md (300 windows each)
+    python -m bench.value_coverage --quick    # a smoke run
+
+Siblini et al.'s Gaussian model (legitimate scores N(0, 1), fraud N(2.5, 1), threshold 2.0),
+fraud rate 1%, amounts lognormal (legitimate exp(N(3, 1.2)), fraud exp(N(4, 1.2)): frauds are
+larger and the tail is heavy), review cost 5. Windows hold 10, 25, 100 or 1,000 frauds on
+average. Each window's intervals come from calmon's bootstrap (app.metrics.bootstrap, 400
+replicates, its default block merging); the truth is the population's value (1e7 rows drawn
+once; net savings scaled to the window's rows), regular and calibrated to pi0 = 0.5%.
+
+Variants: ``independent`` rows; ``bursts``: frauds per card, 1 + Poisson(2) frauds a card with
+correlated scores (0.5) and amounts (one card's frauds share a level, 0.7), as fraud comes in
+practice: the row bootstrap treats a card's frauds as independent, so it cannot see the
+extra spread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.metrics import Budget, bootstrap, build_sketch, evaluate_sketch
+from app.metrics.types import Float64Array, Int64Array
+
+THRESHOLD = 2.0
+PI = 0.01
+PI0 = 0.005
+COST = 5.0
+NAMES = ("value_recall", "value_precision", "net_savings")
+Window = tuple[Float64Array, Int64Array, Float64Array]
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    draw: Callable[[np.random.Generator, int], Window]
+
+
+def independent(rng: np.random.Generator, n: int) -> Window:
+    labels = (rng.random(n) < PI).astype(np.int64)
+    scores = rng.normal(2.5 * labels, 1.0)
+    amounts = np.exp(rng.normal(3.0 + labels, 1.2))
+    return scores, labels, amounts
+
+
+def bursts(rng: np.random.Generator, n: int) -> Window:
+    """Legitimate rows as above; frauds by card: 1 + Poisson(2) a card, the card's frauds
+    sharing half their score noise and 70% of their log-amount noise."""
+    frauds = rng.binomial(n, PI)
+    sizes: list[int] = []
+    while sum(sizes) < frauds:
+        sizes.append(1 + int(rng.poisson(2.0)))
+    card = np.repeat(np.arange(len(sizes)), sizes)[:frauds]
+    shared_score = rng.normal(0.0, 1.0, len(sizes))[card]
+    shared_amount = rng.normal(0.0, 1.0, len(sizes))[card]
+    fraud_scores = 2.5 + np.sqrt(0.5) * shared_score + np.sqrt(0.5) * rng.normal(size=frauds)
+    fraud_amounts = np.exp(
+        4.0 + 1.2 * (np.sqrt(0.7) * shared_amount + np.sqrt(0.3) * rng.normal(size=frauds))
+    )
+    legit = n - frauds
+    scores = np.concatenate([fraud_scores, rng.normal(0.0, 1.0, legit)])
+    labels = np.concatenate([np.ones(frauds, np.int64), np.zeros(legit, np.int64)])
+    amounts = np.concatenate([fraud_amounts, np.exp(rng.normal(3.0, 1.2, legit))])
+    return scores, labels, amounts
+
+
+VARIANTS = (Variant("independent", independent), Variant("bursts", bursts))
+
+
+def truth(variant: Variant, rows: int, seed: int) -> dict[str, float]:
+    """The population's values (per row for net savings), regular and calibrated."""
+    rng = np.random.default_rng([seed, 99])
+    scores, labels, amounts = variant.draw(rng, rows)
+    sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
+    result = evaluate_sketch(sketch, pi0=PI0, budget=Budget(review_cost=COST))
+    out = {}
+    for variant_name, values in (("regular", result.regular), ("calibrated", result.calibrated)):
+        for name in NAMES:
+            value = values[name]
+            assert value is not None
+            out[f"{variant_name}.{name}"] = value / rows if name == "net_savings" else value
+    return out
+
+
+@dataclass(frozen=True)
+class Run:
+    windows: int
+    replicates: int
+    population: int
+    seed: int = 24
+
+
+def coverage(variant: Variant, frauds: int, run: Run) -> dict[str, float]:
+    """The share of the run's windows whose interval holds the truth, per metric."""
+    rows = round(frauds / PI)
+    windows, replicates, seed = run.windows, run.replicates, run.seed
+    true = truth(variant, run.population, seed)
+    rng = np.random.default_rng([seed, frauds, len(variant.name)])
+    held = dict.fromkeys(true, 0)
+    counted = dict.fromkeys(true, 0)
+    for i in range(windows):
+        scores, labels, amounts = variant.draw(rng, rows)
+        sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
+        budget = Budget(review_cost=COST)
+        intervals = bootstrap(sketch, pi0=PI0, seed=i, replicates=replicates, budget=budget)
+        for key, value in true.items():
+            side, name = key.split(".")
+            interval = getattr(intervals, side)[name]
+            if interval is None:
+                continue
+            target = value * sketch.n if name == "net_savings" else value
+            counted[key] += 1
+            held[key] += int(interval[0] <= target <= interval[1])
+    return {key: held[key] / counted[key] if counted[key] else float("nan") for key in true}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run")
+    args = parser.parse_args(argv)
+    run = Run(30, 200, 10**6) if args.quick else Run(300, 400, 10**7)
+    sizes = (25, 100) if args.quick else (10, 25, 100, 1_000)
+    keys = [f"{side}.{name}" for side in ("regular", "calibrated") for name in NAMES]
+    print(f"coverage of 95% intervals, {run.windows} windows each, {run.replicates} replicates")
+    print("| situation | frauds a window | " + " | ".join(keys) + " |")
+    print("|---|---|" + "---|" * len(keys))
+    for variant in VARIANTS:
+        for frauds in sizes:
+            found = coverage(variant, frauds, run)
+            cells = " | ".join(f"{found[k]:.1%}" for k in keys)
+            print(f"| {variant.name} | {frauds:,} | {cells} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
