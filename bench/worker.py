@@ -362,11 +362,11 @@ def bench_one_window(
         budgeted.append(_timed(lambda: _claim_to_stored(factory, options)))
         _set_alert_capacity(factory, model_id, None)
         # The same window with an amount on every row and a review cost: the value metrics'.
-        _set_amounts(factory, model_id, on=True)
+        _set_amounts(engine, factory, model_id, on=True)
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
         valued.append(_timed(lambda: _claim_to_stored(factory, options)))
-        _set_amounts(factory, model_id, on=False)
+        _set_amounts(engine, factory, model_id, on=False)
     _check_judged(factory, model_id)
     return {
         "floor": Timing(floor),
@@ -389,9 +389,12 @@ def _set_alert_capacity(
         model.alert_capacity = capacity
 
 
-def _set_amounts(factory: sessionmaker[Session], model_id: int, *, on: bool) -> None:
+def _set_amounts(
+    engine: Engine, factory: sessionmaker[Session], model_id: int, *, on: bool
+) -> None:
     """Every row of the model an amount (lognormal, as transaction values are) and a review
-    cost, or neither."""
+    cost, or neither; then VACUUM, so that the rows read next are not read among the dead
+    versions the UPDATE left (which would charge the amounts for the bench's own UPDATE)."""
     with factory.begin() as session:
         session.execute(
             text(
@@ -404,6 +407,8 @@ def _set_amounts(factory: sessionmaker[Session], model_id: int, *, on: bool) -> 
         model = session.get(MonitoredModel, model_id)
         assert model is not None
         model.review_cost = 2.0 if on else None
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.execute(text("VACUUM ANALYZE predictions"))
 
 
 def _storage(factory: sessionmaker[Session]) -> tuple[int, int, int]:

@@ -6,6 +6,8 @@ equal positives first, so that a replicate costs O(blocks) draws whatever the wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from app.metrics._kernel import AmountCounts, ReplicateCounts
@@ -70,3 +72,62 @@ def poisson_counts(
         z = rng.standard_normal((size, cols.size), dtype=np.float32)
         out[:, cols] = np.maximum(z * np.sqrt(mean) + mean, np.float32(0.0))
     return out
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Mean and variance of the amounts in each cell (0 where a cell holds no row)."""
+
+    mean: Float32Array
+    variance: Float32Array
+
+    @classmethod
+    def of(cls, count: Float64Array, total: Float64Array, squares: Float64Array) -> Moments:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(count > 0, total / count, 0.0)
+            variance = np.where(count > 0, np.maximum(squares / count - mean * mean, 0.0), 0.0)
+        return cls(mean.astype(np.float32), variance.astype(np.float32))
+
+    def draw(self, drawn: Float32Array, rng: np.random.Generator) -> Float32Array:
+        """Each cell's amount given its drawn count ``C``: ``C m + sqrt(C v) z``, at least 0."""
+        z = rng.standard_normal(drawn.shape, dtype=np.float32)
+        amount: Float32Array = np.maximum(
+            drawn * self.mean + np.sqrt(drawn * self.variance) * z, np.float32(0.0)
+        )
+        return amount
+
+
+@dataclass(frozen=True)
+class AmountSpread:
+    """The amounts' moments on a bootstrap's (merged) entries and at the threshold: what a
+    replicate draws its amounts from, given its drawn counts (:meth:`Moments.draw`)."""
+
+    positive: Moments
+    negative: Moments
+
+    @classmethod
+    def of(cls, sketch: CurveSketch, counts: ReplicateCounts) -> AmountSpread | None:
+        """None without amounts. ``counts`` are the sketch's, merged or not: merged blocks sum
+        the amounts of their entries as they sum the counts."""
+        amounts = sketch.amounts
+        if amounts is None:
+            return None
+        ends = np.searchsorted(-sketch.scores, -counts.scores)  # last entry of each block
+        starts = np.concatenate(([0], ends[:-1] + 1))
+
+        def blocks(a: Float64Array) -> Float64Array:
+            summed: Float64Array = np.add.reduceat(a, starts)
+            return summed
+
+        j = sketch.threshold_index
+        flagged = int((sketch.negatives_tied + sketch.negatives_between)[: j + 1].sum())
+        return cls(
+            positive=Moments.of(
+                counts.positives_at[0], blocks(amounts.positive_at), blocks(amounts.positive_sq_at)
+            ),
+            negative=Moments.of(
+                np.array([float(flagged)]),
+                np.array([amounts.negative_flagged]),
+                np.array([amounts.negative_flagged_sq]),
+            ),
+        )

@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
-from app.metrics._resampling import merge_blocks, poisson_counts
+from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
 from app.metrics.result import NO_BUDGET, Budget, counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
-from app.metrics.types import Float32Array, Float64Array, FloatingArray, Interval
+from app.metrics.types import FloatingArray, Interval
 
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
 
@@ -161,7 +161,7 @@ def bootstrap(
     # The shift is exactly 0 when nothing was merged.
     share, cost = budget.share, budget.review_cost
     merged_reg, merged_cal, _ = compute(counts, p0, share, cost)
-    spread = _AmountSpread.of(sketch, counts)
+    spread = AmountSpread.of(sketch, counts)
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
@@ -321,7 +321,7 @@ def _resample(
     size: int,
     rng: np.random.Generator,
     normal_above: float,
-    spread: _AmountSpread | None,
+    spread: AmountSpread | None,
 ) -> ReplicateCounts:
     """One replicate per row. Replicates are float32: half the memory traffic of the metric
     formulas, and rounding far below any interval's width."""
@@ -345,61 +345,3 @@ def _resample(
         scores=counts.scores,
         amounts=amounts,
     )
-
-
-@dataclass(frozen=True)
-class _Moments:
-    """Mean and variance of the amounts in each cell (0 where a cell holds no row)."""
-
-    mean: Float32Array
-    variance: Float32Array
-
-    @classmethod
-    def of(cls, count: Float64Array, total: Float64Array, squares: Float64Array) -> _Moments:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(count > 0, total / count, 0.0)
-            variance = np.where(count > 0, np.maximum(squares / count - mean * mean, 0.0), 0.0)
-        return cls(mean.astype(np.float32), variance.astype(np.float32))
-
-    def draw(self, drawn: Float32Array, rng: np.random.Generator) -> Float32Array:
-        """Each cell's amount given its drawn count ``C``: ``C m + sqrt(C v) z``, at least 0."""
-        z = rng.standard_normal(drawn.shape, dtype=np.float32)
-        amount: Float32Array = np.maximum(
-            drawn * self.mean + np.sqrt(drawn * self.variance) * z, np.float32(0.0)
-        )
-        return amount
-
-
-@dataclass(frozen=True)
-class _AmountSpread:
-    """The amounts' moments on the bootstrap's (merged) entries and at the threshold."""
-
-    positive: _Moments
-    negative: _Moments
-
-    @classmethod
-    def of(cls, sketch: CurveSketch, counts: ReplicateCounts) -> _AmountSpread | None:
-        """None without amounts. ``counts`` are the sketch's, merged or not: merged blocks sum
-        the amounts of their entries as they sum the counts."""
-        amounts = sketch.amounts
-        if amounts is None:
-            return None
-        ends = np.searchsorted(-sketch.scores, -counts.scores)  # last entry of each block
-        starts = np.concatenate(([0], ends[:-1] + 1))
-
-        def blocks(a: Float64Array) -> Float64Array:
-            summed: Float64Array = np.add.reduceat(a, starts)
-            return summed
-
-        j = sketch.threshold_index
-        flagged = int((sketch.negatives_tied + sketch.negatives_between)[: j + 1].sum())
-        return cls(
-            positive=_Moments.of(
-                counts.positives_at[0], blocks(amounts.positive_at), blocks(amounts.positive_sq_at)
-            ),
-            negative=_Moments.of(
-                np.array([float(flagged)]),
-                np.array([amounts.negative_flagged]),
-                np.array([amounts.negative_flagged_sq]),
-            ),
-        )

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
 
-from app.metrics._resampling import merge_blocks, poisson_counts
+from app.metrics._kernel import ReplicateCounts
+from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array, Interval
@@ -53,6 +55,9 @@ class Expected:
     """Mean alerts in a window of the given rows."""
     alerts_interval: Interval
     """95% prediction interval for one window's alerts."""
+    value_recall: float | None = None
+    """The share of the fraud amount caught (None: the reference's rows carry no amounts)."""
+    value_recall_ci: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class _Rates:
     scores: Float64Array
     tpr: Float64Array
     fpr: Float64Array
+    value_recall: Float64Array | None = None
+    """The share of the fraud amount at or above each candidate (None: no amounts)."""
 
 
 @dataclass(frozen=True)
@@ -192,12 +199,34 @@ def _rates(
     # A replicate that drew no fraud or no legitimate row has no rates: it is left out (row 0,
     # the sketch itself, has both classes).
     both = (tp[:, -1] > 0) & (fp[:, -1] + below_r > 0)
+    value_recall = _value_recall(sketch, merged, pos_r, rng)
     tp, fp, below_r = tp[both], fp[both], below_r[both]
     return _Rates(
         scores=np.asarray(merged.scores, dtype=np.float64),
         tpr=tp / tp[:, -1:],
         fpr=fp / (fp[:, -1:] + below_r[:, None]),
+        value_recall=value_recall[both] if value_recall is not None else None,
     )
+
+
+def _value_recall(
+    sketch: CurveSketch,
+    merged: ReplicateCounts,
+    pos_r: Float64Array,
+    rng: np.random.Generator,
+) -> Float64Array | None:
+    """The fraud amount's share at or above each candidate: exact (row 0), then each replicate
+    with its amounts drawn given its drawn frauds (as the bootstrap draws them); None without
+    amounts. Value recall involves frauds only, so it is the same at every fraud rate."""
+    spread = AmountSpread.of(sketch, merged)
+    if spread is None or merged.amounts is None:
+        return None
+    drawn = spread.positive.draw(pos_r[1:].astype(np.float32), rng)
+    amounts = np.vstack([merged.amounts.positive_at[0], drawn.astype(np.float64)])
+    caught = np.cumsum(amounts, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share: Float64Array = caught / caught[:, -1:]
+    return share
 
 
 def _window_counts(
@@ -286,7 +315,14 @@ class _Outlook:
             recall_ci=_interval(self.rates.tpr[1:, j]),
             alerts=float(self.rows * self.flagged[0, j]),
             alerts_interval=(float(alerts_lo), float(alerts_hi)),
+            **self._value_recall(j),
         )
+
+    def _value_recall(self, j: int) -> dict[str, Any]:
+        shares = self.rates.value_recall
+        if shares is None or not math.isfinite(float(shares[0, j])):
+            return {}
+        return {"value_recall": float(shares[0, j]), "value_recall_ci": _interval(shares[1:, j])}
 
 
 _QUANTILES = ((1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2)

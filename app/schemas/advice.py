@@ -42,6 +42,12 @@ class ExpectedAt(ResponseModel):
         description="95% prediction interval for one window's alerts (the curve's and the "
         "fraud rate's uncertainty, and a window's own variation, bursts included)."
     )
+    value_recall: float | None = Field(
+        default=None,
+        description="Expected share of the fraud amount caught (the reference's, at this "
+        "threshold; null: the reference's rows carry no amounts).",
+    )
+    value_recall_ci: Interval | None = Field(default=None, description="Its 95% interval.")
 
 
 class ReferenceUsed(ResponseModel):

@@ -181,9 +181,14 @@ def summary(advice: ThresholdAdviceOut) -> list[str]:
             continue
         precision = "-" if expected.precision is None else f"{expected.precision:.3f}"
         low, high = expected.alerts_interval
+        money = (
+            ""
+            if expected.value_recall is None
+            else f", fraud amount caught {expected.value_recall:.1%}"
+        )
         lines.append(
             f"  {label}: threshold {expected.threshold:.4g}, precision {precision}, "
-            f"recall {expected.recall:.3f}, alerts {expected.alerts:.0f} "
+            f"recall {expected.recall:.3f}{money}, alerts {expected.alerts:.0f} "
             f"(one window: {low:.0f} to {high:.0f})"
         )
     return lines

@@ -40,6 +40,36 @@ def test_at_the_references_own_rate_the_current_threshold_shows_its_values() -> 
     )
     assert advice.within_capacity is None
     assert advice.capacity_reason == "the model has no alert_capacity"
+    assert advice.current.value_recall is None  # the reference's rows carry no amounts
+
+
+def test_the_value_recall_to_expect_is_the_references_at_each_threshold() -> None:
+    """With amounts, each advised threshold says what share of the fraud amount it catches:
+    the reference's own value recall there (it involves frauds only: the same at any fraud
+    rate), with an interval around it."""
+    scores, labels = _reference()
+    rng = np.random.default_rng(6)
+    amounts = np.exp(rng.normal(3.0 + labels, 1.2))
+    sketch = build_sketch(scores, labels, threshold=2.0, amounts=amounts)
+    situation = Situation(
+        pi=0.02,
+        pi_interval=(0.015, 0.025),
+        rows=50_000.0,
+        threshold=2.0,
+        capacity=600,
+        target_precision=None,
+    )
+    advice = advise(sketch, situation, replicates=300)
+    for expected in (advice.current, advice.within_capacity):
+        assert expected is not None
+        flagged = (scores >= expected.threshold) & (labels == 1)
+        direct = amounts[flagged].sum() / amounts[labels == 1].sum()
+        assert expected.value_recall == pytest.approx(direct, rel=1e-9)
+        assert expected.value_recall is not None
+        assert expected.value_recall_ci is not None
+        low, high = expected.value_recall_ci
+        assert low < expected.value_recall < high
+        assert high - low < 0.2
 
 
 def test_capacity_and_precision_advice_move_the_right_way_and_bursts_widen_the_alerts() -> None:

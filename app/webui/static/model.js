@@ -94,6 +94,8 @@
     const head = h("h2", {}, "Which threshold to set now");
     if (advice.reason) return h("section", { id: "threshold-advice", "data-state": "none" }, head, h("p", { class: "how" }, `No advice yet: ${advice.reason}.`));
     const rate = advice.fraud_rate;
+    // Money caught only where the reference's rows carry amounts.
+    const money = advice.current.value_recall != null;
     const rows = [
       ["threshold now", "current", advice.current, null],
       [`within the alert budget (${advice.alert_capacity ?? "none"} a window)`, "within_capacity", advice.within_capacity, advice.within_capacity_reason],
@@ -104,13 +106,14 @@
         ? [h("td", { class: "num", "data-field": "threshold" }, num(e.threshold)),
           h("td", { class: "num", "data-field": "precision" }, `${num(e.precision)} ${interval(e.precision_ci)}`),
           h("td", { class: "num", "data-field": "recall" }, `${num(e.recall)} ${interval(e.recall_ci)}`),
-          h("td", { class: "num", "data-field": "alerts" }, `${Math.round(e.alerts)} ${interval(e.alerts_interval, (v) => String(Math.round(v)))}`)]
-        : [h("td", { colspan: 4, "data-field": "reason" }, `none: ${reason}`)])));
+          h("td", { class: "num", "data-field": "alerts" }, `${Math.round(e.alerts)} ${interval(e.alerts_interval, (v) => String(Math.round(v)))}`),
+          ...(money ? [h("td", { class: "num", "data-field": "value_recall" }, `${num(e.value_recall)} ${interval(e.value_recall_ci)}`)] : [])]
+        : [h("td", { colspan: money ? 5 : 4, "data-field": "reason" }, `none: ${reason}`)])));
     return h("section", { id: "threshold-advice", "data-state": "advised" }, head,
       h("p", { class: "lede", id: "fraud-rate-now", "data-source": rate.source },
         `At the fraud rate now, ${pct(rate.value, 3)} ${interval(rate.ci, (v) => pct(v, 3))} (${{ measured: "measured on", early: "estimated from the labels so far of", nowcast: "estimated from the scores of" }[rate.source]} the window of ${day(rate.window_start)}), a window of ${Math.round(advice.rows_per_window)} rows is expected to show:`),
       h("table", { id: "advice-table", class: "summary" },
-        h("thead", {}, h("tr", {}, ["", "threshold", "precision", "recall", "alerts (one window's 95% range)"].map((t) => h("th", {}, t)))),
+        h("thead", {}, h("tr", {}, ["", "threshold", "precision", "recall", "alerts (one window's 95% range)", ...(money ? ["fraud amount caught"] : [])].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)),
       howTo(`read from the reference's curve (version ${advice.reference.version}, ${day(advice.reference.first_window)} to ${day(advice.reference.last_window)}): the model's rates at every score do not move with the fraud rate, only the mix does. The budget's threshold keeps a window's alerts within the capacity in 97.5% of windows, frauds coming in bursts included; precision and recall have 95% intervals. calmon does not change the threshold: PATCH the model's threshold to follow the advice.`));
   }
