@@ -44,6 +44,24 @@ class ReplicateCounts:
     threshold_index: int | npt.NDArray[np.intp]  # one for all rows, or one per row
     scores: FloatingArray  # (E,) entry scores, descending, or (R, E): one sketch per row
     amounts: AmountCounts | None = None  # None: no row has amounts (value metrics NaN)
+    entities: ReplicateCounts | None = None  # the entity sketch's counts (None: no entities)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The team's budget for each row of a batch (a float for all, NaN or None: none):
+    the share of the rows and of the entities it can check, and the cost of one check."""
+
+    alert_share: FloatingArray | float | None = None
+    entity_share: FloatingArray | float | None = None
+    review_cost: FloatingArray | float | None = None
+
+
+def _per_row(value: FloatingArray | float | None, like: FloatingArray) -> FloatingArray | None:
+    """A budget value as one value per row (None stays None)."""
+    if value is None:
+        return None
+    return np.broadcast_to(np.asarray(value, dtype=like.dtype), like.shape)
 
 
 @dataclass(frozen=True)
@@ -62,20 +80,38 @@ class _Curve:
     rows: npt.NDArray[np.intp]  # arange(R), for picking one entry per row
     sequential: bool  # row sums strictly left to right (see _rowdot)
 
+    @classmethod
+    def of(cls, counts: ReplicateCounts, sequential: bool) -> _Curve:
+        tp = np.cumsum(counts.positives_at, axis=1)
+        fp = np.cumsum(counts.negatives_between + counts.negatives_tied, axis=1)
+        j = counts.threshold_index
+        rows = np.arange(tp.shape[0])
+        return cls(
+            tp=tp,
+            fp=fp,
+            pos=counts.positives_at,
+            tied=counts.negatives_tied,
+            npos=tp[:, -1],
+            nneg=fp[:, -1] + counts.negatives_below,
+            tp_t=tp[rows, j],
+            fp_t=fp[rows, j],
+            scores=counts.scores,
+            rows=rows,
+            sequential=sequential,
+        )
+
 
 def compute(
-    counts: ReplicateCounts,
-    pi0: float,
-    alert_share: FloatingArray | float | None = None,
-    review_cost: FloatingArray | float | None = None,
+    counts: ReplicateCounts, pi0: float, budgets: Budgets | None = None
 ) -> tuple[Columns, Columns, FloatingArray]:
     """Return ``(regular, calibrated, pi)``: metric name -> values ``(R,)``, NaN if undefined.
 
-    ``alert_share`` is the share of each row's population the team can check (its alert budget
-    over its rows): the top-k metrics are taken at it, and are NaN without it. ``review_cost``
-    is what checking one alert costs: net savings are NaN without it.
+    ``budgets.alert_share`` is the share of each row's population the team can check (its
+    alert budget over its rows): the top-k metrics are taken at it, and are NaN without it;
+    ``entity_share`` likewise for the entity top k; ``review_cost`` is what checking one alert
+    costs: net savings are NaN without it.
     """
-    prepared = Prepared.of(counts, alert_share=alert_share, review_cost=review_cost)
+    prepared = Prepared.of(counts, budgets=budgets)
     regular = prepared.regular()
     calibrated = prepared.calibrated(pi0)
     calibrated.update(prepared.invariant)
@@ -93,44 +129,29 @@ class Prepared:
     values: _Values
     alert_share: FloatingArray | None = None
     """Share of the rows in the alert budget, per row (None: no budget, top-k metrics NaN)."""
+    entities: _Curve | None = None
+    """The entity sketch's curve (None: no entities, the entity top k NaN)."""
+    entity_share: FloatingArray | None = None
 
     @classmethod
     def of(
-        cls,
-        counts: ReplicateCounts,
-        *,
-        sequential: bool = True,
-        alert_share: FloatingArray | float | None = None,
-        review_cost: FloatingArray | float | None = None,
+        cls, counts: ReplicateCounts, *, sequential: bool = True, budgets: Budgets | None = None
     ) -> Prepared:
         """Cumulate the counts once.
 
         ``sequential=False`` lets row sums run in numpy's faster pairwise order: for bootstrap
         replicates, whose floats need not match any other evaluation's bit for bit.
         """
-        tp = np.cumsum(counts.positives_at, axis=1)
-        fp = np.cumsum(counts.negatives_between + counts.negatives_tied, axis=1)
+        spend = budgets or Budgets()
+        c = _Curve.of(counts, sequential)
         j = counts.threshold_index
-        rows = np.arange(tp.shape[0])
-        c = _Curve(
-            tp=tp,
-            fp=fp,
-            pos=counts.positives_at,
-            tied=counts.negatives_tied,
-            npos=tp[:, -1],
-            nneg=fp[:, -1] + counts.negatives_below,
-            tp_t=tp[rows, j],
-            fp_t=fp[rows, j],
-            scores=counts.scores,
-            rows=rows,
-            sequential=sequential,
-        )
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
-            share = None
-            if alert_share is not None:
-                share = np.broadcast_to(np.asarray(alert_share, dtype=c.npos.dtype), pi.shape)
-            values = _Values.of(c, counts.amounts, j, review_cost)
+            share = _per_row(spend.alert_share, pi)
+            values = _Values.of(c, counts.amounts, j, spend.review_cost)
+            entities = None
+            if counts.entities is not None:
+                entities = _Curve.of(counts.entities, sequential)
             invariant = _invariant(c)
             invariant["value_recall"] = values.caught / values.total
             return cls(
@@ -140,6 +161,8 @@ class Prepared:
                 invariant=invariant,
                 values=values,
                 alert_share=share,
+                entities=entities,
+                entity_share=_per_row(spend.entity_share, pi),
             )
 
     def regular(self) -> Columns:
@@ -148,6 +171,7 @@ class Prepared:
             out = _prior_dependent(self.curve, None, self.gains.area(self.curve, self.pi))
             out.update(_budget(self.curve, None, self.alert_share))
             out.update(self.values.at(self.curve, None, out["alerts"]))
+            out["entity_precision_at_k"] = self._entity_top(None)
         out.update(self.invariant)
         return out
 
@@ -162,7 +186,16 @@ class Prepared:
             out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
             out.update(_budget(self.curve, k, self.alert_share))
             out.update(self.values.at(self.curve, k, out["alerts"]))
+            out["entity_precision_at_k"] = self._entity_top(k)
             return out
+
+    def _entity_top(self, k: FloatingArray | None) -> FloatingArray:
+        """Precision at k over entities (the handbook's card precision), with legitimate
+        entities weighted by the rows' ``k``: a fraud entity's rows are frauds, so weighting
+        fraud rows by a and legitimate rows by b weights the entities the same way."""
+        if self.entities is None or self.entity_share is None:
+            return np.full_like(self.pi, np.nan)
+        return _budget(self.entities, k, self.entity_share)["precision_at_k"]
 
 
 def _invariant(c: _Curve) -> Columns:

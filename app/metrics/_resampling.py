@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.metrics._kernel import AmountCounts, ReplicateCounts
+from app.metrics.result import counts_of
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float32Array, Float64Array, Int64Array
 
@@ -47,7 +48,17 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
         threshold_index=int(np.searchsorted(ends, sketch.threshold_index)),
         scores=sketch.scores[ends],
         amounts=amounts,
+        entities=_entity_counts(sketch.entities, max_entries),
     )
+
+
+def _entity_counts(entities: CurveSketch | None, max_entries: int) -> ReplicateCounts | None:
+    """An entity sketch's counts for resampling: merged like its window's when as long."""
+    if entities is None:
+        return None
+    if entities.scores.size > max_entries:
+        return merge_blocks(entities, max_entries)
+    return counts_of(entities)
 
 
 def poisson_counts(

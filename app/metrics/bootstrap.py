@@ -159,8 +159,7 @@ def bootstrap(
     if max_entries is not None and sketch.scores.size > max_entries:
         counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
-    share, cost = budget.share, budget.review_cost
-    merged_reg, merged_cal, _ = compute(counts, p0, share, cost)
+    merged_reg, merged_cal, _ = compute(counts, p0, budget.kernel())
     spread = AmountSpread.of(sketch, counts)
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
@@ -173,8 +172,7 @@ def bootstrap(
         prepared = Prepared.of(
             _resample(counts, size, rng, normal_above, spread),
             sequential=False,
-            alert_share=share,
-            review_cost=cost,
+            budgets=budget.kernel(),
         )
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
@@ -300,19 +298,23 @@ def _calibrated_rows(counts: ReplicateCounts, priors: list[float], budget: Budge
     def tile(a: FloatingArray) -> FloatingArray:
         return np.repeat(a, len(priors), axis=0)
 
-    amounts = counts.amounts
-    tiled = ReplicateCounts(
-        positives_at=tile(counts.positives_at),
-        negatives_tied=tile(counts.negatives_tied),
-        negatives_between=tile(counts.negatives_between),
-        negatives_below=tile(counts.negatives_below),
-        threshold_index=counts.threshold_index,
-        scores=counts.scores,
-        amounts=None
-        if amounts is None
-        else AmountCounts(tile(amounts.positive_at), tile(amounts.negative_flagged)),
-    )
-    prepared = Prepared.of(tiled, alert_share=budget.share, review_cost=budget.review_cost)
+    def tiled_counts(c: ReplicateCounts) -> ReplicateCounts:
+        amounts = c.amounts
+        return ReplicateCounts(
+            positives_at=tile(c.positives_at),
+            negatives_tied=tile(c.negatives_tied),
+            negatives_between=tile(c.negatives_between),
+            negatives_below=tile(c.negatives_below),
+            threshold_index=c.threshold_index,
+            scores=c.scores,
+            amounts=None
+            if amounts is None
+            else AmountCounts(tile(amounts.positive_at), tile(amounts.negative_flagged)),
+            entities=tiled_counts(c.entities) if c.entities is not None else None,
+        )
+
+    tiled = tiled_counts(counts)
+    prepared = Prepared.of(tiled, budgets=budget.kernel())
     return prepared.calibrated(np.asarray(priors, dtype=np.float64))
 
 
@@ -325,6 +327,9 @@ def _resample(
 ) -> ReplicateCounts:
     """One replicate per row. Replicates are float32: half the memory traffic of the metric
     formulas, and rounding far below any interval's width."""
+    entities = None
+    if counts.entities is not None:  # entities are drawn on their own (their own rows)
+        entities = _resample(counts.entities, size, rng, normal_above, None)
     positives_at = poisson_counts(counts.positives_at[0], size, rng, normal_above)
     negatives_tied = poisson_counts(counts.negatives_tied[0], size, rng, normal_above)
     negatives_between = poisson_counts(counts.negatives_between[0], size, rng, normal_above)
@@ -344,4 +349,5 @@ def _resample(
         threshold_index=counts.threshold_index,
         scores=counts.scores,
         amounts=amounts,
+        entities=entities,
     )

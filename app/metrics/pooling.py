@@ -92,7 +92,15 @@ def pool_sketches(
         gaps.add(np.array([at[-1] + 1]), np.array([size + 1]), np.array([sketch.negatives_below]))
     cells = gaps.allocate(size + 1, max_iterations=max_iterations, tolerance=tolerance)
     pooled = _folded(scores, positives, tied, cells, t, n=sum(s.n for s in sketches))
-    return dataclasses.replace(pooled, amounts=_pooled_amounts(sketches, pooled))
+    entities = None
+    parts = [s.entities for s in sketches]
+    if all(e is not None for e in parts):  # an entity on two days is two entity-days
+        kept = [e for e in parts if e is not None]
+        entities = pool_sketches(
+            kept, threshold=t, max_iterations=max_iterations, tolerance=tolerance
+        )
+    amounts = _pooled_amounts(sketches, pooled)
+    return dataclasses.replace(pooled, amounts=amounts).with_entities(entities)
 
 
 def _pooled_amounts(sketches: Sequence[CurveSketch], pooled: CurveSketch) -> SketchAmounts | None:

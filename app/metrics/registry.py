@@ -57,6 +57,8 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec("alerts", "Alerts (rows at or above the threshold)", 0.0, None, None, False),
     MetricSpec("precision_at_k", "Precision at k (the alert budget)", 0.0, 1.0, True, False),
     MetricSpec("precision_at_k_max", "Achievable precision at k", 0.0, 1.0, None, False),
+    # Per entity (row field entity): the handbook's card precision, one alert per card.
+    MetricSpec("entity_precision_at_k", "Card precision at k (per entity)", 0.0, 1.0, True, False),
     # Money (row field amount; model setting review_cost): what the model's alerts catch.
     MetricSpec(
         "value_recall", "Value recall (share of the fraud amount caught)", 0.0, 1.0, True, True

@@ -11,7 +11,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import AmountCounts, Columns, ReplicateCounts, compute
+from app.metrics._kernel import AmountCounts, Budgets, Columns, ReplicateCounts, compute
 from app.metrics._validation import check_pi0
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
@@ -75,15 +75,32 @@ class Budget:
         see :meth:`of`); the top-k metrics are taken at it, and are undefined without it.
     review_cost:
         What checking one alert costs (``review_cost``); net savings are undefined without it.
+    entity_share:
+        The share of the window's entities (cards, accounts) the team can check: the entity
+        top k is taken at it.
     """
 
     share: float | None = None
     review_cost: float | None = None
+    entity_share: float | None = None
 
     @classmethod
-    def of(cls, capacity: int | None, review_cost: float | None, rows: int) -> Budget:
-        """A model's budget for a window (or period) of ``rows`` rows."""
-        return cls(share=budget_share(capacity, rows), review_cost=review_cost)
+    def of(
+        cls, capacity: int | None, review_cost: float | None, rows: int, entities: int = 0
+    ) -> Budget:
+        """A model's budget for a window (or period) of ``rows`` rows and ``entities``
+        entities (0: none known)."""
+        return cls(
+            share=budget_share(capacity, rows),
+            review_cost=review_cost,
+            entity_share=budget_share(capacity, entities),
+        )
+
+    def kernel(self) -> Budgets:
+        """The kernel's form of this budget."""
+        return Budgets(
+            alert_share=self.share, entity_share=self.entity_share, review_cost=self.review_cost
+        )
 
 
 NO_BUDGET: Final = Budget()
@@ -125,7 +142,7 @@ def evaluate_sketch(
     metrics.
     """
     p0 = check_pi0(pi0)
-    columns = compute(counts_of(sketch), p0, budget.share, budget.review_cost)
+    columns = compute(counts_of(sketch), p0, budget.kernel())
     return _result(sketch, p0, columns, 0, budget)
 
 
@@ -170,6 +187,7 @@ def evaluate_sketches(
         threshold_index=np.array([s.threshold_index for s in sketches], dtype=np.intp),
         scores=padded("scores", -np.inf),
         amounts=_padded_amounts(sketches, width),
+        entities=_padded_entities(sketches),
     )
     each = list(budgets) if budgets is not None else [NO_BUDGET] * len(sketches)
     if len(each) != len(sketches):
@@ -178,10 +196,43 @@ def evaluate_sketches(
     def column(values: list[float | None]) -> FloatingArray:
         return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
-    shares = column([b.share for b in each])
-    costs = column([b.review_cost for b in each])
-    columns = compute(counts, p0, shares, costs)
+    budgets_of_rows = Budgets(
+        alert_share=column([b.share for b in each]),
+        entity_share=column([b.entity_share for b in each]),
+        review_cost=column([b.review_cost for b in each]),
+    )
+    columns = compute(counts, p0, budgets_of_rows)
     return [_result(sketch, p0, columns, row, each[row]) for row, sketch in enumerate(sketches)]
+
+
+def _padded_entities(sketches: Sequence[CurveSketch]) -> ReplicateCounts | None:
+    """The sketches' entity sketches, one row each, padded like the sketches (a sketch without
+    one: a row without rows, whose entity metrics are NaN)."""
+    if all(s.entities is None for s in sketches):
+        return None
+    width = max(s.entities.scores.size for s in sketches if s.entities is not None)
+    rows = len(sketches)
+    counts = np.zeros((3, rows, width))
+    scores = np.full((rows, width), -np.inf)
+    below = np.zeros(rows)
+    index = np.zeros(rows, dtype=np.intp)
+    for row, sketch in enumerate(sketches):
+        e = sketch.entities
+        if e is None:
+            continue
+        size = e.scores.size
+        counts[:, row, :size] = (e.positives_at, e.negatives_tied, e.negatives_between)
+        scores[row, :size] = e.scores
+        below[row] = e.negatives_below
+        index[row] = e.threshold_index
+    return ReplicateCounts(
+        positives_at=counts[0],
+        negatives_tied=counts[1],
+        negatives_between=counts[2],
+        negatives_below=below,
+        threshold_index=index,
+        scores=scores,
+    )
 
 
 def _padded_amounts(sketches: Sequence[CurveSketch], width: int) -> AmountCounts | None:
@@ -214,6 +265,9 @@ def _result(
     fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
     undefined = _settings_reasons(budget)
     undefined.update(_value_reasons(sketch))
+    if sketch.entities is None:
+        reason = "not every row of the window names an entity"
+        undefined.update({f"{v}.entity_precision_at_k": reason for v in _BOTH})
     undefined.update(
         (key, reason)
         for key, reason in _undefined_reasons(positives, negatives, tp, fp).items()
@@ -260,6 +314,7 @@ def counts_of(sketch: CurveSketch) -> ReplicateCounts:
         threshold_index=sketch.threshold_index,
         scores=sketch.scores,
         amounts=amounts,
+        entities=counts_of(sketch.entities) if sketch.entities is not None else None,
     )
 
 
@@ -300,9 +355,12 @@ _BOTH = ("regular", "calibrated")
 def _settings_reasons(budget: Budget) -> dict[str, str]:
     """The metrics a model's missing settings leave undefined, both variants."""
     reasons = {}
+    no_capacity = "the model has no alert_capacity (its alert budget)"
     if budget.share is None:
-        reason = "the model has no alert_capacity (its alert budget)"
-        reasons.update({f"{v}.{name}": reason for name in _NEEDS_BUDGET for v in _BOTH})
+        reasons.update({f"{v}.{name}": no_capacity for name in _NEEDS_BUDGET for v in _BOTH})
+    if budget.entity_share is None:
+        reason = no_capacity if budget.share is None else "the budget has no share of entities"
+        reasons.update({f"{v}.entity_precision_at_k": reason for v in _BOTH})
     if budget.review_cost is None:
         reason = "the model has no review_cost (the cost of checking one alert)"
         reasons.update({f"{v}.net_savings": reason for v in _BOTH})

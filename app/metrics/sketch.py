@@ -14,12 +14,13 @@ amount at or above the threshold. Still O(positives).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import struct
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +31,9 @@ from app.metrics.types import Float64Array, Int64Array
 
 _MAGIC = b"CMSK"
 _VERSION = 1
-_VERSION_WITH_AMOUNTS = 2  # version 1's layout, then the amounts (a sketch without them stays 1)
+_VERSION_EXTENDED = 2  # version 1's layout, then amounts and/or entities (see to_bytes)
+_HAS_AMOUNTS = 1
+_HAS_ENTITIES = 2
 # magic, version, count width in bytes (4 or 8), n, negatives below, threshold, entries
 _HEADER = struct.Struct("<4sBBqqdq")
 
@@ -103,6 +106,10 @@ class CurveSketch:
         Negatives scored below the last entry.
     amounts:
         The amounts of the value metrics; ``None`` unless every row of the window carries one.
+    entities:
+        The window as entities (cards, accounts): one row per entity, scored at its highest
+        score, positive if any of its rows is (:func:`entity_rows`); ``None`` unless every row
+        of the window names one.
     """
 
     n: int
@@ -113,6 +120,7 @@ class CurveSketch:
     negatives_between: Int64Array
     negatives_below: int
     amounts: SketchAmounts | None = None
+    entities: CurveSketch | None = None
 
     @cached_property
     def positives(self) -> int:
@@ -160,13 +168,18 @@ class CurveSketch:
     __hash__ = None  # type: ignore[assignment]
 
     def to_bytes(self) -> bytes:
-        """Serialise compactly: a versioned header, then float64 scores and the count arrays
-        (then, in version 2, the amounts as float64)."""
+        """Serialise compactly: a versioned header, then float64 scores and the count arrays.
+
+        Version 2 (a sketch with amounts or entities; one without stays version 1, byte for
+        byte) appends a flags byte (1: amounts, 2: entities), then the amounts as float64
+        (:meth:`SketchAmounts.arrays`), then the entity sketch's own bytes, length-prefixed.
+        """
         counts = np.concatenate([self.positives_at, self.negatives_tied, self.negatives_between])
         width = 4 if self.n < 2**32 else 8
+        extended = self.amounts is not None or self.entities is not None
         header = _HEADER.pack(
             _MAGIC,
-            _VERSION if self.amounts is None else _VERSION_WITH_AMOUNTS,
+            _VERSION_EXTENDED if extended else _VERSION,
             width,
             self.n,
             self.negatives_below,
@@ -175,9 +188,18 @@ class CurveSketch:
         )
         dtype = "<u4" if width == 4 else "<i8"
         body = header + self.scores.astype("<f8").tobytes() + counts.astype(dtype).tobytes()
-        if self.amounts is None:
+        if not extended:
             return body
-        return body + self.amounts.arrays().astype("<f8").tobytes()
+        flags = (_HAS_AMOUNTS if self.amounts is not None else 0) | (
+            _HAS_ENTITIES if self.entities is not None else 0
+        )
+        parts = [body, bytes([flags])]
+        if self.amounts is not None:
+            parts.append(self.amounts.arrays().astype("<f8").tobytes())
+        if self.entities is not None:
+            nested = self.entities.to_bytes()
+            parts += [struct.pack("<q", len(nested)), nested]
+        return b"".join(parts)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> CurveSketch:
@@ -185,30 +207,55 @@ class CurveSketch:
         if len(data) < _HEADER.size:
             raise InvalidInputError("sketch bytes are shorter than the header")
         magic, version, width, n, below, threshold, size = _HEADER.unpack_from(data)
-        known = (_VERSION, _VERSION_WITH_AMOUNTS)
+        known = (_VERSION, _VERSION_EXTENDED)
         if magic != _MAGIC or version not in known or width not in (4, 8):
             raise InvalidInputError(
                 f"not a calmon sketch of version {' or '.join(map(str, known))} "
                 f"(magic {magic!r}, version {version})"
             )
         counts_end = _HEADER.size + size * (8 + 3 * width)
-        expected = counts_end + (8 * (2 * size + 2) if version == _VERSION_WITH_AMOUNTS else 0)
-        if len(data) != expected:
-            raise InvalidInputError(f"sketch bytes have length {len(data)}, expected {expected}")
+        if len(data) < counts_end + (version == _VERSION_EXTENDED):
+            raise InvalidInputError(f"sketch bytes have length {len(data)}, too short")
         scores = np.frombuffer(data, dtype="<f8", count=size, offset=_HEADER.size)
         dtype = "<u4" if width == 4 else "<i8"
         counts = np.frombuffer(data, dtype=dtype, count=3 * size, offset=_HEADER.size + 8 * size)
         counts = counts.astype(np.int64).reshape(3, size)
-        amounts = None
-        if version == _VERSION_WITH_AMOUNTS:
-            values = np.frombuffer(data, dtype="<f8", offset=counts_end).astype(np.float64)
-            amounts = SketchAmounts.of_array(values, size)
-        return cls._checked(n, threshold, scores.astype(np.float64), counts, below, amounts=amounts)
+        amounts, entities, end = None, None, counts_end
+        if version == _VERSION_EXTENDED:
+            flags, end = data[counts_end], counts_end + 1
+            if flags & _HAS_AMOUNTS:
+                stop = end + 8 * (2 * size + 2)
+                if len(data) < stop:
+                    raise InvalidInputError(f"sketch bytes have length {len(data)}, too short")
+                values = np.frombuffer(data[end:stop], dtype="<f8").astype(np.float64)
+                amounts, end = SketchAmounts.of_array(values, size), stop
+            if flags & _HAS_ENTITIES:
+                if len(data) < end + 8:
+                    raise InvalidInputError("sketch bytes end inside the entity sketch's length")
+                (length,) = struct.unpack_from("<q", data, end)
+                nested = data[end + 8 : end + 8 + length]
+                entities, end = cls.from_bytes(nested), end + 8 + length
+        if len(data) != end:
+            raise InvalidInputError(f"sketch bytes have length {len(data)}, expected {end}")
+        return cls._checked(
+            n, threshold, scores.astype(np.float64), counts, below, amounts=amounts
+        ).with_entities(entities)
+
+    def with_entities(self, entities: CurveSketch | None) -> CurveSketch:
+        """This sketch with ``entities`` as its entity sketch (checked: plain, same threshold)."""
+        if entities is None:
+            return self if self.entities is None else dataclasses.replace(self, entities=None)
+        if entities.amounts is not None or entities.entities is not None:
+            raise InvalidInputError("an entity sketch has no amounts or entities of its own")
+        if entities.threshold != self.threshold or entities.n > self.n:
+            raise InvalidInputError("an entity sketch has its window's threshold, and no more rows")
+        return dataclasses.replace(self, entities=entities)
 
     def to_json(self) -> str:
         """Serialise as JSON (floats round-trip exactly through ``repr``)."""
+        extended = self.amounts is not None or self.entities is not None
         d: dict[str, Any] = {
-            "version": _VERSION if self.amounts is None else _VERSION_WITH_AMOUNTS,
+            "version": _VERSION_EXTENDED if extended else _VERSION,
             "n": self.n,
             "threshold": self.threshold,
             "negatives_below": self.negatives_below,
@@ -219,6 +266,8 @@ class CurveSketch:
         }
         if self.amounts is not None:
             d["amounts"] = self.amounts.arrays().tolist()
+        if self.entities is not None:
+            d["entities"] = json.loads(self.entities.to_json())
         return json.dumps(d, separators=(",", ":"))
 
     @classmethod
@@ -226,17 +275,18 @@ class CurveSketch:
         """Inverse of :meth:`to_json`."""
         d = json.loads(text)
         version = d.get("version")
-        if version not in (_VERSION, _VERSION_WITH_AMOUNTS):
+        if version not in (_VERSION, _VERSION_EXTENDED):
             raise InvalidInputError(f"unsupported sketch version {version!r}")
         counts = np.array(
             [d["positives_at"], d["negatives_tied"], d["negatives_between"]], dtype=np.int64
         ).reshape(3, -1)
         scores = np.asarray(d["scores"], dtype=np.float64)
         amounts = None
-        if version == _VERSION_WITH_AMOUNTS:
+        if "amounts" in d:
             amounts = SketchAmounts.of_array(
                 np.asarray(d["amounts"], dtype=np.float64), scores.size
             )
+        entities = cls.from_json(json.dumps(d["entities"])) if "entities" in d else None
         return cls._checked(
             int(d["n"]),
             float(d["threshold"]),
@@ -244,7 +294,7 @@ class CurveSketch:
             counts,
             int(d["negatives_below"]),
             amounts=amounts,
-        )
+        ).with_entities(entities)
 
     @classmethod
     def of_counts(
@@ -305,6 +355,7 @@ def build_sketch(
     *,
     threshold: float,
     amounts: npt.ArrayLike | None = None,
+    entities: npt.ArrayLike | None = None,
 ) -> CurveSketch:
     """Sort the window once and reduce it to its :class:`CurveSketch`.
 
@@ -319,6 +370,10 @@ def build_sketch(
     amounts:
         Each row's amount (>= 0), NaN where a row has none; the sketch keeps
         :class:`SketchAmounts` only if no row lacks one.
+    entities:
+        Each row's entity as an integer code (equal codes: the same card or account),
+        :data:`NO_ENTITY` where a row names none; the sketch keeps the entity sketch
+        (:func:`entity_rows`) only if no row lacks one.
 
     Raises
     ------
@@ -351,6 +406,13 @@ def build_sketch(
     neg_between = neg_at_or_above - neg_tied - previous
     below = int(n - int(group_pos.sum()) - int(neg_at_or_above[-1]))
     kept = None if amounts is None else _amounts(s, y, amounts, entries, t)
+    grouped = None
+    if entities is not None:
+        codes = np.asarray(entities, dtype=np.int64)
+        if codes.shape != s.shape:
+            raise InvalidInputError(f"{codes.size} entities for {s.size} scores")
+        if not np.any(codes == NO_ENTITY):
+            grouped = build_sketch(*entity_rows(s, y, codes), threshold=t)
     return CurveSketch(
         n=n,
         threshold=t,
@@ -360,7 +422,26 @@ def build_sketch(
         negatives_between=_frozen(np.ascontiguousarray(neg_between.astype(np.int64))),
         negatives_below=below,
         amounts=kept,
+        entities=grouped,
     )
+
+
+NO_ENTITY: Final = np.iinfo(np.int64).min
+"""The entity code of a row that names no entity."""
+
+
+def entity_rows(
+    scores: Float64Array, labels: npt.NDArray[Any], codes: Int64Array
+) -> tuple[Float64Array, npt.NDArray[np.int64]]:
+    """The window as entities (the Worldline/ULB handbook's card precision): one row per
+    distinct code, scored at its rows' highest score, positive if any of its rows is."""
+    order = np.lexsort((scores, codes))  # by entity, then by score (highest last)
+    grouped = codes[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(grouped)) + 1))
+    lasts = np.concatenate((starts[1:], [grouped.size])) - 1
+    top: Float64Array = scores[order][lasts]
+    fraud = np.maximum.reduceat(labels[order].astype(np.int64), starts)
+    return top, fraud
 
 
 def _amounts(

@@ -108,7 +108,8 @@ class Period:
         capacity = self.model.alert_capacity
         rows = sum(w.rows_total for w in self.windows)
         total = capacity * len(self.windows) if capacity else None
-        return Budget.of(total, self.model.review_cost, rows)
+        entities = self.sketch.entities.n if self.sketch.entities is not None else 0
+        return Budget.of(total, self.model.review_cost, rows, entities)
 
     @property
     def pooled_pi(self) -> float:

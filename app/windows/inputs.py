@@ -18,7 +18,7 @@ import numpy as np
 
 from app.db.repositories.window_rows import SegmentRows
 from app.db.tables import MonitoredModel
-from app.metrics import Budget, build_sketch
+from app.metrics import Budget, CurveSketch, build_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.types import Float64Array
 from app.monitoring.early import LabelledRows
@@ -45,16 +45,22 @@ def window_inputs(
     sent = [int(part.labels.size) for part in window_parts(segments)]
     horizon = model.label_horizon_days is not None
     parts = window_parts(evaluated)
-    # The budget is the whole window's: each part is judged at the same share of its rows.
-    budget = Budget.of(model.alert_capacity, model.review_cost, parts[0].rows_total)
+    sketches = [
+        build_sketch(
+            part.scores,
+            part.labels,
+            threshold=model.threshold,
+            amounts=part.amounts,
+            entities=part.entities,
+        )
+        if part.labels.size
+        else None
+        for part in parts
+    ]
+    budget = window_budget(model, parts[0].rows_total, sketches[0])
     inputs = []
-    for part, sent_labels in zip(parts, sent, strict=True):
+    for part, sent_labels, sketch in zip(parts, sent, sketches, strict=True):
         labelled = int(part.labels.size)
-        sketch = None
-        if labelled:
-            sketch = build_sketch(
-                part.scores, part.labels, threshold=model.threshold, amounts=part.amounts
-            )
         inputs.append(
             SegmentInput(
                 segment=part.segment,
@@ -69,6 +75,14 @@ def window_inputs(
             )
         )
     return recounted(inputs, segments, model, edges)
+
+
+def window_budget(model: MonitoredModel, rows: int, whole: CurveSketch | None) -> Budget:
+    """The model's budget for a window of ``rows`` rows whose whole-window sketch is ``whole``:
+    every part (the whole window, each segment) is judged at the same share of its rows, and of
+    its entities, as the whole window's budget."""
+    entities = whole.entities.n if whole is not None and whole.entities is not None else 0
+    return Budget.of(model.alert_capacity, model.review_cost, rows, entities)
 
 
 def recounted(

@@ -23,7 +23,17 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
         codes = np.empty(0, dtype=np.int8)
         times = np.empty(0, dtype=np.int64)
         return SegmentRows(
-            name, 0, empty, codes, empty, times, codes, amounts=empty, unlabelled_amounts=empty
+            name,
+            0,
+            empty,
+            codes,
+            empty,
+            times,
+            codes,
+            amounts=empty,
+            unlabelled_amounts=empty,
+            entities=times,
+            unlabelled_entities=times,
         )
     return SegmentRows(
         name,
@@ -35,6 +45,8 @@ def whole_window(segments: list[SegmentRows], name: str) -> SegmentRows:
         np.concatenate([s.sources for s in segments]).astype(np.int8),
         amounts=np.concatenate([s.amounts for s in segments]),
         unlabelled_amounts=np.concatenate([s.unlabelled_amounts for s in segments]),
+        entities=np.concatenate([s.entities for s in segments]),
+        unlabelled_entities=np.concatenate([s.unlabelled_entities for s in segments]),
     )
 
 
@@ -65,4 +77,6 @@ def evaluated_rows(segment: SegmentRows) -> SegmentRows:
         np.concatenate([segment.sources, np.zeros(unlabelled, dtype=np.int8)]),
         amounts=np.concatenate([segment.amounts, segment.unlabelled_amounts]),
         unlabelled_amounts=np.empty(0, dtype=np.float64),
+        entities=np.concatenate([segment.entities, segment.unlabelled_entities]),
+        unlabelled_entities=np.empty(0, dtype=np.int64),
     )

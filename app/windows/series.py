@@ -24,6 +24,7 @@ from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.verdicts import StoredVerdict, provisional
 from app.monitoring.vocabulary import SEGMENT_ALL
 from app.windows.evaluation import SegmentInput, evaluate_segment, rows_for
+from app.windows.inputs import window_budget
 from app.windows.judging import ModelReferences
 from app.windows.model_pass import ModelPass
 
@@ -39,8 +40,12 @@ class FreshWindow:
     """Verdicts already issued for this window (kept, like every stored window's)."""
 
 
+def _sketch(row: StoredSegment) -> CurveSketch | None:
+    return CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
+
+
 def _stored_input(row: StoredSegment, budget: Budget) -> SegmentInput:
-    sketch = CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
+    sketch = _sketch(row)
     # A label horizon evaluates every row: its coverage is of the labels sent, kept as stored.
     coverage = row.label_coverage
     sent = round(coverage * row.rows_total) if coverage is not None else None
@@ -81,7 +86,7 @@ def recompute_series(
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
         # The alert budget is the whole window's (segment "all"): each part gets its share.
         budgets = {
-            r.window_start: Budget.of(model.alert_capacity, model.review_cost, r.rows_total)
+            r.window_start: window_budget(model, r.rows_total, _sketch(r))
             for r in stored
             if r.segment == SEGMENT_ALL
         }

@@ -21,9 +21,12 @@ from tests.support.synthetic import siblini_window
 def _result(pi: float, mu1: float, seed: int, n: int = 30_000) -> EvaluationResult:
     rng = np.random.default_rng([77, seed])
     scores, labels = siblini_window(n, pi, mu1, 0.0, rng)
-    amounts = rng.lognormal(3.0, 1.0, size=n)  # every metric defined: the value metrics too
-    sketch = build_sketch(scores, labels, threshold=2.0, amounts=amounts)
-    return evaluate_sketch(sketch, pi0=0.005, budget=Budget(share=0.01, review_cost=5.0))
+    # Every metric defined: the value and entity metrics too.
+    amounts = rng.lognormal(3.0, 1.0, size=n)
+    cards = rng.integers(0, n // 3, size=n)
+    sketch = build_sketch(scores, labels, threshold=2.0, amounts=amounts, entities=cards)
+    budget = Budget(share=0.01, review_cost=5.0, entity_share=0.02)
+    return evaluate_sketch(sketch, pi0=0.005, budget=budget)
 
 
 def test_effects_add_up_to_the_total_change() -> None:

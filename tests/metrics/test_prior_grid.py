@@ -106,8 +106,8 @@ def test_bytes_round_trip(window: Window) -> None:
     assert math.isclose(back.step, DEFAULT_PRIOR_GRID.step)
     assert back.metrics == GRID_METRICS
     assert np.array_equal(back.bounds, gridded.grid.bounds, equal_nan=True)
-    # Stored with every window segment: 11 prior-dependent metrics at 17 priors, two bounds.
-    assert len(data) < 3300
+    # Stored with every window segment: 12 prior-dependent metrics at 17 priors, two bounds.
+    assert len(data) < 3600
     with pytest.raises(InvalidInputError, match="magic"):
         IntervalGrid.from_bytes(b"XXXX" + data[4:])
 

@@ -100,6 +100,10 @@ def test_repeating_one_class_leaves_calibrated_metrics_unchanged(
         if spec.name in per_row and a is not None and b is not None:
             b, a = b / per_row[spec.name][0], a / per_row[spec.name][1]
         assert (a is None) == (b is None), spec.name
+        if spec.name == "best_f1_threshold":
+            # Two thresholds whose calibrated F1 tie up to rounding (hypothesis found one: all
+            # rows at one score) may swap places; the best F1 itself is checked like the rest.
+            continue
         if a is not None and b is not None:
             assert a == pytest.approx(b, abs=1e-12), spec.name
     # The regular precision does move whenever it has false positives to reweigh.

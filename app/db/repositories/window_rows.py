@@ -28,6 +28,7 @@ from app.db.copy_binary import POSTGRES_EPOCH_MICROS
 from app.db.driver import psycopg_connection
 from app.db.tables import Prediction
 from app.ingest.timestamps import datetime_to_micros
+from app.metrics.sketch import NO_ENTITY
 from app.metrics.types import Float64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
@@ -45,6 +46,8 @@ class SegmentRows:
     (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise. ``amounts`` and
     ``unlabelled_amounts`` are the rows' amounts, aligned with ``scores`` and ``unlabelled``,
     NaN where a row has none (ingest accepts only finite amounts, so NaN means nothing else).
+    ``entities`` and ``unlabelled_entities`` are their entities as integer codes, equal for
+    equal entities within one read, NO_ENTITY where a row names none.
     """
 
     segment: str
@@ -56,6 +59,8 @@ class SegmentRows:
     sources: npt.NDArray[np.int8]
     amounts: Float64Array
     unlabelled_amounts: Float64Array
+    entities: npt.NDArray[np.int64]
+    unlabelled_entities: npt.NDArray[np.int64]
 
 
 class RawBinaryLoader(Loader):
@@ -85,8 +90,10 @@ def parse_binary_array(data: bytes | None, dtype: str) -> npt.NDArray[Any]:
     return np.frombuffer(data, dtype=record, count=size, offset=20)["value"]
 
 
-# The two score arrays and the two amount arrays of a segment are aggregated in one scan, so
-# each amount array is aligned with its score array row by row.
+# The two score arrays and the amount and entity arrays of a segment are aggregated in one
+# scan, so each is aligned with its score array row by row. An entity travels as its 64-bit
+# hash (hashtextextended): the metrics need only which rows share an entity, and two of a
+# window's entities share a hash with probability about entities^2 / 2^65 (3e-8 at a million).
 # Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
 # where a float of epoch seconds is not), an unknown one as -infinity, whose binary value is
 # the int8 minimum: UNKNOWN_LABEL_TIME as it is.
@@ -99,9 +106,11 @@ SELECT segment,
        array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL),
        array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL),
        array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NOT NULL),
-       array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL)
+       array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL),
+       array_agg(COALESCE(hashtextextended(entity, 0), %(none)s)) FILTER (WHERE label IS NOT NULL),
+       array_agg(COALESCE(hashtextextended(entity, 0), %(none)s)) FILTER (WHERE label IS NULL)
 FROM predictions
-WHERE model_id = %s AND window_start = %s
+WHERE model_id = %(model)s AND window_start = %(start)s
 GROUP BY segment
 """
 
@@ -130,8 +139,10 @@ class WindowRowsRepository:
                 Prediction.labelled_at,
                 Prediction.label_source,
                 Prediction.amount,
+                Prediction.entity,
             ).where(Prediction.model_id == model_id, Prediction.window_start == window_start)
         ).all()
+        codes: dict[str, int] = {}  # one read's entities, numbered (the same in every segment)
         by_segment: dict[str, list[Any]] = {}
         for row in rows:
             by_segment.setdefault(row.segment, []).append(row)
@@ -150,6 +161,8 @@ class WindowRowsRepository:
             )
             amounts = _amounts(row.amount for row in labelled)
             unlabelled_amounts = _amounts(row.amount for row in items if row.label is None)
+            entities = _codes((row.entity for row in labelled), codes)
+            unlabelled_entities = _codes((r.entity for r in items if r.label is None), codes)
             out.append(
                 SegmentRows(
                     segment,
@@ -161,6 +174,8 @@ class WindowRowsRepository:
                     sources,
                     amounts=amounts,
                     unlabelled_amounts=unlabelled_amounts,
+                    entities=entities,
+                    unlabelled_entities=unlabelled_entities,
                 )
             )
         return out
@@ -168,6 +183,11 @@ class WindowRowsRepository:
 
 def _amounts(values: Iterable[float | None]) -> Float64Array:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _codes(entities: Iterable[str | None], codes: dict[str, int]) -> npt.NDArray[np.int64]:
+    numbered = [NO_ENTITY if e is None else codes.setdefault(e, len(codes)) for e in entities]
+    return np.array(numbered, dtype=np.int64)
 
 
 def _micros_or_unknown(instant: datetime | None) -> int:
@@ -178,15 +198,15 @@ def _read_postgresql(
     raw: psycopg.Connection[Any], model_id: int, window_start: datetime
 ) -> list[SegmentRows]:
     cursor = raw.cursor(binary=True)
-    for element in ("float8", "int2", "timestamptz"):  # built-in types: fixed array oids
+    for element in ("float8", "int2", "int8", "timestamptz"):  # built-in: fixed array oids
         cursor.adapters.register_loader(psycopg.postgres.types[element].array_oid, RawBinaryLoader)
     with cursor:
-        cursor.execute(_PG_QUERY, (model_id, window_start))
+        cursor.execute(_PG_QUERY, {"model": model_id, "start": window_start, "none": NO_ENTITY})
         fetched = cursor.fetchall()
     out = []
     for row in fetched:
         segment, total, score_data, label_data, unlabelled_data, time_data, source_data = row[:7]
-        amount_data, unlabelled_amount_data = row[7:]
+        amount_data, unlabelled_amount_data, entity_data, unlabelled_entity_data = row[7:]
         scores = parse_binary_array(score_data, ">f8").astype(np.float64)
         labels = parse_binary_array(label_data, ">i2").astype(np.int8)
         unlabelled = parse_binary_array(unlabelled_data, ">f8").astype(np.float64)
@@ -207,6 +227,10 @@ def _read_postgresql(
                 amounts=parse_binary_array(amount_data, ">f8").astype(np.float64),
                 unlabelled_amounts=parse_binary_array(unlabelled_amount_data, ">f8").astype(
                     np.float64
+                ),
+                entities=parse_binary_array(entity_data, ">i8").astype(np.int64),
+                unlabelled_entities=parse_binary_array(unlabelled_entity_data, ">i8").astype(
+                    np.int64
                 ),
             )
         )

@@ -1,17 +1,18 @@
-"""Recompute the windows whose rows carry amounts: their sketches now keep them
+"""Recompute the windows whose rows carry amounts or entities: their sketches now keep them
 
 Revision ID: 0020
 Revises: 0019
 Create Date: 2026-11-26 17:00:00
 
-The value metrics (value_recall, value_precision, net_savings; issue 24) are read from a
-window's stored sketch, which keeps its rows' amounts from this version on (sketch format
-version 2, app/metrics/sketch.py). A window stored before has a version-1 sketch, and its value
-metrics would stay undefined although its rows carry amounts: this marks exactly those windows
+The value metrics (value_recall, value_precision, net_savings) and card precision
+(entity_precision_at_k; issue 24) are read from a window's stored sketch, which keeps its rows'
+amounts and its entity sketch from this version on (sketch format version 2,
+app/metrics/sketch.py). A window stored before has a version-1 sketch, and those metrics would
+stay undefined although its rows carry amounts or entities: this marks exactly those windows
 dirty (one more dirty version), so the worker rebuilds their sketches from their rows. Windows
-without any amount are left alone (their version-1 sketch is what they would get again). No
-schema change. The downgrade turns every version-2 sketch (windows' and references') back into
-version 1 by dropping its amounts, which the older code does not read.
+without any are left alone (their version-1 sketch is what they would get again). No schema
+change. The downgrade turns every version-2 sketch (windows' and references') back into
+version 1 by dropping its amounts and entity sketch, which the older code does not read.
 """
 
 import struct
@@ -34,7 +35,7 @@ def upgrade() -> None:
             SELECT 1 FROM predictions p
             WHERE p.model_id = windows.model_id
               AND p.window_start = windows.window_start
-              AND p.amount IS NOT NULL
+              AND (p.amount IS NOT NULL OR p.entity IS NOT NULL)
         )
         """
     )
@@ -47,7 +48,8 @@ _TABLES = ("window_metrics", "segment_references")
 
 
 def _without_amounts(data: bytes) -> bytes | None:
-    """A version-2 sketch as version 1 (None: not a version-2 sketch)."""
+    """A version-2 sketch as version 1 (None: not a version-2 sketch): its counts, without the
+    flags byte and what follows it."""
     if len(data) < _HEADER.size or data[4] != 2:
         return None
     _magic, _version, width, _n, _below, _threshold, size = _HEADER.unpack_from(data)
