@@ -1,5 +1,6 @@
-"""The value metrics through the API on both backends: rows with amounts sent over REST, a real
-worker, the window's detail, a pi0 move (the stored sketch, not the rows), and the what-if."""
+"""The value metrics and card precision through the API on both backends: rows with amounts and
+entities sent over REST, a real worker, the window's detail, a pi0 move (the stored sketch, not
+the rows), and the what-if."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.support.worker_data import drain
 MODEL = "money"
 COST = 4.0
 THRESHOLD = 0.6
+CAPACITY = 12
 
 
 def _rows(
@@ -41,8 +43,26 @@ def _rows(
         }
         if not (missing and i == n - 1):
             row["amount"] = float(amounts[i])
+            # A card of several transactions, some cards in two windows.
+            row["entity"] = f"card-{(i * 7) % (n // 3 + 1)}"
         out.append(row)
     return out
+
+
+def _card_precision(rows: list[dict[str, Any]]) -> float:
+    """The handbook's CP@k: the k cards with the highest best score (no ties at the k-th in
+    these windows: checked), the share of them with a fraud."""
+    best: dict[str, tuple[float, int]] = {}
+    for r in rows:
+        score, fraud = best.get(r["entity"], (-1.0, 0))
+        best[r["entity"]] = (max(score, r["score"]), max(fraud, r["label"]))
+    ranked = sorted(best.values(), reverse=True)
+    if len(ranked) > CAPACITY:
+        assert ranked[CAPACITY - 1][0] != ranked[CAPACITY][0] or (
+            ranked[CAPACITY - 1][1] == ranked[CAPACITY][1]
+        )
+    top = ranked[:CAPACITY]
+    return sum(fraud for _, fraud in top) / len(top)
 
 
 def _direct(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -76,6 +96,7 @@ def test_value_metrics_from_rows_sent_over_rest(
         "reference_windows": 1,
         "reference_min_positives": 1,
         "review_cost": COST,
+        "alert_capacity": CAPACITY,
     }
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
     rng = np.random.default_rng([24, 20])
@@ -97,9 +118,14 @@ def test_value_metrics_from_rows_sent_over_rest(
             assert got["calibrated"] is not None, (day, name)
         recall = detail["metrics"]["value_recall"]
         assert recall["calibrated"] == recall["regular"]
-    missing = _detail(client, read, 2)["metrics"]["value_precision"]
-    assert missing["regular"] is None
-    assert "amount" in missing["reason"]
+        cards = detail["metrics"]["entity_precision_at_k"]
+        assert cards["regular"] == pytest.approx(_card_precision(sent[day]), rel=1e-12), day
+        assert cards["calibrated"] is not None
+    missing = _detail(client, read, 2)["metrics"]
+    assert missing["value_precision"]["regular"] is None
+    assert "amount" in missing["value_precision"]["reason"]
+    assert missing["entity_precision_at_k"]["regular"] is None
+    assert "entity" in missing["entity_precision_at_k"]["reason"]
 
     # A pi0 move recomputes from the stored sketches: the value metrics survive it.
     before = _detail(client, read, 1)["metrics"]["value_precision"]["calibrated"]
@@ -121,5 +147,5 @@ def test_value_metrics_from_rows_sent_over_rest(
     )
     assert response.status_code == 200, response.text
     at = response.json()["priors"][0]["metrics"]
-    for name in ("value_recall", "value_precision", "net_savings"):
+    for name in ("value_recall", "value_precision", "net_savings", "entity_precision_at_k"):
         assert at[name]["value"] == after[name]["calibrated"], name
