@@ -45,6 +45,9 @@ _REASONS: Final[dict[str, str]] = {
     "confusion matrix's rates (see what-if for how it moves with the fraud rate)",
     "precision_at_k_max": "the most any ranking reaches, min(frauds, k) / k: set by the fraud "
     "rate and the budget alone, not by the model",
+    "entity_precision_at_k": "precision at a fixed share of the entities (cards, accounts), "
+    "each at its highest score: like precision at k, no function of one confusion matrix's "
+    "rates (see what-if for how it moves with the fraud rate)",
     "value_recall": "recall weighted by each fraud's amount: a function of the frauds alone, so "
     "it does not move with the fraud rate (prior_invariant); the seed paper's volume is "
     "defined on counts, not on amounts",

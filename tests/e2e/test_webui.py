@@ -121,6 +121,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
                     rng = np.random.default_rng([day.index, len(segment)])
                     amounts = rng.lognormal(3.0 + half.labels, 1.0).round(2)
                     body["columns"]["amount"] = amounts.tolist()
+                    # Cards of three consecutive transactions.
+                    cards = [f"{segment}-{day.index}-{i // 3}" for i in range(amounts.size)]
+                    body["columns"]["entity"] = cards
                     if day.index >= SHOP.days - UNLABELLED_DAYS:
                         body["columns"]["label"] = [None] * half.scores.size
                     post_batch(client, "shop", body)
@@ -244,6 +247,7 @@ def test_model_page_shows_the_alert_budget_and_the_threshold_advice_as_the_api_d
         return {p["window_start"]: p for p in response.json()["points"]}
 
     top, alerts, best = series("precision_at_k"), series("alerts"), series("precision_at_k_max")
+    cards = series("entity_precision_at_k")
     newest = max(start for start, p in top.items() if p["mature"])
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/shop")
@@ -252,7 +256,13 @@ def test_model_page_shows_the_alert_budget_and_the_threshold_advice_as_the_api_d
         alerts_text = table.locator('td[data-field="alerts"]').inner_text()
         shown = {
             field: shown_value(page, f'#alert-budget td[data-field="{field}"]')
-            for field in ("precision_at_k", "calibrated_precision_at_k", "precision_at_k_max")
+            for field in (
+                "precision_at_k",
+                "calibrated_precision_at_k",
+                "precision_at_k_max",
+                "entity_precision_at_k",
+                "calibrated_entity_precision_at_k",
+            )
         }
         page.wait_for_selector("#threshold-advice")  # drawn when it arrives
         advice_shown = {
@@ -274,6 +284,9 @@ def test_model_page_shows_the_alert_budget_and_the_threshold_advice_as_the_api_d
     assert same(shown["precision_at_k"], top[newest]["regular"], 5.1e-5)
     assert same(shown["calibrated_precision_at_k"], top[newest]["calibrated"], 5.1e-5)
     assert same(shown["precision_at_k_max"], best[newest]["regular"], 5.1e-5)
+    assert cards[newest]["regular"] is not None
+    assert same(shown["entity_precision_at_k"], cards[newest]["regular"], 5.1e-5)
+    assert same(shown["calibrated_entity_precision_at_k"], cards[newest]["calibrated"], 5.1e-5)
     assert steady_tables == 0
     advice = seeded.api.get("/v1/models/shop/threshold-advice").json()
     assert advice["reason"] is None, advice

@@ -538,7 +538,8 @@ def _seed(connection: Connection) -> None:
                 mature=mature,
                 early=SEEDED_EARLY,
             )
-            budget = ["precision_at_k", "precision_at_k_max", "alerts", "value_recall"]
+            budget = ["precision_at_k", "precision_at_k_max", "alerts", "entity_precision_at_k"]
+            budget += ["value_recall"]
             budget += ["value_precision", "net_savings"]
             for metric in ("average_precision", "f1", "precision", *budget):
                 add_metric_value(

@@ -149,22 +149,28 @@
 
   // The team's alert budget (alert_capacity) on the newest judged window: the alerts it got
   // against what the team can check, and the fraud share of the top k it could check.
-  function budgetSummary(model, precisionAtK, alerts, best) {
+  function budgetSummary(model, precisionAtK, alerts, best, cards) {
     if (model.alert_capacity == null || !precisionAtK) return null;
     const newest = [...precisionAtK.points].reverse().find((p) => p.mature);
     const at = (series) => newest && series.points.find((p) => p.window_start === newest.window_start);
     const flagged = at(alerts);
     const reachable = at(best);
+    // Card precision only where the rows name their card or account.
+    const perCard = at(cards);
+    const withCards = perCard && perCard.regular != null;
     if (!newest) return h("p", { class: "how", id: "alert-budget" }, `alert budget ${model.alert_capacity} a window: no judged window yet`);
     const count = flagged ? flagged.regular : null;
     return h("table", { id: "alert-budget", class: "summary", "data-window": newest.window_start },
-      h("tr", {}, ["newest judged window", "alerts at the threshold", "precision at k (measured)", "precision at k (at pi0)", "best reachable"].map((t) => h("th", {}, t))),
+      h("tr", {}, ["newest judged window", "alerts at the threshold", "precision at k (measured)", "precision at k (at pi0)", "best reachable", ...(withCards ? ["card precision at k (measured)", "card precision at k (at pi0)"] : [])].map((t) => h("th", {}, t))),
       h("tr", {},
         h("td", {}, day(newest.window_start)),
         h("td", { class: "num", "data-field": "alerts" }, count == null ? "–" : `${count} of ${model.alert_capacity} (${pct(count / model.alert_capacity, 0)})`),
         h("td", { class: "num", "data-field": "precision_at_k", title: newest.reason || undefined }, `${num(newest.regular)} ${interval(newest.regular_ci)}`),
         h("td", { class: "num", "data-field": "calibrated_precision_at_k", title: newest.reason || undefined }, `${num(newest.calibrated)} ${interval(newest.calibrated_ci)}`),
-        h("td", { class: "num", "data-field": "precision_at_k_max" }, reachable ? num(reachable.regular) : "–")));
+        h("td", { class: "num", "data-field": "precision_at_k_max" }, reachable ? num(reachable.regular) : "–"),
+        ...(withCards ? [
+          h("td", { class: "num", "data-field": "entity_precision_at_k" }, `${num(perCard.regular)} ${interval(perCard.regular_ci)}`),
+          h("td", { class: "num", "data-field": "calibrated_entity_precision_at_k" }, `${num(perCard.calibrated)} ${interval(perCard.calibrated_ci)}`)] : [])));
   }
 
   // Money on the newest judged window (rows sent with an amount): the share of the fraud
@@ -208,6 +214,7 @@
       calmon.get(`${base}/metrics`, { metric: "precision_at_k", segment }),
       calmon.get(`${base}/metrics`, { metric: "alerts", segment }),
       calmon.get(`${base}/metrics`, { metric: "precision_at_k_max", segment }),
+      calmon.get(`${base}/metrics`, { metric: "entity_precision_at_k", segment }),
     ]);
     const money = await Promise.all(["value_recall", "value_precision", "net_savings"].map(
       (metric) => calmon.get(`${base}/metrics`, { metric, segment })));
@@ -283,7 +290,7 @@
       ...parkedWindows(status),
       summary,
       ...(moneyTable ? [moneyTable, howTo("money, from each row's amount: the share of the window's fraud amount at or above the threshold (value recall), the fraud share of the flagged amount (value precision), and net savings, the fraud amount caught minus review_cost for each alert; at pi0: what a window of the same size would save at the reference fraud rate. 95% intervals; – with its reason on hover where a window's rows lack an amount or the model has no review_cost.")] : []),
-      ...(budgetTable ? [budgetTable, howTo("the alert budget: alerts are the window's rows at or above the threshold, against the alert_capacity the team can check; precision at k is the fraud share of the window's k highest-scored rows (k = alert_capacity), measured and at the reference fraud rate pi0, with 95% intervals; best reachable is what a perfect ranking would get (fewer frauds than k cap it).")] : []),
+      ...(budgetTable ? [budgetTable, howTo("the alert budget: alerts are the window's rows at or above the threshold, against the alert_capacity the team can check; precision at k is the fraud share of the window's k highest-scored rows (k = alert_capacity), measured and at the reference fraud rate pi0, with 95% intervals; best reachable is what a perfect ranking would get (fewer frauds than k cap it); card precision at k, where the rows name their card or account, is the fraud share of the k cards with the highest scores (a card at its highest score, a fraud if any of its rows is: one call covers a card).")] : []),
       h("h2", {}, "Verdicts, one mark per window"),
       ...verdictStrip(name, segment, points),
       howTo("each mark is one window, oldest left. ▼ and ◆ are drops the detector issued; ~ is a fraud-rate move with the model unchanged; · is not judged yet; a faded mark is provisional; an underlined mark is still waiting for labels (hover it for its estimate from the labels so far)."),
