@@ -435,11 +435,12 @@ def entity_rows(
 ) -> tuple[Float64Array, npt.NDArray[np.int64]]:
     """The window as entities (the Worldline/ULB handbook's card precision): one row per
     distinct code, scored at its rows' highest score, positive if any of its rows is."""
-    order = np.lexsort((scores, codes))  # by entity, then by score (highest last)
+    # One sort of the codes alone (a lexsort by code and score costs eight times more), then
+    # each entity's maximum score and label over its run.
+    order = np.argsort(codes)  # the order within an entity does not matter: max is max
     grouped = codes[order]
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(grouped)) + 1))
-    lasts = np.concatenate((starts[1:], [grouped.size])) - 1
-    top: Float64Array = scores[order][lasts]
+    starts = np.concatenate(([0], np.flatnonzero(grouped[1:] != grouped[:-1]) + 1))
+    top: Float64Array = np.maximum.reduceat(scores[order], starts)
     fraud = np.maximum.reduceat(labels[order].astype(np.int64), starts)
     return top, fraud
 

@@ -19,6 +19,7 @@ from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
 from app.db.partitions import ensure_partitions, week_of, week_table
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
+from app.metrics.sketch import NO_ENTITY
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for
@@ -89,7 +90,8 @@ def test_the_worker_reads_one_window_from_one_week_table(
         assert isinstance(raw, psycopg.Connection)
         with raw.cursor() as cursor:
             window = MONDAY + timedelta(days=8)
-            cursor.execute("EXPLAIN (FORMAT JSON) " + _PG_QUERY, (model_id, window))
+            params = {"model": model_id, "start": window, "none": NO_ENTITY}
+            cursor.execute("EXPLAIN (FORMAT JSON) " + _PG_QUERY, params)
             row = cursor.fetchone()
     assert row is not None
     week = f"predictions_m{model_id}_20261109"

@@ -11,7 +11,7 @@ import pytest
 
 from app.metrics import Budget, CurveSketch, build_sketch, evaluate_sketch, pool_sketches
 from app.metrics.sketch import NO_ENTITY
-from tests.metrics.test_alert_budget import top_k_precision
+from tests.support.top_k import top_k_precision
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
