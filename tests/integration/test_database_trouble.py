@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, create_engine, event, func, make_url, select, text
+from sqlalchemy import Engine, create_engine, event, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.app import create_app
@@ -24,7 +24,7 @@ from app.api.write_health import PROBE_TRUSTED_AFTER_SECONDS
 from app.db.tables import Prediction
 from app.services.tokens import create_token
 from app.settings import Settings
-from tests.support.databases import Backend, settings_for
+from tests.support.databases import Backend, settings_for, with_server_setting
 from tests.support.waiting import wait_for
 
 MODEL = {"name": "fraud-v1", "threshold": 0.5}
@@ -96,16 +96,6 @@ def test_readyz_turns_red_while_writes_are_blocked(backend: Backend, database_ur
     assert "lock" in message
 
 
-def _with_statement_timeout(url: str, milliseconds: int) -> str:
-    parsed = make_url(url)
-    options = parsed.query.get("options", "")
-    assert isinstance(options, str)
-    updated = parsed.update_query_dict(
-        {"options": f"{options} -c statement_timeout={milliseconds}".strip()}
-    )
-    return updated.render_as_string(hide_password=False)
-
-
 @pytest.mark.postgres
 def test_a_statement_cancelled_inside_the_copy_step_is_503(
     backend: Backend, database_url: str, session_factory: sessionmaker[Session], engine: Engine
@@ -122,7 +112,7 @@ def test_a_statement_cancelled_inside_the_copy_step_is_503(
         "timestamp": [(start + timedelta(seconds=i % 80_000)).isoformat() for i in range(n)],
         "score": [0.5] * n,
     }
-    slow = settings_for(_with_statement_timeout(database_url, 25))
+    slow = settings_for(with_server_setting(database_url, "statement_timeout", 25))
     with TestClient(create_app(slow)) as client:
         response = client.post(
             "/v1/models/fraud-v1/batches",
@@ -173,7 +163,9 @@ def _timing_out(backend: Backend, url: str) -> Settings:
     """Settings whose writes give up after a short wait: PostgreSQL's statement_timeout on
     every connection of the app, SQLite's busy timeout."""
     if backend == "postgresql":
-        return settings_for(_with_statement_timeout(url, 300), readiness_timeout_seconds=0.5)
+        return settings_for(
+            with_server_setting(url, "statement_timeout", 300), readiness_timeout_seconds=0.5
+        )
     return settings_for(url, sqlite_busy_timeout_ms=300, readiness_timeout_seconds=0.5)
 
 
