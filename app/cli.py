@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from app.client.send_command import add_send
 from app.demo.command import add_demo
 from app.errors import CalmonError, PayloadValidationError, ServiceUnavailableError
+from app.observability.alert_log import add_alert_log
 from app.observability.logging import configure_logging
 from app.schemas.tokens import SCOPES, Scope
 from app.settings import Settings, SettingsError, describe_invalid, get_settings
@@ -393,6 +394,7 @@ COMMANDS: list[Callable[[Subparsers], None]] = [
     _add_whatif,
     _add_compare,
     _add_advice,
+    add_alert_log,
 ]
 
 

@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     )
     max_future: timedelta = Field(
         default=timedelta(days=1),
-        description="How far past the server's clock a prediction timestamp may lie "
+        description="How far past the database's clock a prediction timestamp may lie "
         "(seconds or ISO 8601 duration).",
     )
 

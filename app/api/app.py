@@ -25,6 +25,7 @@ from app.api.routers import (
     tokens,
 )
 from app.api.webui import install_webui
+from app.api.write_health import WriteHealth
 from app.db.engine import create_db_engine, create_probe_engine, create_session_factory
 from app.db.migrate import head_revisions
 from app.observability.prometheus import install_metrics
@@ -79,6 +80,7 @@ def create_app(
         title="calmon", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
+    app.state.write_health = WriteHealth()
     app.state.ingest_slots = threading.BoundedSemaphore(settings.max_concurrent_ingest)
     install_error_handlers(app)
     app.add_middleware(UrlRulesMiddleware)

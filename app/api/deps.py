@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.write_health import WriteHealth
 from app.db.engine import READ_ONLY
 from app.errors import AuthenticationError
 from app.schemas.tokens import Scope
@@ -33,12 +34,20 @@ def db_session(request: Request) -> Iterator[Session]:
     failed commit becomes an error response instead of a 201 for data that was never stored.
     """
     factory: sessionmaker[Session] = request.app.state.session_factory
-    # GET and HEAD only read (HTTP's safe methods), and so does a route that needs only the
-    # read scope (what-if is a POST for its body): none of them needs a write lock.
-    reads = request.method in ("GET", "HEAD") or scope_of(request) == "read"
-    options = {READ_ONLY: True} if reads else {}
+    writes = request_writes(request)
+    options = {} if writes else {READ_ONLY: True}
     with factory(execution_options=options) as session, session.begin():
         yield session
+    if writes:  # committed: the readiness latch's good news (app.api.write_health)
+        health: WriteHealth = request.app.state.write_health
+        health.succeeded()
+
+
+def request_writes(request: Request) -> bool:
+    """Whether the request's transaction may write. GET and HEAD only read (HTTP's safe
+    methods), and so does a route that needs only the read scope (what-if is a POST for its
+    body): none of them needs a write lock."""
+    return request.method not in ("GET", "HEAD") and scope_of(request) != "read"
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]

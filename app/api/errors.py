@@ -14,8 +14,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.api.deps import authorize_before_body
-from app.db.trouble import TROUBLE_TYPES, describe
+from app.api.deps import authorize_before_body, request_writes
+from app.api.write_health import WriteHealth
+from app.db.trouble import TROUBLE_TYPES, describe, is_trouble, refuses_writes
 from app.errors import (
     CalmonError,
     ErrorDetail,
@@ -87,7 +88,13 @@ async def _database_unavailable(request: Request, exc: Exception) -> JSONRespons
     # disk, a busy pool: the request may succeed on retry, which 503 tells clients and load
     # balancers. Whether a write that failed at COMMIT was kept cannot be known here, hence the
     # advice: re-sending a batch with its batch_id is always safe.
+    if not is_trouble(exc):
+        return await _unhandled(request, exc)
     reason = describe(exc)
+    if request_writes(request) and refuses_writes(exc):
+        # Every write's database failure passes here: /readyz turns red until a write succeeds.
+        health: WriteHealth = request.app.state.write_health
+        health.failed(reason)
     logger.warning(
         "database_unavailable",
         extra={

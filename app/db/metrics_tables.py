@@ -155,6 +155,9 @@ class WorkerHeartbeat(Base):
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
     # Set by the worker's last heartbeat on a graceful stop (SIGTERM): no longer alive.
     stopped_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # Two of the worker's heartbeat intervals after last_seen_at: dead after that unless it
+    # beats again (migration 0021; NULL in rows written before).
+    alive_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
     windows_computed: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     failures: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     last_duration_seconds: Mapped[float | None] = mapped_column(Double)

@@ -4,7 +4,9 @@ Operational trouble (the server unreachable or restarting, a lock or statement t
 deadlock, a full disk, every pooled connection busy) can be raised by SQLAlchemy or, inside the
 COPY step and SQLite's bulk insert, by the driver directly. ``TROUBLE_TYPES`` lists every class
 that means "the database could not do it now", so the API maps each of them, wherever raised,
-to one 503; ``describe`` says which trouble it was.
+to one 503; ``describe`` says which trouble it was. A read-only transaction (a demoted
+primary, ``default_transaction_read_only``) is the one trouble PostgreSQL files under
+InternalError, with bugs: ``is_trouble`` tells it apart.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ TROUBLE_TYPES: Final[tuple[type[Exception], ...]] = (
     sa_exc.TimeoutError,  # no pooled connection freed up within the pool timeout
     psycopg.OperationalError,  # raised by the COPY step outside SQLAlchemy
     sqlite3.OperationalError,  # raised by SQLite's executemany outside SQLAlchemy
+    sa_exc.InternalError,  # a read-only transaction among bugs (is_trouble)
+    psycopg.errors.ReadOnlySqlTransaction,  # the same, raised by the COPY step
 )
+_READ_ONLY: Final = "25006"
 
 # PostgreSQL SQLSTATEs (and their classes, by the first two characters) a client can act on.
 _BY_SQLSTATE: Final = {
@@ -35,7 +40,7 @@ _BY_SQLSTATE: Final = {
     "57P01": "the database server is shutting down",
     "57P02": "the database server crashed and is restarting",
     "57P03": "the database server is starting up or restarting",
-    "25006": "the database is read-only",
+    _READ_ONLY: "the database is read-only",
 }
 _BY_CLASS: Final = {
     "08": "the connection to the database failed",
@@ -51,6 +56,13 @@ _SQLITE: Final = {
     "SQLITE_IOERR": "the database file could not be read or written",
     "SQLITE_READONLY": "the database is read-only",
 }
+
+
+def is_trouble(error: BaseException) -> bool:
+    """Whether ``error`` (an instance of one of ``TROUBLE_TYPES``) is trouble, not a bug."""
+    if isinstance(error, sa_exc.InternalError):
+        return getattr(error.orig, "sqlstate", None) == _READ_ONLY
+    return True
 
 
 def describe(error: BaseException) -> str:
@@ -72,3 +84,18 @@ def describe(error: BaseException) -> str:
         return "the database cannot be reached"
     first_line = str(original).strip().splitlines()[0] if str(original).strip() else ""
     return f"the database could not complete the request ({first_line[:200]})"
+
+
+# A conflict between two requests that the database settled by aborting one: the other's write
+# went through, so the database takes writes.
+_CONFLICTS: Final = frozenset({"40P01", "40001"})
+
+
+def refuses_writes(error: BaseException) -> bool:
+    """Whether ``error``, raised by a write, says the database does not take writes now (the
+    readiness latch, app.api.write_health): every trouble but a conflict between requests and a
+    busy pool (this server's connections, not the database: /readyz keeps its own)."""
+    if isinstance(error, sa_exc.TimeoutError):
+        return False
+    original = error.orig if isinstance(error, sa_exc.DBAPIError) else error
+    return getattr(original, "sqlstate", None) not in _CONFLICTS

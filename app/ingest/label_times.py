@@ -140,7 +140,7 @@ def with_defaults(
     now: int,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
     """The time and source stored with each row: as sent, else when calmon received it (never
-    before the row's own timestamp: a prediction up to CALMON_MAX_FUTURE ahead of the server's
+    before the row's own timestamp: a prediction up to CALMON_MAX_FUTURE ahead of the database's
     clock is labelled at its timestamp) and ``confirmed``; none for a row without a label."""
     received = np.maximum(timestamps, now)
     times = np.where(labelled_at == UNKNOWN_LABEL_TIME, received, labelled_at)

@@ -47,8 +47,10 @@ logger = logging.getLogger(__name__)
 WINDOW_SECONDS = {name: length.total_seconds() for name, length in WINDOW_LENGTH.items()}
 # models.alert_floor is a floor on this calibrated metric (docs/interfaces.md section 2).
 ALERT_FLOOR_METRIC = "average_precision"
-# A worker is alive if its heartbeat is this many lease periods old at most (interfaces.md).
-ALIVE_LEASE_PERIODS = 3
+# A worker is alive until its last heartbeat's alive_until (two of its heartbeat intervals,
+# app.worker.loop.ALIVE_HEARTBEATS); a row written before migration 0021 has none, and is
+# judged by the former rule: a heartbeat at most this many lease periods old.
+UNSTAMPED_ALIVE_LEASE_PERIODS = 3
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,17 @@ class Detail:
     early: Sequence[repository.LatestEarly]
 
 
+def worker_totals(
+    session: Session, *, now: datetime, lease_seconds: float
+) -> repository.WorkerTotals:
+    """The workers' totals, each alive or dead at ``now`` by its own last heartbeat."""
+    unstamped_since = now - timedelta(seconds=UNSTAMPED_ALIVE_LEASE_PERIODS * lease_seconds)
+    reads = repository.ObservabilityRepository(session)
+    return reads.worker_totals(now=now, unstamped_since=unstamped_since)
+
+
 def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> Snapshot:
     """Read the state every scrape exports."""
-    alive_since = now - timedelta(seconds=ALIVE_LEASE_PERIODS * lease_seconds)
     reads = repository.ObservabilityRepository(session)
     return Snapshot(
         taken_at=now,
@@ -84,7 +94,7 @@ def read_snapshot(session: Session, *, now: datetime, lease_seconds: float) -> S
         alerts=reads.alert_rows(),
         awaiting=reads.awaiting_labels(),
         backlog=reads.backlog(),
-        workers=reads.worker_totals(alive_since=alive_since),
+        workers=worker_totals(session, now=now, lease_seconds=lease_seconds),
         segment_pairs=reads.segment_pairs(),
     )
 
@@ -110,7 +120,8 @@ class CalmonCollector(Collector):
         Returns the app's sessionmaker; called at scrape time because the engine is created in
         the app's lifespan, after the collector is registered.
     lease_seconds:
-        The workers' lease period (liveness is judged in lease periods).
+        The workers' lease period (the liveness of a heartbeat written before migration 0021
+        is judged in lease periods).
     max_series:
         The series budget.
 
@@ -411,7 +422,7 @@ def _service_families(snapshot: Snapshot) -> Iterator[Metric]:
     )
     yield GaugeMetricFamily(
         "calmon_workers_alive",
-        f"Workers with a heartbeat within {ALIVE_LEASE_PERIODS} lease periods.",
+        "Workers not stopped whose last heartbeat is at most two of their heartbeat intervals old.",
         value=workers.alive,
     )
     last_seen = GaugeMetricFamily(

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db.clock import database_now
 from app.db.repositories.batches import BatchRepository
 from app.db.repositories.ingest import IngestRepository
 from app.db.repositories.labels import LabelRepository
@@ -62,6 +63,14 @@ class DatabaseRejectedBatchError(PayloadValidationError):
     """A row passed validation but the database refused it (a constraint): nothing was kept."""
 
     code = "rejected_by_database"
+
+
+def request_time(session: Session) -> datetime:
+    """The instant a batch or label update is judged at (how far ahead a timestamp may lie)
+    and stamped with (its labels' arrival, its windows' update): the database's clock
+    (app.db.clock), which every API replica shares; one replica's clock running fast or slow
+    would accept a timestamp others refuse, or refuse a true one."""
+    return database_now(session)
 
 
 def limits_from(settings: Settings, now: datetime) -> Limits:

@@ -7,12 +7,12 @@ from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
+from app.db.clock import database_now
 from app.db.metrics_tables import WindowMetrics, WindowMetricValue
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
-from app.db.types import utcnow
 from app.errors import ModelNotFoundError, NotFoundError, PayloadValidationError
 from app.metrics import METRIC_NAMES, CurveSketch
 from app.metrics.curves import pr_curve
@@ -284,7 +284,8 @@ def status(session: Session, name: str) -> StatusOut:
         else None
     )
     lag = (
-        max((utcnow() - queue.oldest_dirty_update).total_seconds(), 0.0)
+        # Ingest stamps a window's update by the database's clock (ingest.request_time).
+        max((database_now(session) - queue.oldest_dirty_update).total_seconds(), 0.0)
         if queue.oldest_dirty_update is not None
         else 0.0
     )

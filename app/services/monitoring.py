@@ -6,10 +6,10 @@ from typing import cast
 
 from sqlalchemy.orm import Session
 
+from app.db.clock import database_now
 from app.db.metrics_tables import ReferenceSpec
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.observability import ObservabilityRepository
-from app.db.types import utcnow
 from app.errors import NotFoundError
 from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
 from app.schemas.monitoring import (
@@ -142,7 +142,9 @@ def set_reference(session: Session, name: str, request: ReferenceRequest) -> Ref
     elif isinstance(request, AutomaticReference):
         repository.add_spec(model.id, "automatic", start_date=request.start)
     else:
-        repository.add_spec(model.id, "recent", as_of=utcnow())
+        # The database's clock, as ingest's (app.services.ingest.request_time): no replica's
+        # clock decides which windows are the recent ones.
+        repository.add_spec(model.id, "recent", as_of=database_now(session))
     repository.touch_newest_window(model.id)
     return reference_info(session, name)
 

@@ -37,6 +37,9 @@ WEEKS_INTERVAL = 600.0
 PARK_AFTER_ATTEMPTS = 3
 """Failures in a row, for a reason that retrying cannot change, after which a window is parked
 until its data or its model's settings change."""
+ALIVE_HEARTBEATS = 2
+"""Heartbeat intervals after its last heartbeat that a worker still counts alive: one missed
+beat (a slow commit, a busy database) is not a death, two are."""
 
 
 def is_deterministic(exc: Exception) -> bool:
@@ -99,24 +102,38 @@ class Worker:
         self._stopping.set()
 
     def run(self) -> None:
-        """Process windows until stopped; sleep ``poll_interval`` whenever none is dirty."""
+        """Process windows until stopped; sleep ``poll_interval`` whenever none is dirty.
+
+        Heartbeats are written by a thread of their own, every ``heartbeat_interval`` even while
+        one window takes minutes: a worker counts dead two intervals after its last one.
+        """
         logger.info("worker_started", extra={"worker_id": self.worker_id})
         self.heartbeat(force=True)
-        while not self._stopping.is_set():
-            try:
-                worked = self.run_once()
-                worked = self.purge_once() or worked
-                worked = self.expire_once() or worked
-                self.prepare_weeks()
-            except Exception:
-                # A database outage must not kill the process: log, wait, try again.
-                logger.exception("worker_loop_error", extra={"worker_id": self.worker_id})
-                worked = False
-            self.heartbeat()
-            if not worked:
-                self._stopping.wait(self.config.poll_interval)
+        beats = threading.Thread(target=self._beat, name="calmon-heartbeat", daemon=True)
+        beats.start()
+        try:
+            while not self._stopping.is_set():
+                try:
+                    worked = self.run_once()
+                    worked = self.purge_once() or worked
+                    worked = self.expire_once() or worked
+                    self.prepare_weeks()
+                except Exception:
+                    # A database outage must not kill the process: log, wait, try again.
+                    logger.exception("worker_loop_error", extra={"worker_id": self.worker_id})
+                    worked = False
+                if not worked:
+                    self._stopping.wait(self.config.poll_interval)
+        finally:
+            self._stopping.set()
+            # Joined first: a late beat of the thread must not overwrite the stopped one.
+            beats.join()
         self.heartbeat(force=True, stopped=True)
         logger.info("worker_stopped", extra={"worker_id": self.worker_id})
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(self.config.heartbeat_interval):
+            self.heartbeat(force=True)
 
     def run_once(self) -> bool:
         """Claim and process one window; False when nothing was claimable."""
@@ -227,6 +244,7 @@ class Worker:
         try:
             with self.session_factory.begin() as session:
                 seen = database_now(session)
+                vouched = timedelta(seconds=ALIVE_HEARTBEATS * self.config.heartbeat_interval)
                 if self.stats.started_at is None:
                     self.stats.started_at = seen
                 WindowMetricsRepository(session).beat(
@@ -235,6 +253,7 @@ class Worker:
                         started_at=self.stats.started_at,
                         last_seen_at=seen,
                         stopped_at=seen if stopped else None,
+                        alive_until=seen + vouched,
                         windows_computed=self.stats.windows_computed,
                         failures=self.stats.failures,
                         last_duration_seconds=self.stats.last_duration_seconds,

@@ -86,15 +86,14 @@ def missing_worker_hook(
 
 def _alive_workers(factory: sessionmaker[Session], settings: Settings) -> int:
     # Imported here: the collector's repository pulls in the metrics vocabulary.
-    from app.db.repositories.observability import ObservabilityRepository  # noqa: PLC0415
-    from app.observability.collector import ALIVE_LEASE_PERIODS  # noqa: PLC0415
+    from app.observability.collector import worker_totals  # noqa: PLC0415
 
-    window = timedelta(seconds=ALIVE_LEASE_PERIODS * settings.worker_lease_seconds)
     try:
         with factory() as session:
             # Heartbeats are written by the database's clock; judged by it too (app.db.clock).
-            since = database_now(session) - window
-            return ObservabilityRepository(session).worker_totals(alive_since=since).alive
+            now = database_now(session)
+            lease = settings.worker_lease_seconds
+            return worker_totals(session, now=now, lease_seconds=lease).alive
     except Exception:
         # An unmigrated or unreachable database is /readyz's to report; do not stop the API.
         logger.exception("worker_presence_check_failed")

@@ -1,7 +1,8 @@
 """The example Alertmanager config, run by the real Alertmanager (Debian package).
 
-amtool checks syntax and routing offline; inhibition only exists in a running Alertmanager. Alerts
-are posted the way Prometheus posts them (API v2) and read back with their suppression state.
+amtool checks syntax and routing offline; inhibition and delivery only exist in a running
+Alertmanager. Alerts are posted the way Prometheus posts them (API v2) and read back with their
+suppression state, or from the log of the receiver the compose file runs (`calmon alert-log`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import json
 import subprocess
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.support.server import free_port, stop_process
+from tests.support.server import calmon_process, free_port, stop_process
 from tests.support.tools import REPO_ROOT, require_tool
 from tests.support.waiting import wait_for
 
@@ -27,13 +30,20 @@ CONFIG = REPO_ROOT / "config" / "alertmanager" / "alertmanager.yml"
 
 @pytest.fixture
 def alertmanager(tmp_path: Path) -> Iterator[str]:
+    with running_alertmanager(CONFIG, tmp_path) as base:
+        yield base
+
+
+@contextmanager
+def running_alertmanager(config: Path, tmp_path: Path) -> Iterator[str]:
+    """A real Alertmanager on ``config``; its base URL."""
     binary = require_tool("prometheus-alertmanager")
     port = free_port()
     log = (tmp_path / "alertmanager.log").open("wb")
     process = subprocess.Popen(
         [
             binary,
-            f"--config.file={CONFIG}",
+            f"--config.file={config}",
             f"--storage.path={tmp_path / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
             "--cluster.listen-address=",  # no gossip port: a single instance
@@ -113,3 +123,44 @@ def test_a_drop_inhibits_the_prior_shift_and_score_shift_of_the_same_series(
         ("CalmonPriorShift", "other"): "active",
         ("CalmonScoreShift", "other"): "active",
     }
+
+
+def test_alerts_reach_the_alert_log_the_compose_file_runs(tmp_path: Path) -> None:
+    """The shipped receivers, delivered by a real Alertmanager to a real `calmon alert-log`:
+    the compose network's host name becomes the loopback address, and the group waits are cut
+    from 30 s to none (what is tested is the path from route to receiver, not the timing)."""
+    port = free_port()
+    config = yaml.safe_load(CONFIG.read_text())
+    config["route"]["group_wait"] = "0s"
+    for receiver in config["receivers"]:
+        for webhook in receiver["webhook_configs"]:
+            webhook["url"] = webhook["url"].replace("alert-log:9095", f"127.0.0.1:{port}")
+    shipped = tmp_path / "alertmanager.yml"
+    shipped.write_text(yaml.safe_dump(config))
+    log_path = tmp_path / "alert-log.log"
+    command = ["alert-log", "--port", str(port)]
+    unused = f"sqlite:///{tmp_path / 'unused.sqlite3'}"  # the alert log opens no database
+    with (
+        calmon_process(command, unused, log_path=log_path) as (sink, _),
+        running_alertmanager(shipped, tmp_path) as base,
+    ):
+        post_alerts(
+            base,
+            [
+                alert("CalmonCalibratedMetricDrop", "page", "fraud"),
+                alert("CalmonIngestErrors", "warning", "fraud"),
+            ],
+        )
+
+        def delivered() -> dict[str, str] | None:
+            lines = [json.loads(line) for line in log_path.read_text().splitlines() if line]
+            routes = {
+                line["alertname"]: line["route"]
+                for line in lines
+                if line.get("event") == "alert_firing"
+            }
+            return routes if len(routes) == 2 else None
+
+        routes = wait_for(delivered, "both alerts in the alert log", timeout=30, poll=0.2)
+        assert stop_process(sink) == 0
+    assert routes == {"CalmonCalibratedMetricDrop": "/page", "CalmonIngestErrors": "/ticket"}

@@ -8,8 +8,6 @@ does not arise; the test is PostgreSQL's.)
 
 from __future__ import annotations
 
-import glob
-import os
 import signal
 import time
 from datetime import UTC, datetime, timedelta
@@ -29,33 +27,19 @@ from app.db.types import utcnow
 from app.schemas.models import ModelCreate
 from app.services.models import add_model
 from tests.support.databases import Backend, settings_for
+from tests.support.faketime import require_skewable, skewed
 from tests.support.server import stop_process
 from tests.support.waiting import wait_for
 from tests.support.worker_process import start_worker
 
 pytestmark = pytest.mark.postgres
 
-# libfaketime preloaded into the worker itself (the faketime command would fork, and a signal
-# to it would not reach the worker). Only the wall clock is skewed, as NTP trouble skews it;
-# the monotonic clock that times intervals stays true.
-_LIBRARIES = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
-
-
-def _skewed(offset: str) -> dict[str, str]:
-    return {"LD_PRELOAD": _LIBRARIES[0], "FAKETIME": offset, "DONT_FAKE_MONOTONIC": "1"}
-
-
 WINDOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 @pytest.fixture
 def skewable(backend: Backend) -> None:
-    if backend != "postgresql":
-        pytest.skip("SQLite's workers share one machine's clock")
-    if not _LIBRARIES:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but libfaketime is missing", pytrace=False)
-        pytest.skip("needs libfaketime (Debian package faketime)")
+    require_skewable(backend)
 
 
 def _dirty_window(factory: sessionmaker[Session]) -> None:
@@ -88,7 +72,7 @@ def test_a_worker_with_a_fast_clock_does_not_steal_a_live_lease(
         claim = WindowQueueRepository(session).claim_next("healthy", timedelta(minutes=1), utcnow())
     assert claim is not None
     env = {"CALMON_WORKER_LEASE_SECONDS": "60", "CALMON_WORKER_POLL_SECONDS": "0.1"}
-    worker = start_worker(database_url, tmp_path, "ahead", {**env, **_skewed("+15m")})
+    worker = start_worker(database_url, tmp_path, "ahead", {**env, **skewed("+15m")})
     try:
         wait_for(
             lambda: len(_heartbeats(session_factory)) == 1, "the skewed worker to start", timeout=60
@@ -111,8 +95,8 @@ def test_workers_alive_counts_by_the_database_clock(
         "CALMON_WORKER_HEARTBEAT_SECONDS": "0.2",
         "CALMON_WORKER_POLL_SECONDS": "0.1",
     }
-    ahead = start_worker(database_url, tmp_path, "ahead", {**env, **_skewed("+15m")})
-    behind = start_worker(database_url, tmp_path, "behind", {**env, **_skewed("-15m")})
+    ahead = start_worker(database_url, tmp_path, "ahead", {**env, **skewed("+15m")})
+    behind = start_worker(database_url, tmp_path, "behind", {**env, **skewed("-15m")})
     try:
         wait_for(lambda: len(_heartbeats(session_factory)) == 2, "both workers to beat", timeout=60)
         ahead.process.send_signal(signal.SIGKILL)  # dies without a last word

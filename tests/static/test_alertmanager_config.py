@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
+from app.cli import build_parser
 from tests.support.tools import REPO_ROOT, require_tool, run_tool
 
 CONFIG = REPO_ROOT / "config" / "alertmanager" / "alertmanager.yml"
+COMPOSE = REPO_ROOT / "docker-compose.yml"
 RULES = REPO_ROOT / "config" / "prometheus" / "rules" / "calmon-alerts.yml"
 
 
@@ -108,3 +111,28 @@ def test_matchers_name_existing_alerts() -> None:
             named.update(found.group(1).split("|"))
     assert named
     assert named <= alerts, named - alerts
+
+
+def test_every_receiver_reaches_a_compose_service_that_listens_there() -> None:
+    """The receivers' webhooks name the compose file's alert-log service at the host and port
+    its command listens on, and Alertmanager starts after it: the alerts of `docker compose up`
+    reach a receiver that exists (issue 25; they went to an undefined pager-relay host)."""
+    config = yaml.safe_load(CONFIG.read_text())
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    urls = [
+        urlsplit(webhook["url"])
+        for receiver in config["receivers"]
+        for webhook in receiver.get("webhook_configs", [])
+    ]
+    assert {receiver["name"] for receiver in config["receivers"]} == {
+        "pager",
+        "team-queue",
+        "low-urgency",
+    }
+    assert len(urls) == len(config["receivers"])  # every receiver notifies somewhere
+    for url in urls:
+        service = services[url.hostname]
+        args = build_parser().parse_args(service["command"])
+        assert args.command == "alert-log"
+        assert (args.host, args.port) == ("0.0.0.0", url.port)
+        assert "alert-log" in services["alertmanager"]["depends_on"]

@@ -24,7 +24,7 @@ from tests.support.tools import REPO_ROOT, require_tool, run_tool
 
 COMPOSE = REPO_ROOT / "docker-compose.yml"
 DOCKERFILE = REPO_ROOT / "Dockerfile"
-CALMON_SERVICES = {"migrate", "api", "worker"}
+CALMON_SERVICES = {"migrate", "api", "worker", "alert-log"}
 
 
 def _compose() -> dict[str, Any]:

@@ -35,6 +35,15 @@ def settings_for(database_url: str, **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
+def with_server_setting(url: str, name: str, value: object) -> str:
+    """``url`` whose PostgreSQL connections start with ``SET name = value`` (libpq options)."""
+    parsed = make_url(url)
+    options = parsed.query.get("options", "")
+    assert isinstance(options, str)
+    updated = parsed.update_query_dict({"options": f"{options} -c {name}={value}".strip()})
+    return updated.render_as_string(hide_password=False)
+
+
 def postgres_base_url() -> URL:
     """The PostgreSQL test database; skip without it, but fail under CI=true.
 

@@ -16,7 +16,6 @@ from fastapi.concurrency import run_in_threadpool
 
 from app.api import examples
 from app.api.deps import IngestAccess, SessionDep, SettingsDep
-from app.db.types import utcnow
 from app.errors import PayloadTooLargeError, ServiceUnavailableError
 from app.ingest.body import (
     CSV_TYPES,
@@ -233,7 +232,7 @@ def post_batch(
         settings.max_rows_per_request,
     )
     body.clear()  # only the parsed columns are needed from here on: free the bytes now
-    now = utcnow()
+    now = service.request_time(session)
     with service_metrics(request).counting_batch(name, raw.rows):
         outcome = service.ingest_batch(session, name, raw, service.limits_from(settings, now), now)
     if not outcome.created:
@@ -263,7 +262,7 @@ def post_labels(
 ) -> LabelsApplied:
     """Set labels of known predictions by id, with when they arrived and where from; unknown
     ids are listed, not dropped."""
-    now = utcnow()
+    now = service.request_time(session)
     limits = service.limits_from(settings, now)
     updates = parse_labels(
         body,

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.api.write_health import WriteHealth
 from app.db.health import check_writable
 from app.db.trouble import describe
 from app.errors import ServiceUnavailableError
@@ -22,11 +23,13 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 def readyz(request: Request) -> dict[str, str]:
-    """The database takes writes now and its schema is the one this code expects (503
-    otherwise), answered within CALMON_READINESS_TIMEOUT_SECONDS."""
+    """The database takes writes now, this server's last write did not fail, and the schema
+    is the one this code expects (503 otherwise), answered within
+    CALMON_READINESS_TIMEOUT_SECONDS."""
     engine: Engine = request.app.state.probe_engine
     settings: Settings = request.app.state.settings
     expected: tuple[str, ...] = request.app.state.expected_revisions
+    health: WriteHealth = request.app.state.write_health
     try:
         current = check_writable(engine, settings.readiness_timeout_seconds)
     except SQLAlchemyError as exc:
@@ -38,5 +41,12 @@ def readyz(request: Request) -> dict[str, str]:
         raise ServiceUnavailableError(
             "database schema is not at the expected revision: run `calmon migrate`",
             extra={"current": list(current), "expected": list(expected)},
+        )
+    standing = health.after_probe_write()
+    if standing is not None:
+        failure, age = standing
+        raise ServiceUnavailableError(
+            f"a write failed {age:.1f} s ago and none has succeeded since: {failure.reason}",
+            extra={"reason": "write_failed"},
         )
     return {"status": "ready", "schema_revision": ",".join(sorted(current))}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, case, func, select, true
+from sqlalchemy import ColumnElement, and_, case, func, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app.db.metrics_tables import (
@@ -382,13 +382,19 @@ class ObservabilityRepository:
         ).one()
         return Backlog(int(count), oldest)
 
-    def worker_totals(self, *, alive_since: datetime) -> WorkerTotals:
-        """Heartbeat totals; a worker is alive if it was seen at or after ``alive_since`` and has
-        not stopped."""
+    def worker_totals(self, *, now: datetime, unstamped_since: datetime) -> WorkerTotals:
+        """Heartbeat totals; a worker is alive at ``now`` if it has not stopped and its last
+        heartbeat vouches for it until ``now`` or later (``alive_until``), or, in a row written
+        before heartbeats carried that (migration 0021), was seen at or after
+        ``unstamped_since``."""
         beat = WorkerHeartbeat
+        vouched = or_(
+            beat.alive_until >= now,
+            and_(beat.alive_until.is_(None), beat.last_seen_at >= unstamped_since),
+        )
         alive, computed, failures, last_seen = self.session.execute(
             select(
-                func.count().filter(beat.last_seen_at >= alive_since, beat.stopped_at.is_(None)),
+                func.count().filter(vouched, beat.stopped_at.is_(None)),
                 func.coalesce(func.sum(beat.windows_computed), 0),
                 func.coalesce(func.sum(beat.failures), 0),
                 func.max(beat.last_seen_at),
