@@ -1,7 +1,7 @@
 """worker_heartbeats.alive_until: until when a worker counts alive without another heartbeat
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 Create Date: 2026-11-26 16:30:00
 
 A worker counted alive for three lease periods after its last heartbeat (15 minutes at the
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | Sequence[str] | None = "0019"
+down_revision: str | Sequence[str] | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
