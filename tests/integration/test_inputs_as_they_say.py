@@ -67,6 +67,26 @@ def test_a_number_is_no_date(client: TestClient, auth_headers: AuthHeaders, call
     )
 
 
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        # Valid ISO 8601, but before year 1 (or after 9999) in UTC: schemathesis found the 500.
+        ("/v1/models/fraud/metrics", {"from": "0001-01-01T00:00:01+01:17"}, "from"),
+        ("/v1/models/fraud/metrics", {"to": "9999-12-31T23:59:59-01:00"}, "to"),
+        ("/v1/models/fraud/windows/0001-01-01T00:30:00+01:00", {}, "window_start"),
+    ],
+)
+def test_an_instant_outside_utcs_years_is_a_422(
+    client: TestClient, auth_headers: AuthHeaders, path: str, params: dict[str, str], field: str
+) -> None:
+    headers = auth_headers("admin", "read")
+    assert client.post("/v1/models", json=MODEL, headers=headers).status_code == 201
+    response = client.get(path, params=params, headers=headers)
+    assert response.status_code == 422, response.text
+    details = response.json()["error"]["details"]
+    assert any(d["field"] == field and "in UTC" in d["message"] for d in details), details
+
+
 def test_iso_dates_still_work(client: TestClient, auth_headers: AuthHeaders) -> None:
     headers = auth_headers("admin", "read")
     assert client.post("/v1/models", json=MODEL, headers=headers).status_code == 201
