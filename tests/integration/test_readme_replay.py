@@ -33,7 +33,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.support.databases import postgres_base_url
-from tests.support.server import REPO_ROOT, clean_environment, free_port
+from tests.support.demo import DEMO_ENV, check_printout, check_series
+from tests.support.server import REPO_ROOT, clean_environment, free_port, running_server
 from tests.support.waiting import wait_for
 
 README = (REPO_ROOT / "README.md").read_text()
@@ -340,9 +341,9 @@ def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
     link_venv(tmp_path)
     port = free_port()
     log = tmp_path / "demo.log"
-    # Fewer bootstrap replicates than the default 1,000, as in tests/integration/test_demo.py:
-    # no verdict or page uses them, and the worker gets through the windows sooner.
-    env = {"CALMON_PORT": str(port), "CALMON_BOOTSTRAP_REPLICATES": "200"}
+    # Fewer bootstrap replicates and a quicker idle worker (tests/support/demo.py): no verdict
+    # or page uses the replicates, and the worker gets through the windows sooner.
+    env = {"CALMON_PORT": str(port), **DEMO_ENV}
     with background_script(command, tmp_path, env, log) as process:
 
         def serving() -> bool:
@@ -356,6 +357,7 @@ def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
         # The README's run: the same seed, so the same stream and the same answers.
         for block in blocks(DEMO, "text"):
             assert_printed(block, shown)
+        check_printout(shown)
         token = re.search(r"export CALMON_TOKEN=(\S+)", shown)
         assert token is not None, shown
         # It serves what it printed, until Ctrl-C.
@@ -367,6 +369,10 @@ def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
         assert alerts.json()["state"] == "drop"
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
         assert process.wait(30) == 0, log.read_text()
+    # Its service stopped; its database still holds what it showed.
+    database_url = f"sqlite:///{tmp_path / 'var' / 'calmon-demo.sqlite3'}"
+    with running_server(database_url, log_dir=tmp_path) as server:
+        check_series(server.base_url, token[1])
 
 
 @pytest.mark.e2e

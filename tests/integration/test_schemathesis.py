@@ -2,9 +2,12 @@
 as the schema documents it (status, content type, headers, body). Both backends.
 
 schemathesis runs as a client of a real `calmon serve`, with a valid admin token and a model
-registered, within a bounded time per backend: once with a global token, once with a token
-limited to the models ``fraud-*`` (most generated names are then outside it). Token revocation
-(DELETE) is left out: it would revoke the token the run itself uses.
+registered, within a bounded time per run: on each backend with a global token, and on
+PostgreSQL with a token limited to the models ``fraud-*`` (most generated names are then outside
+it). Which models a token sees is decided in Python (app/services/model_access.py), the same on
+both backends; what a limited token's requests ask of the database is a part of what the global
+token's ask, which the SQLite run sends. Token revocation (DELETE) is left out: it would revoke
+the token the run itself uses.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import httpx
 import pytest
 
 from tests.support.api import AuthHeaders
+from tests.support.databases import Backend
 from tests.support.server import LiveServer
 
 SCHEMATHESIS = Path(sys.executable).with_name("st")
@@ -31,9 +35,17 @@ CHECKS = (
 )
 
 
-@pytest.mark.parametrize("models", [None, ["fraud-*"]], ids=["global", "scoped"])
+@pytest.fixture(params=[None, ["fraud-*"]], ids=["global", "scoped"])
+def models(request: pytest.FixtureRequest, backend: Backend) -> list[str] | None:
+    """The token's models; asked for before ``live_server``, so a skip starts no server."""
+    patterns: list[str] | None = request.param
+    if patterns is not None and backend != "postgresql":
+        pytest.skip("a limited token's run adds no query of its own to SQLite's (the docstring)")
+    return patterns
+
+
 def test_generated_requests_get_no_5xx_and_only_documented_responses(
-    live_server: LiveServer, auth_headers: AuthHeaders, models: list[str] | None
+    models: list[str] | None, live_server: LiveServer, auth_headers: AuthHeaders
 ) -> None:
     headers = auth_headers("admin", "ingest", "read", models=models)
     model = {"name": "fraud-v1", "threshold": 0.5}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,9 +49,15 @@ def _seed(client: TestClient, auth_headers: AuthHeaders, sf: sessionmaker[Sessio
     drain(sf)
 
 
-def test_the_advice_follows_a_doubled_fraud_rate(
-    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+def test_the_advice_follows_a_doubled_fraud_rate_and_calmon_advice_prints_it(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The API's advice, checked against the kernel; then `calmon advice` on the same seeded
+    model (one seeding: eight windows of 10,000 rows and a worker pass, the test's cost)."""
     _seed(client, auth_headers, session_factory)
     response = client.get("/v1/models/cards/threshold-advice", headers=auth_headers("read"))
     assert response.status_code == 200, response.text
@@ -104,6 +111,7 @@ def test_the_advice_follows_a_doubled_fraud_rate(
     assert restoring["threshold"] == direct.restoring_precision.threshold
     assert restoring["precision"] == direct.restoring_precision.precision
     assert advice["fraud_dispersion"] >= 1.0
+    _check_calmon_advice_prints_what_the_api_gives(settings, advice, capsys)
 
 
 def test_without_a_reference_the_advice_says_why(
@@ -124,17 +132,12 @@ def test_without_a_reference_the_advice_says_why(
     assert client.get("/v1/models/nobody/threshold-advice", headers=read).status_code == 404
 
 
-def test_calmon_advice_prints_what_the_api_gives(
-    client: TestClient,
-    auth_headers: AuthHeaders,
-    session_factory: sessionmaker[Session],
-    settings: Settings,
-    capsys: pytest.CaptureFixture[str],
+def _check_calmon_advice_prints_what_the_api_gives(
+    settings: Settings, api: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`calmon advice` prints a summary (the API's numbers) or, with --json, the API's answer;
     an unknown model exits 1 with a message."""
-    _seed(client, auth_headers, session_factory)
-    api = client.get("/v1/models/cards/threshold-advice", headers=auth_headers("read")).json()
+    capsys.readouterr()
     assert cli.run(["advice", "cards", "--json"], settings) == 0
     assert json.loads(capsys.readouterr().out) == api
     assert cli.run(["advice", "cards"], settings) == 0
