@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.special import chdtri  # chi2.ppf(p, df) is chdtri(df, 1 - p); scipy.stats is slow
 
 from app.metrics._kernel import ReplicateCounts
 from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
@@ -257,7 +257,7 @@ def dispersion(counts: Float64Array, confidence: float = DISPERSION_CONFIDENCE) 
     ratio = float(counts.var(ddof=1) / counts.mean())
     if confidence > 0:
         df = counts.size - 1
-        ratio *= df / float(chi2.ppf(1.0 - confidence, df))
+        ratio *= df / float(chdtri(df, confidence))
     return max(1.0, ratio)
 
 

@@ -18,8 +18,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtri
-from scipy.stats import chi2
+
+# scipy.special, not scipy.stats: the same chi-square functions without the 0.55 s scipy.stats
+# adds to every start of the API (chdtri(df, q) is chi2.ppf(1 - q, df)).
+from scipy.special import chdtr, chdtrc, chdtri, ndtri
 
 from app.metrics.errors import InvalidInputError
 from app.metrics.null_model import grouped_calibrated_ap
@@ -198,7 +200,7 @@ def dispersion(observed: npt.ArrayLike, shares: Float64Array, axis: Float64Array
     return scale
 
 
-_CLIP = float(chi2.ppf(0.95, 1))
-_CLIPPED_MEAN = float(chi2.cdf(_CLIP, 3) + _CLIP * chi2.sf(_CLIP, 1))
+_CLIP = float(chdtri(1, 0.05))  # the chi-square(1) 95th percentile
+_CLIPPED_MEAN = float(chdtr(3, _CLIP) + _CLIP * chdtrc(1, _CLIP))
 """E[min(X, c)] for X a chi-square of 1 degree: E[X; X < c] = P(chi2_3 < c), plus c P(X > c)."""
 _CLIP_ITERATIONS = 100
