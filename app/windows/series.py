@@ -44,8 +44,7 @@ def _sketch(row: StoredSegment) -> CurveSketch | None:
     return CurveSketch.from_bytes(row.sketch) if row.sketch is not None else None
 
 
-def _stored_input(row: StoredSegment, budget: Budget) -> SegmentInput:
-    sketch = _sketch(row)
+def _stored_input(row: StoredSegment, sketch: CurveSketch | None, budget: Budget) -> SegmentInput:
     # A label horizon evaluates every row: its coverage is of the labels sent, kept as stored.
     coverage = row.label_coverage
     sent = round(coverage * row.rows_total) if coverage is not None else None
@@ -84,16 +83,18 @@ def recompute_series(
     with _collector_paused():
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
+        sketches = [_sketch(r) for r in stored]  # each read once
         # The alert budget is the whole window's (segment "all"): each part gets its share.
         budgets = {
-            r.window_start: window_budget(model, r.rows_total, _sketch(r))
-            for r in stored
+            r.window_start: window_budget(model, r.rows_total, sketch)
+            for r, sketch in zip(stored, sketches, strict=True)
             if r.segment == SEGMENT_ALL
         }
         sources: dict[str, list[tuple[SegmentInput, StoredSegment | None]]] = {}
-        for row in stored:
+        for row, sketch in zip(stored, sketches, strict=True):
             budget = budgets.get(row.window_start, Budget(review_cost=model.review_cost))
-            sources.setdefault(row.segment, []).append((_stored_input(row, budget), row))
+            source = _stored_input(row, sketch, budget)
+            sources.setdefault(row.segment, []).append((source, row))
         for source in fresh.inputs if fresh is not None else ():
             sources.setdefault(source.segment, []).append((source, None))
         out = _Rows()
