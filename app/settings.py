@@ -154,6 +154,12 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = Field(
         default=1.0, gt=0, description="How long an idle worker waits before looking again."
     )
+    worker_retry_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="How long a worker waits before retrying a window whose computation "
+        "failed: this, doubled at each further failure (at most 600 s).",
+    )
     worker_heartbeat_seconds: float = Field(
         default=5.0, gt=0, description="How often a worker writes its heartbeat row."
     )

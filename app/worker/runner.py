@@ -35,6 +35,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         lease=timedelta(seconds=settings.worker_lease_seconds),
         poll_interval=settings.worker_poll_seconds,
         heartbeat_interval=settings.worker_heartbeat_seconds,
+        backoff_base=settings.worker_retry_seconds,
         options=ComputeOptions(replicates=settings.bootstrap_replicates),
     )
 

@@ -48,6 +48,7 @@ ENV = {
     "CALMON_WORKER_POLL_SECONDS": "0.2",
     "CALMON_WORKER_HEARTBEAT_SECONDS": "0.5",
     "CALMON_BOOTSTRAP_REPLICATES": "200",
+    "CALMON_WORKER_RETRY_SECONDS": "0.5",  # the broken window parks in 1.5 s, not 15
 }
 # The end-to-end tests' "both" stream: prior drift throughout, the model sliding from day 40.
 SHOP = StreamSpec("both", days=46, rows_per_day=8_000, pi_low=0.01, pi_high=0.04, seed=13)
@@ -625,7 +626,7 @@ def test_a_window_that_cannot_be_computed_is_said_on_its_models_page(
         return bool(seeded.api.get("/v1/models/broken/status").json()["parked_windows"])
 
     wait_for(
-        parked, "the broken window parked (three tries, backing off 5 s then 10 s)", timeout=90
+        parked, "the broken window parked (three tries, backing off 0.5 s then 1 s)", timeout=90
     )
     with watched_page(browser, seeded.server.base_url) as (page, log):
         _open(page, seeded, "#/models/broken")
