@@ -199,34 +199,26 @@ MONEY = "### Money: value caught and net savings"
 def alert_budget(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
     """`### The alert budget: precision at k` after the first steps: the budget set, then the
     precision-at-k series once the worker recomputed the window, as the README shows it."""
-    tokens = blocks(FIRST_STEPS, "bash")[0]  # $ADMIN, as the reader has it from there
-    patch, query = blocks(ALERT_BUDGET, "bash")
-    admin = run_blocks([tokens, patch, 'echo "$ADMIN"'], base_url, workdir, env)[-1]
-    shown = readme_json(ALERT_BUDGET)
-
-    def recomputed() -> dict[str, Any] | None:
-        script = f"ADMIN={admin}\n{query}"
-        answer: dict[str, Any] = json.loads(run_blocks([script], base_url, workdir, env)[0])
-        points = answer["points"]
-        return answer if points and points[0]["regular"] is not None else None
-
-    answer = wait_for(recomputed, "the window recomputed with its budget", timeout=90, poll=0.5)
-    assert set(shown) <= set(answer)
-    for key in ("model", "metric", "segment"):
-        assert answer[key] == shown[key]
-    [point] = answer["points"]
-    for key, value in shown["points"][0].items():
-        assert point[key] == value, (key, point)
+    changed_then_series(ALERT_BUDGET, base_url, workdir, env)
 
 
 def money(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
     """`### Money: value caught and net savings` after the alert budget: the review cost set and
     the rows sent again with amounts, then the net-savings series once the worker recomputed the
     window, as the README shows it."""
-    tokens = blocks(FIRST_STEPS, "bash")[0]  # $ADMIN and $INGEST, as the reader has them
-    send, query = blocks(MONEY, "bash")
-    admin = run_blocks([tokens, send, 'echo "$ADMIN"'], base_url, workdir, env)[-1]
-    shown = readme_json(MONEY)
+    changed_then_series(MONEY, base_url, workdir, env)
+
+
+def changed_then_series(
+    heading: str, base_url: str, workdir: Path, env: Mapping[str, str] | None
+) -> None:
+    """A section of two blocks, a change then a series query: run the change as the reader of
+    the first steps would ($ADMIN and $INGEST), then the query until the worker has recomputed
+    the window (a defined value), and compare with the section's JSON."""
+    tokens = blocks(FIRST_STEPS, "bash")[0]
+    change, query = blocks(heading, "bash")
+    admin = run_blocks([tokens, change, 'echo "$ADMIN"'], base_url, workdir, env)[-1]
+    shown = readme_json(heading)
 
     def recomputed() -> dict[str, Any] | None:
         script = f"ADMIN={admin}\n{query}"
@@ -234,7 +226,8 @@ def money(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) ->
         points = answer["points"]
         return answer if points and points[0]["regular"] is not None else None
 
-    answer = wait_for(recomputed, "the window recomputed with its amounts", timeout=90, poll=0.5)
+    answer = wait_for(recomputed, f"the window recomputed after {heading}", timeout=90, poll=0.5)
+    assert set(shown) <= set(answer)
     for key in ("model", "metric", "segment"):
         assert answer[key] == shown[key]
     [point] = answer["points"]
