@@ -38,6 +38,7 @@ _TAIL_MARGIN = 40.0
 _CHUNK = 512
 _FAST_SPACING = 0.002
 _MAX_SIGMOID_CURVATURE = 1.0 / (6.0 * np.sqrt(3.0))  # max |sigmoid''(z)|
+_ROUNDING = 1e-12  # per unit of step weight: far above a sum's rounding, far below any real gap
 FAST_ABOVE = 2_000_000
 """Steps x scan points above which the scan is the convolution (see the module docstring)."""
 
@@ -167,7 +168,12 @@ def rank_inversion_skews(
         lows, highs = _fast_brackets(first, second, low, high, pivot)
     else:
         grid = np.linspace(low - _TAIL_MARGIN, high + _TAIL_MARGIN, count)
-        lows, highs = _brackets(grid, np.sign(_difference(first, second, grid, pivot)), roots)
+        values = _difference(first, second, grid, pivot)
+        # Two equal curves differ by rounding alone (their steps are summed in another order),
+        # whose sign flips at random: a difference within the summation's error is a tie.
+        rounding = _ROUNDING * max(1.0, float(first.weights.sum() + second.weights.sum()))
+        signs = np.where(np.abs(values) > rounding, np.sign(values), 0.0)
+        lows, highs = _brackets(grid, signs, roots)
     if lows.size and locations.size * count > fast_above:
         roots.extend(_newton(first, second, (lows, highs), pivot=pivot, tolerance=tolerance))
     elif lows.size:

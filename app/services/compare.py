@@ -66,12 +66,11 @@ def _comparison(pi: float | None, d: Difference) -> ComparisonOut:
 def _inversions(a: Period, b: Period) -> list[InversionOut]:
     """Every flip with the leaders on either side (read between flips, where no other flips)."""
     curve_a, curve_b = a.sketch.roc_points(), b.sketch.roc_points()
-    flips = [
-        float(p)
-        for p in rank_inversion_skews(
-            curve_a, curve_b, scan_step=INVERSION_SCAN_STEP, tolerance=INVERSION_TOLERANCE
-        )
-    ]
+    skews = rank_inversion_skews(
+        curve_a, curve_b, scan_step=INVERSION_SCAN_STEP, tolerance=INVERSION_TOLERANCE
+    )
+    # A flip past logit 36 rounds to pi = 1.0 (or 0.0): no fraud rate lies there.
+    flips = [float(p) for p in skews if 0.0 < p < 1.0]
     if not flips:
         return []
     logits = [math.log(p / (1.0 - p)) for p in flips]
@@ -104,7 +103,12 @@ def _history_span(period: Period) -> tuple[float, float] | None:
 def _summary(
     inversions: list[InversionOut], current: ComparisonOut, ranged: RangeComparisonOut | None
 ) -> str:
-    if not inversions:
+    if not inversions and current.leader == "tie":
+        # No flip and no lead now: the curves touch here without crossing (or are one curve).
+        order = (
+            "Neither model has the higher average precision now, and no fraud rate flips the order"
+        )
+    elif not inversions:
         # With no flip one model leads at every fraud rate: the one leading now.
         order = f"The {current.leader} has the higher average precision at every fraud rate"
     else:
@@ -116,10 +120,13 @@ def _summary(
         parts.append(f"the {inversions[-1].above} above {_percent(inversions[-1].pi)}")
         order = "By average precision " + ", ".join(parts)
     assert current.pi is not None
-    lead = (
-        f"at the current fraud rate {_percent(current.pi)} the {current.leader} leads by "
-        f"{abs(current.difference):.4f}"
-    )
+    if current.leader == "tie":
+        lead = f"at the current fraud rate {_percent(current.pi)} the two models tie"
+    else:
+        lead = (
+            f"at the current fraud rate {_percent(current.pi)} the {current.leader} leads by "
+            f"{abs(current.difference):.4f}"
+        )
     if current.ci is not None:
         low, high = current.ci
         certainty = "decided" if current.decided else "not decided: the interval holds 0"
@@ -132,7 +139,10 @@ def _summary(
         verdict = f"{span} neither leads throughout (the order flips at {flips})"
     else:
         certainty = "decided" if ranged.decided else "not decided"
-        verdict = f"{span} the {ranged.leader} leads throughout ({certainty})"
+        if ranged.leader == "tie":
+            verdict = f"{span} neither model leads ({certainty})"
+        else:
+            verdict = f"{span} the {ranged.leader} leads throughout ({certainty})"
     return f"{order}; {lead}; {verdict}."
 
 

@@ -169,6 +169,25 @@ def test_curves_built_to_cross_three_times(
     assert "metric" in bad_metric.text
 
 
+def test_a_tie_reads_as_a_tie(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """Two models scoring the same rows identically: no flip, a zero difference, and a summary
+    that says they tie (it once said "The tie has the higher average precision ... the tie leads
+    by 0.0000")."""
+    same = _shadow_traffic(days=3, rows=1500, seed=5)[0]
+    _computed_pair(client, auth_headers, session_factory, (same, same), threshold=1.5)
+
+    out = _compare(client, auth_headers("read"), challenger="chall", replicates=100)
+    assert out["inversions"] == []
+    assert out["at_current_pi"]["leader"] == "tie"
+    summary = out["summary"]
+    assert "the two models tie" in summary
+    assert "The tie" not in summary
+    assert "the tie" not in summary
+    assert "leads by" not in summary
+
+
 def test_cli_whatif_and_compare_print_what_the_api_gives(
     client: TestClient,
     auth_headers: AuthHeaders,
