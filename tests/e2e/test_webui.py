@@ -446,6 +446,21 @@ def _same_ci(shown: list[float] | None, api: list[float] | None, abs_: float) ->
     return shown == pytest.approx(api, abs=abs_)
 
 
+def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:
+    """A mistyped address gets a "no such page" with a way back, not the models list as if it
+    had been asked for."""
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/modles/shop")
+        shown = page.locator("#not-found").inner_text()
+        listed = page.locator("#models-table").count()
+        page.click("#not-found a")
+        page.wait_for_selector('body[data-ready="#/"]', state="attached", timeout=30_000)
+        assert not log.problems(), log.problems()
+    assert "No such page" in shown
+    assert "#/modles/shop" in shown
+    assert listed == 0
+
+
 def test_model_page_lists_the_metric_catalogue(seeded: Seeded, browser: Browser) -> None:
     catalogue = seeded.api.get("/v1/models/shop/metric-catalogue").json()
     with watched_page(browser, seeded.server.base_url) as (page, log):

@@ -42,6 +42,13 @@
     return `calmon refused this token (401: ${error.message}). Check that it was copied whole and is not revoked.`;
   }
 
+  // An address the UI does not know says so (it once showed the models list as if it were asked).
+  function notFound(hash) {
+    app.replaceChildren(h("section", { id: "not-found" },
+      h("h1", {}, "No such page"),
+      h("p", { role: "alert" }, `calmon's web UI has no page at ${hash}. `, h("a", { href: "#/" }, "All models"), ".")));
+  }
+
   // ---- router -------------------------------------------------------------------------------
   async function route() {
     const started = performance.now();
@@ -58,7 +65,8 @@
       if (parts[0] === "models" && parts.length === 2) await ui.pages.model(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
-      else await ui.pages.models();
+      else if (parts.length === 0) await ui.pages.models();
+      else notFound(location.hash);
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
       document.body.dataset.ready = location.hash || "#/";
     } catch (error) {
