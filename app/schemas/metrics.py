@@ -222,6 +222,23 @@ class PrCurve(ResponseModel):
     pi0: float | None = Field(description="Prior of the precision axis; null: as measured.")
 
 
+class RocCurveOut(ResponseModel):
+    """The ROC curve's corners, (0, 0) to (1, 1), downsampled for plotting (fpr ascending).
+    Empty when the window lacks frauds or legitimate rows. The same at every fraud rate."""
+
+    fpr: list[float]
+    tpr: list[float]
+
+
+class GainCurveOut(ResponseModel):
+    """A PR-Gain curve (Flach & Kull 2015) from recall gain 0 to 1, downsampled for plotting;
+    its area is ``pr_gain_auc``. Empty when the window lacks frauds or legitimate rows."""
+
+    recall_gain: list[float]
+    precision_gain: list[float]
+    pi0: float | None = Field(description="Prior of the recall gain; null: as measured.")
+
+
 class WindowDetail(ResponseModel):
     """``GET /v1/models/{name}/windows/{window_start}``."""
 
@@ -256,6 +273,13 @@ class WindowDetail(ResponseModel):
     counts: dict[str, int] | None
     metrics: dict[MetricName, WindowMetricOut]
     curves: dict[CurveName, PrCurve] = Field(description="'regular' and 'calibrated' PR curves.")
+    roc: RocCurveOut | None = Field(
+        default=None, description="The ROC curve; null while the measured values are withheld."
+    )
+    pr_gain: dict[CurveName, GainCurveOut] = Field(
+        default_factory=dict,
+        description="'regular' and 'calibrated' PR-Gain curves (empty while withheld).",
+    )
 
 
 class Pi0VersionOut(ResponseModel):

@@ -14,14 +14,12 @@ from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.errors import ModelNotFoundError, NotFoundError, PayloadValidationError
-from app.metrics import METRIC_NAMES, CurveSketch
-from app.metrics.curves import pr_curve
+from app.metrics import METRIC_NAMES
 from app.metrics.types import Interval
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.pi0 import WindowLabels, estimate_pi0, usable_windows
 from app.monitoring.vocabulary import Verdict
 from app.schemas.metrics import (
-    CurveName,
     EvidenceOut,
     MetricPoint,
     MetricSeries,
@@ -29,7 +27,6 @@ from app.schemas.metrics import (
     Pi0HistoryPoint,
     Pi0Out,
     Pi0VersionOut,
-    PrCurve,
     StatusOut,
     WindowDetail,
     WindowMetricOut,
@@ -39,8 +36,8 @@ from app.services.early import early_out, early_point
 from app.services.model_settings import maturity_now, model_policy
 from app.services.nowcast import nowcast_out, nowcast_point
 from app.services.segments import check_segment
+from app.services.window_curves import WindowCurves
 
-CURVE_POINTS = 200
 PARKED_LISTED = 20
 
 
@@ -165,16 +162,6 @@ def _point(
     )
 
 
-def _curve(sketch: CurveSketch, pi0: float | None) -> PrCurve:
-    curve = pr_curve(sketch, pi0=pi0, max_points=CURVE_POINTS)
-    return PrCurve(
-        recall=curve.recall.tolist(),
-        precision=curve.precision.tolist(),
-        thresholds=curve.thresholds.tolist(),
-        pi0=curve.pi0,
-    )
-
-
 def window_detail(
     session: Session, name: str, window_start: datetime, segment: str
 ) -> WindowDetail:
@@ -204,12 +191,7 @@ def window_detail(
         )
         for v in values
     }
-    curves: dict[CurveName, PrCurve] = {}
-    if row.sketch is not None and hidden is None:
-        sketch = CurveSketch.from_bytes(row.sketch)
-        curves["regular"] = _curve(sketch, None)
-        if row.pi0 is not None:
-            curves["calibrated"] = _curve(sketch, row.pi0)
+    curves = WindowCurves.of(row.sketch if hidden is None else None, row.pi0)
     result: dict[str, Any] = row.result or {}
     return WindowDetail(
         model=model.name,
@@ -236,7 +218,9 @@ def window_detail(
         duration_seconds=row.duration_seconds,
         counts=result.get("counts") if hidden is None else None,
         metrics=metrics,
-        curves=curves,
+        curves=curves.pr,
+        roc=curves.roc,
+        pr_gain=curves.pr_gain,
     )
 
 

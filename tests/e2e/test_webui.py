@@ -382,6 +382,9 @@ def test_window_page_shows_every_metric_as_the_api_does(
             }
         verdict = page.locator("#verdict").get_attribute("data-verdict")
         curves = page.locator("#chart-pr canvas").count()
+        roc = page.locator("#chart-roc canvas").count()
+        gains = page.locator("#chart-pr-gain canvas").count()
+        gain_legend = page.locator("#chart-pr-gain .u-legend .u-series").count()
         missing = printed_missing_values(page)
         page.screenshot(path=shots / "ui-window.png", full_page=True)
         assert not log.problems(), log.problems()
@@ -389,6 +392,10 @@ def test_window_page_shows_every_metric_as_the_api_does(
     assert counts == detail["counts"]
     assert verdict == detail["verdict"] in DROPS
     assert curves == 1
+    # ROC and PR-Gain (as measured and at pi0: the x series and two curves) beside it.
+    assert detail["roc"]["fpr"] and detail["pr_gain"]["calibrated"]["recall_gain"]
+    assert roc == gains == 1
+    assert gain_legend == 3
     assert not missing, missing
     assert set(shown) == set(detail["metrics"])
     for metric, values in detail["metrics"].items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -109,6 +110,19 @@ def test_series_window_pi0_and_status(
         assert 2 <= len(curve["recall"]) <= 200
         assert len(curve["recall"]) == len(curve["precision"]) == len(curve["thresholds"])
     assert window["curves"]["calibrated"]["pi0"] == window["pi0"]
+    # ROC and PR-Gain beside the PR curves; a PR-Gain curve's area is the window's PR-Gain AUC.
+    roc = window["roc"]
+    assert (roc["fpr"][0], roc["tpr"][0], roc["fpr"][-1], roc["tpr"][-1]) == (0, 0, 1, 1)
+    assert roc["fpr"] == sorted(roc["fpr"])
+    assert window["pr_gain"]["calibrated"]["pi0"] == window["pi0"]
+    for variant in ("regular", "calibrated"):
+        gain = window["pr_gain"][variant]
+        rg, pg = gain["recall_gain"], gain["precision_gain"]
+        assert rg[0] == 0.0
+        pairs = zip(rg[:-1], rg[1:], pg[:-1], pg[1:], strict=True)
+        area = sum((b - a) * (c + d) / 2 for a, b, c, d in pairs)
+        assert len(rg) < 200  # not downsampled: the area is exact
+        assert area == pytest.approx(window["metrics"]["pr_gain_auc"][variant], abs=1e-12)
     segment = get_json(client, read, "/v1/models/fraud/windows/2026-01-05T00:00:00Z", segment="s0")
     assert segment["rows_total"] == 1_500
 

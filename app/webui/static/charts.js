@@ -176,17 +176,17 @@ const charts = (function () {
     return chart;
   }
 
-  // Precision against recall for several curves (each recall-ascending), on one recall axis.
-  function prChart(el, spec) {
+  // Several curves on shared axes (each x-ascending): precision-recall, ROC, PR-Gain.
+  function xyChart(el, spec) {
     const rows = [];
     spec.curves.forEach((curve, k) => {
-      curve.recall.forEach((r, i) => rows.push([r, k, curve.precision[i]]));
+      curve.x.forEach((v, i) => rows.push([v, k, curve.y[i]]));
     });
     rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     const x = rows.map((row) => row[0]);
     const ys = spec.curves.map((_, k) => rows.map((row) => (row[1] === k ? row[2] : null)));
     const format = (v) => v.toFixed(3);
-    const series = [{ label: "recall", value: (u, v) => (v == null ? "–" : format(v)) }];
+    const series = [{ label: spec.xName, value: (u, v) => (v == null ? "–" : format(v)) }];
     spec.curves.forEach((curve) => {
       const s = lineSeries({ label: curve.label, style: curve.style, format });
       s.spanGaps = true;
@@ -195,14 +195,47 @@ const charts = (function () {
     const opts = {
       width: width(el),
       height: 300,
-      scales: { x: { time: false, range: [0, 1] }, y: { range: [0, 1] } },
+      scales: { x: { time: false, range: spec.xRange || [0, 1] }, y: { range: spec.yRange || [0, 1] } },
       series,
       axes: [
-        { label: "recall (share of frauds caught)", labelSize: 20, values: (u, t) => t.map(format) },
-        { label: "precision", labelSize: 20, size: 60, values: (u, t) => t.map(format) },
+        { label: spec.xLabel, labelSize: 20, values: (u, t) => t.map(format) },
+        { label: spec.yLabel, labelSize: 20, size: 60, values: (u, t) => t.map(format) },
       ],
     };
     return new uPlot(opts, [x, ...ys], el);
+  }
+
+  // Precision against recall for several curves (each recall-ascending), on one recall axis.
+  function prChart(el, spec) {
+    return xyChart(el, {
+      curves: spec.curves.map((c) => ({ ...c, x: c.recall, y: c.precision })),
+      xName: "recall",
+      xLabel: "recall (share of frauds caught)",
+      yLabel: "precision",
+    });
+  }
+
+  // The ROC curve: share of frauds caught against share of legitimate rows flagged.
+  function rocChart(el, spec) {
+    return xyChart(el, {
+      curves: spec.curves.map((c) => ({ ...c, x: c.fpr, y: c.tpr })),
+      xName: "false positive rate",
+      xLabel: "false positive rate (share of legitimate rows flagged)",
+      yLabel: "recall (true positive rate)",
+    });
+  }
+
+  // PR-Gain curves (Flach & Kull 2015): gains over the always-flag baseline, from recall gain 0.
+  // Precision gain can fall below 0 (worse than flagging everything); the axis shows down to -1.
+  function gainChart(el, spec) {
+    const lowest = Math.min(0, ...spec.curves.flatMap((c) => c.precision_gain));
+    return xyChart(el, {
+      curves: spec.curves.map((c) => ({ ...c, x: c.recall_gain, y: c.precision_gain })),
+      xName: "recall gain",
+      xLabel: "recall gain",
+      yLabel: "precision gain",
+      yRange: [Math.max(-1, lowest), 1],
+    });
   }
 
   // Values against the fraud rate (x in 0-1, shown in %): what-if curves, with their bands and
@@ -233,5 +266,5 @@ const charts = (function () {
     return new uPlot(opts, [spec.x, ...spec.lines.map((line) => line.values)], el);
   }
 
-  return { timeChart, prChart, priorChart, STYLE, EARLY };
+  return { timeChart, prChart, rocChart, gainChart, priorChart, STYLE, EARLY };
 })();

@@ -105,6 +105,10 @@
       "They are shown once the window's labels are complete; until then, the estimates below.");
     const [prFig, prBox] = figure("Precision-recall curves: as measured and at pi0", "chart-pr",
       "the dashed curve is precision against recall on this window as measured (its fraud rate pi); the solid curve is the same ranking with precision recomputed at the reference fraud rate pi0, so windows with different fraud rates compare. The gap between them is the prior effect.");
+    const [rocFig, rocBox] = figure("ROC curve", "chart-roc",
+      "the share of frauds caught against the share of legitimate rows flagged, at every threshold. It does not depend on the fraud rate, so it has no calibrated twin; its area is roc_auc.");
+    const [gainFig, gainBox] = figure("PR-Gain curves: as measured and at pi0", "chart-pr-gain",
+      "precision and recall as gains over flagging every row (Flach & Kull 2015), from recall gain 0; the solid curve takes the recall gain at pi0. The area under each is pr_gain_auc; below 0, a threshold does worse than flagging everything.");
     const maturity = w.mature
       ? h("p", { id: "maturity", "data-mature": "true" }, "Labels complete: measured values below.")
       : h("p", { id: "maturity", class: "waiting", "data-mature": "false" }, h("strong", {}, "Waiting for labels: "),
@@ -132,11 +136,18 @@
       ...measured,
       nowcastBlock,
       w.mature ? prFig : null,
+      w.mature && w.roc ? rocFig : null,
+      w.mature && w.pr_gain.regular ? gainFig : null,
     );
     const curves = [];
     if (w.curves.regular) curves.push({ label: `as measured (pi ${pct(w.pi, 3)})`, style: "regular", ...w.curves.regular });
     if (w.curves.calibrated) curves.push({ label: `at pi0 ${pct(w.pi0, 3)}`, style: "calibrated", ...w.curves.calibrated });
     if (curves.length && w.mature) charts.prChart(prBox, { curves });
+    if (w.mature && w.roc && w.roc.fpr.length) charts.rocChart(rocBox, { curves: [{ label: "ROC", style: "calibrated", ...w.roc }] });
+    const gains = [];
+    if (w.pr_gain.regular && w.pr_gain.regular.recall_gain.length) gains.push({ label: `as measured (pi ${pct(w.pi, 3)})`, style: "regular", ...w.pr_gain.regular });
+    if (w.pr_gain.calibrated && w.pr_gain.calibrated.recall_gain.length) gains.push({ label: `at pi0 ${pct(w.pi0, 3)}`, style: "calibrated", ...w.pr_gain.calibrated });
+    if (gains.length && w.mature) charts.gainChart(gainBox, { curves: gains });
   }
 
   ui.pages.window = windowPage;
