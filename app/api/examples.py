@@ -390,6 +390,7 @@ RESPONSES[("post", "/v1/models/{name}/whatif")] = {
         "average_precision_at_ends": [0.183, 0.327],
         "min_average_precision": 0.0020,
         "normalised_average_precision": 0.266,
+        "random_average_precision": 0.00397,
         "reason": None,
     },
     "trajectory": {
@@ -398,6 +399,7 @@ RESPONSES[("post", "/v1/models/{name}/whatif")] = {
         "interpolation": "log",
         "precision": 0.265,
         "average_precision": 0.311,
+        "random_average_precision": 0.00577,
         "reason": None,
     },
 }

@@ -46,6 +46,11 @@ Interpolation = Literal["linear", "log"]
 NOTHING_FLAGGED = "nothing predicted positive (no score >= threshold): precision is 0/0"
 
 
+_RANDOM = np.ones(1)
+"""A random classifier flags frauds and legitimate rows alike (TPR = FPR): its precision at
+fraud rate pi is pi, and its P-R curve the constant pi (Lampert Theorems 5 and 10)."""
+
+
 def at_prior(sketch: CurveSketch, pi: float, budget: Budget = NO_BUDGET) -> EvaluationResult:
     """Every metric of ``sketch`` as it would measure at fraud rate ``pi`` (in ``.calibrated``),
     under the team's ``budget``."""
@@ -95,6 +100,8 @@ class RangeAnalysis:
     """The minimum achievable area over the range (eq. 20)."""
     normalised_average_precision: float | None
     """(area - minimum) / (1 - minimum) (eq. 21); None when the range is [1, 1]."""
+    random_average_precision: float
+    """A random classifier's area over the range (eq. 22): the (weighted) mean fraud rate."""
     reason: str | None
 
 
@@ -154,7 +161,10 @@ def over_range(
     normalised = normalised_integrated_auc(area, pi_lo, pi_hi) if minimum < 1.0 else None
     if normalised is None:
         reason = reason or "the range [1, 1] leaves no achievable area to normalise by"
-    return RangeAnalysis(pi_lo, pi_hi, w is not None, precision, area, minimum, normalised, reason)
+    random = float(_checked(integrated_precision, _RANDOM, _RANDOM, pi_lo, pi_hi, w)[0])
+    return RangeAnalysis(
+        pi_lo, pi_hi, w is not None, precision, area, minimum, normalised, random, reason
+    )
 
 
 def range_intervals(
@@ -197,6 +207,8 @@ class TrajectoryAnalysis:
     """Temporal precision at the threshold; None if nothing is flagged."""
     average_precision: float
     """The mean over time of AP(pi(t)) (temporal precision of every curve point, step sum)."""
+    random_average_precision: float
+    """A random classifier's temporal AP (eq. 15): the mean of pi(t) over the time span."""
     reason: str | None
 
 
@@ -249,8 +261,15 @@ def along_trajectory(
         reason = NOTHING_FLAGGED
     else:
         precision = float(temporal_precision(rates.tpr, rates.fpr, shifted, horizon))
+    random = float(temporal_precision(_RANDOM, _RANDOM, shifted, horizon)[0])
     return TrajectoryAnalysis(
-        t_start, t_end, interpolation, precision, _temporal_ap(rates, points, pi_of_t), reason
+        t_start,
+        t_end,
+        interpolation,
+        precision,
+        _temporal_ap(rates, points, pi_of_t),
+        random,
+        reason,
     )
 
 

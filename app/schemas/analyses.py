@@ -193,6 +193,10 @@ class RangeOut(ResponseModel):
     normalised_average_precision: float | None = Field(
         description="(area - minimum) / (1 - minimum) (eq. 21): 0 worst, 1 perfect."
     )
+    random_average_precision: float = Field(
+        description="A random classifier's area over the range, the baseline to beat (eq. 22): "
+        "the mean fraud rate of the range, weighted when a weight is given."
+    )
     reason: str | None
 
 
@@ -216,6 +220,10 @@ class TrajectoryOut(ResponseModel):
     average_precision: float = Field(description="The mean of AP(pi(t)) over the span.")
     average_precision_ci: Interval | None = Field(
         default=None, description="Bootstrap interval of the temporal AP."
+    )
+    random_average_precision: float = Field(
+        description="A random classifier's temporal AP, the baseline to beat (eq. 15): the "
+        "mean of pi(t) over the span."
     )
     reason: str | None
 

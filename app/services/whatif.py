@@ -117,6 +117,7 @@ def range_out(period: Period, request: RangeIn, *, intervals: bool, replicates: 
         average_precision_at_ends=(at(0, "average_precision"), at(1, "average_precision")),
         min_average_precision=analysis.min_average_precision,
         normalised_average_precision=analysis.normalised_average_precision,
+        random_average_precision=analysis.random_average_precision,
         reason=analysis.reason,
     )
 
@@ -144,6 +145,7 @@ def trajectory_out(
         precision_ci=precision_ci,
         average_precision=analysis.average_precision,
         average_precision_ci=area_ci,
+        random_average_precision=analysis.random_average_precision,
         reason=analysis.reason,
     )
 

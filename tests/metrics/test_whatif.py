@@ -257,3 +257,48 @@ def test_a_trajectory_held_at_0_or_1_takes_the_limits(pi: float) -> None:
     assert precision is not None
     assert area is not None
     assert precision[1] - precision[0] < 1e-6
+
+
+def _random_classifier() -> CurveSketch:
+    """Every score holds frauds and legitimate rows in one proportion: TPR = FPR throughout."""
+    scores = np.repeat(np.linspace(0.0, 1.0, 50), 40)
+    labels = np.tile(np.r_[np.ones(2), np.zeros(38)], 50).astype(np.int8)
+    return build_sketch(scores, labels, threshold=0.5)
+
+
+def test_the_random_baseline_over_a_range_is_lamperts_eq_22() -> None:
+    """Unweighted: (pi1 + pi2) / 2 (Lampert eq. 22); weighted: the weighted mean fraud rate;
+    and a random classifier's own integrated area equals it."""
+    sketch, random = _sketch(3), _random_classifier()
+    for lo, hi in ((0.001, 0.01), (0.0, 0.5), (0.3, 0.5), (0.6, 0.9)):
+        assert over_range(sketch, lo, hi).random_average_precision == pytest.approx(
+            (lo + hi) / 2, rel=1e-12
+        )
+        assert over_range(random, lo, hi).average_precision == pytest.approx(
+            (lo + hi) / 2, rel=1e-9
+        )
+    weight = [(0.001, 1.0), (0.02, 5.0)]
+    mean = (
+        quad(lambda p: p * np.interp(p, [0.001, 0.02], [1.0, 5.0]), 0.001, 0.02)[0]
+        / quad(lambda p: np.interp(p, [0.001, 0.02], [1.0, 5.0]), 0.001, 0.02)[0]
+    )
+    assert over_range(sketch, 0.001, 0.02, weight).random_average_precision == pytest.approx(
+        mean, rel=1e-10
+    )
+    assert over_range(random, 0.001, 0.02, weight).average_precision == pytest.approx(
+        mean, rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "log"])
+def test_the_random_baseline_along_a_trajectory_is_lamperts_eq_15(
+    interpolation: Literal["linear", "log"],
+) -> None:
+    """(1/T) integral of pi(t) dt (Lampert eq. 15): the endpoints' mean when pi is linear in t,
+    (b - a) / ln(b / a) when log pi is."""
+    a, b = 0.004, 0.008
+    analysis = along_trajectory(_sketch(4), [(0.0, a), (30.0, b)], interpolation)
+    expected = (a + b) / 2 if interpolation == "linear" else (b - a) / math.log(b / a)
+    assert analysis.random_average_precision == pytest.approx(expected, rel=1e-12)
+    random = along_trajectory(_random_classifier(), [(0.0, a), (30.0, b)], interpolation)
+    assert random.average_precision == pytest.approx(expected, rel=1e-9)

@@ -38,7 +38,8 @@
       row("integrated precision at the threshold", "precision", range.precision, range.precision_ci, range.precision_at_ends),
       row("integrated P-R area (mean AP over the range)", "average_precision", range.average_precision, range.average_precision_ci, range.average_precision_at_ends),
       row("minimum achievable area", "min_average_precision", range.min_average_precision, null, null),
-      row("normalised area (0 worst, 1 perfect)", "normalised_average_precision", range.normalised_average_precision, null, null));
+      row("normalised area (0 worst, 1 perfect)", "normalised_average_precision", range.normalised_average_precision, null, null),
+      row("a random classifier's area (the baseline to beat)", "random_average_precision", range.random_average_precision, null, null));
   }
 
   // The fraud rates the chart is drawn at: the range's ends and evenly between (0 is not a prior).
