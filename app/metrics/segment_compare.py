@@ -172,6 +172,8 @@ class SegmentQuery:
     pi0: float
     metrics: Sequence[str]
     baseline: str | None = None
+    whole: str = "all"
+    """The whole model's key in the answer (it is answered beside the segments)."""
     seed: int = 0
     replicates: int = 1000
     level: float = 0.95
@@ -194,7 +196,9 @@ def compare_segments(
     baseline, with percentile intervals.
 
     ``whole`` is the whole model's sketch over the same rows; ``segments`` are disjoint parts of
-    it. Returns segment -> metric -> :class:`SegmentValue`.
+    it. Returns segment -> metric -> :class:`SegmentValue`, the whole model under
+    ``query.whole`` (its difference to the baseline segment; 0 without an interval when the
+    whole is the baseline).
     """
     pi0, baseline, replicates, metrics = query.pi0, query.baseline, query.replicates, query.metrics
     p0 = check_pi0(pi0)
@@ -232,17 +236,17 @@ def compare_segments(
     merged = _columns([*mean_rows[: len(names)], whole_mean], scores, grid.threshold_index, p0)
 
     exact = [evaluate_sketch(segments[n], pi0=p0).calibrated for n in names]
-    exact_whole = evaluate_sketch(whole, pi0=p0).calibrated
+    exact.append(evaluate_sketch(whole, pi0=p0).calibrated)
     base_index = len(names) if baseline is None else names.index(baseline)
-    base_exact = exact_whole if baseline is None else exact[base_index]
     alpha = (1.0 - query.level) / 2.0
     out: dict[str, dict[str, SegmentValue]] = {}
-    for i, name in enumerate(names):
+    # The segments, then the whole model (under query.whole), each against the baseline.
+    for i, name in enumerate([*names, query.whole]):
         out[name] = {}
         for metric in metrics:
             rows = replicated[metric].reshape(len(names) + 1, replicates)
             merged_values = merged[metric]
-            value, base = exact[i].get(metric), base_exact.get(metric)
+            value, base = exact[i].get(metric), exact[base_index].get(metric)
             ci = _shifted(rows[i], value, float(merged_values[i]), alpha)
             difference = None if value is None or base is None else value - base
             difference_ci = None
@@ -253,9 +257,9 @@ def compare_segments(
                 )
             reason = None
             if value is None:
-                reason = "undefined for this segment at pi0 (no frauds, or no legitimate rows)"
+                reason = "undefined at this prior (no frauds, or no legitimate rows)"
             elif base is None:
-                reason = "undefined for the baseline at pi0"
+                reason = "undefined for the baseline at this prior"
             out[name][metric] = SegmentValue(value, ci, difference, difference_ci, reason)
     return out
 

@@ -14,8 +14,10 @@ from app.schemas.advice import ThresholdAdviceOut
 from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
 from app.schemas.instants import not_a_number
 from app.schemas.priors import check_prior
+from app.schemas.segment_compare import SegmentCompareOut
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
+from app.services import segment_compare as segment_compare_service
 from app.services import threshold_advice as advice_service
 from app.services import whatif as whatif_service
 
@@ -71,6 +73,32 @@ def get_compare(
         end=end,
         metric=metric,
         replicates=replicates,
+    )
+
+
+@router.get("/segments/compare")
+def get_segments_compare(
+    name: str,
+    session: SessionDep,
+    _: ReadAccess,
+    *,
+    baseline: Annotated[
+        str,
+        Query(
+            max_length=100,
+            description="What each segment is compared to: 'all' (the whole model) or a segment.",
+        ),
+    ] = "all",
+    start: From = None,
+    end: To = None,
+    replicates: Annotated[int, Query(ge=100, le=10_000)] = 1000,
+) -> SegmentCompareOut:
+    """Every segment side by side at the model's pi0 (Siblini et al.'s first use case): the
+    fraud rate each runs at, its calibrated metrics over the period's mature windows, and the
+    difference to the whole model or to one segment with a 95% bootstrap interval (one joint
+    bootstrap: a segment is part of the whole). A read: nothing is stored."""
+    return segment_compare_service.segment_comparison(
+        session, name, baseline=baseline, period=(start, end), replicates=replicates
     )
 
 
