@@ -393,7 +393,8 @@ def test_window_page_shows_every_metric_as_the_api_does(
     assert verdict == detail["verdict"] in DROPS
     assert curves == 1
     # ROC and PR-Gain (as measured and at pi0: the x series and two curves) beside it.
-    assert detail["roc"]["fpr"] and detail["pr_gain"]["calibrated"]["recall_gain"]
+    assert detail["roc"]["fpr"]
+    assert detail["pr_gain"]["calibrated"]["recall_gain"]
     assert roc == gains == 1
     assert gain_legend == 3
     assert not missing, missing
@@ -451,6 +452,51 @@ def _same_ci(shown: list[float] | None, api: list[float] | None, abs_: float) ->
     if api is None or shown is None:
         return shown is None and api is None
     return shown == pytest.approx(api, abs=abs_)
+
+
+def test_segments_side_by_side_show_the_api_values(seeded: Seeded, browser: Browser) -> None:
+    """The segments page (from the model page's link) shows each segment's calibrated values
+    and differences as GET .../segments/compare gives them, and the baseline picker switches
+    the comparison to a segment."""
+    first, second = sorted(SEGMENTS)
+    expected = seeded.api.get("/v1/models/shop/segments/compare").json()
+    against = seeded.api.get("/v1/models/shop/segments/compare", params={"baseline": first}).json()
+
+    def read(page: Page) -> dict[str, dict[str, tuple[float | None, float | None]]]:
+        """Per segment row and metric: the value, and the difference (None: the baseline)."""
+        shown: dict[str, dict[str, tuple[float | None, float | None]]] = {}
+        for segment in ("all", first, second):
+            shown[segment] = {}
+            for metric in ("average_precision", "precision", "recall"):
+                cell = f'#segments-table tr[data-segment="{segment}"] td[data-metric="{metric}"]'
+                difference = f'{cell} span[data-field="difference"]'
+                is_baseline = page.locator(difference).inner_text() == "baseline"
+                shown[segment][metric] = (
+                    shown_value(page, f'{cell} span[data-field="value"]'),
+                    None if is_baseline else shown_value(page, difference),
+                )
+        return shown
+
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        page.click("#segments-link")
+        wait_ready(page, "#/models/shop/segments")
+        to_whole = read(page)
+        page.select_option("#baseline-picker", first)
+        wait_ready(page, f"#/models/shop/segments?baseline={first}")
+        to_first = read(page)
+        assert not log.problems(), log.problems()
+        assert not log.blocked, log.blocked
+    for shown, answer, baseline in ((to_whole, expected, "all"), (to_first, against, first)):
+        sides = {s["segment"]: s for s in [answer["whole"], *answer["segments"]]}
+        for segment, metrics in shown.items():
+            for metric, (value, difference) in metrics.items():
+                api = sides[segment]["metrics"][metric]
+                assert same(value, api["value"], 5.1e-5), (segment, metric)
+                if segment == baseline:
+                    assert difference is None
+                else:
+                    assert same(difference, api["difference"], 5.1e-5), (segment, metric)
 
 
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:

@@ -285,7 +285,8 @@
     render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
-      h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →")),
+      h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →"),
+        segments.length > 1 ? [" · ", h("a", { id: "segments-link", href: ui.segmentsLink(name) }, "Segments side by side at pi0 →")] : null),
       ...alertState(state, ap, reference, ref),
       ...parkedWindows(status),
       summary,
