@@ -15,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import numpy as np
@@ -54,6 +56,9 @@ ENV = {
 SHOP = StreamSpec("both", days=46, rows_per_day=8_000, pi_low=0.01, pi_high=0.04, seed=13)
 STEADY = StreamSpec("prior_drift", days=30, rows_per_day=6_000, seed=11)
 SEGMENTS = ("web", "store")
+PARIS = "Europe/Paris"
+PARIS_STREAM = StreamSpec("prior_drift", days=5, rows_per_day=2_000, seed=17)
+PARIS_GAP = 2  # the day the Paris model received nothing
 UNLABELLED_DAYS = 2  # shop's newest days wait for labels: only the estimate from scores shows
 DROPS = {"performance_drop", "both"}
 SHOP_ALERT_CAPACITY = 80
@@ -90,6 +95,14 @@ def _halves(day: Day) -> list[tuple[str, Day]]:
     ]
 
 
+def _paris_body(day: Day) -> dict[str, Any]:
+    """The day's rows stamped at noon UTC: one Paris day each (the window of local midnight)."""
+    body = batch_body(day, prefix="paris")
+    noon = day.window_start.replace(hour=12).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body["columns"]["timestamp"] = [noon] * len(body["columns"]["timestamp"])
+    return body
+
+
 def _settled(client: httpx.Client, windows: dict[str, int]) -> bool:
     for name, count in windows.items():
         status = client.get(f"/v1/models/{name}/status").json()
@@ -108,8 +121,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         admin = make_token(database_url, "seed", "admin", "ingest", "read")
         headers = {"Authorization": f"Bearer {admin}"}
         with httpx.Client(base_url=server.base_url, timeout=120.0, headers=headers) as client:
-            for name in ("shop", "steady", "fresh"):  # fresh: registered, no rows yet
+            for name in ("shop", "steady", "fresh", "paris"):  # fresh: registered, no rows yet
                 spec: dict[str, Any] = {"name": name, "threshold": 1.5}
+                if name == "paris":  # windows are Paris days; the third day sent nothing
+                    spec["timezone"] = PARIS
                 if name == "shop":  # the team checks 80 alerts a day, at 2.5 each
                     spec["alert_capacity"] = SHOP_ALERT_CAPACITY
                     spec["review_cost"] = SHOP_REVIEW_COST
@@ -130,7 +145,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
                     post_batch(client, "shop", body)
             for day in stream(STEADY):
                 post_batch(client, "steady", batch_body(day, prefix="steady"))
-            windows = {"shop": SHOP.days, "steady": STEADY.days}
+            for day in stream(PARIS_STREAM):
+                if day.index != PARIS_GAP:
+                    post_batch(client, "paris", _paris_body(day))
+            windows = {"shop": SHOP.days, "steady": STEADY.days, "paris": PARIS_STREAM.days - 1}
             wait_for(lambda: _settled(client, windows), "every window computed", timeout=300)
         read = make_token(database_url, "ui", "read")
         ingest_only = make_token(database_url, "no-read", "ingest")
@@ -497,6 +515,41 @@ def test_segments_side_by_side_show_the_api_values(seeded: Seeded, browser: Brow
                     assert difference is None
                 else:
                     assert same(difference, api["difference"], 5.1e-5), (segment, metric)
+
+
+def test_a_paris_model_shows_its_own_days_and_its_gaps(seeded: Seeded, browser: Browser) -> None:
+    """A Europe/Paris model's windows read as Paris days everywhere (the strip, the window
+    page's title, the charts' axis), with the UTC instant on hover, never as the UTC instant
+    "23:00 UTC" of the evening before; the day with no rows is a gap in its lines."""
+    points = _series(seeded, "paris")
+    local = [datetime.fromisoformat(p["window_start"]).astimezone(ZoneInfo(PARIS)) for p in points]
+    assert all((t.hour, t.minute) == (0, 0) for t in local)
+    days = [t.date().isoformat() for t in local]
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/paris")
+        titles = [
+            page.locator(f'#verdict-strip .cell[data-window="{p["window_start"]}"]').get_attribute(
+                "title"
+            )
+            or ""
+            for p in points
+        ]
+        axis = page.locator("#chart-ap").inner_text()
+        gaps = page.locator("#chart-ap").get_attribute("data-gaps")
+        page.click(f'#verdict-strip .cell[data-window="{points[0]["window_start"]}"]')
+        page.wait_for_selector(
+            'body[data-ready^="#/models/paris/windows/"]', state="attached", timeout=30_000
+        )
+        heading = page.locator("h1")
+        title, hover = heading.inner_text(), heading.get_attribute("title") or ""
+        assert not log.problems(), log.problems()
+    assert [t.split(":")[0] for t in titles] == days
+    assert f"window {days[0]}" in title
+    assert "UTC" not in title
+    assert "23:00" in hover  # the Paris midnight is 23:00 UTC the evening before (winter)
+    assert PARIS in axis
+    assert len(points) == PARIS_STREAM.days - 1
+    assert gaps == "1"
 
 
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:

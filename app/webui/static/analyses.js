@@ -175,6 +175,7 @@
     const [model, models, whatif] = await Promise.all([
       calmon.get(base), calmon.get("/v1/models"), calmon.post(`${base}/whatif`, { segment }),
     ]);
+    ui.setZone(model.timezone);
     const range = whatif.range;
     const [curve, compare] = await Promise.all([
       range ? calmon.post(`${base}/whatif`, { segment, priors: grid(range.pi_lo, range.pi_hi), range: null, replicates: GRID_REPLICATES }) : null,

@@ -53,6 +53,7 @@
   async function route() {
     const started = performance.now();
     delete document.body.dataset.ready;
+    ui.setZone("UTC");
     forget.hidden = !calmon.token();
     const [path, query] = location.hash.replace(/^#/, "").split("?");
     const params = new URLSearchParams(query || "");

@@ -141,19 +141,49 @@ const charts = (function () {
     return Math.max(Math.floor(el.getBoundingClientRect().width) - 4, 320);
   }
 
+  // Where windows are missing (more than 1.5 times the usual step between two starts; a day of
+  // 23 or 25 hours at a clock change is not a gap) a null point is put between, so lines and
+  // bands break there instead of drawing a smooth change that never happened. ``index`` maps a
+  // charted point back to the caller's (null at an inserted gap).
+  function withGaps(spec) {
+    const x = spec.x;
+    const steps = x.slice(1).map((v, i) => v - x[i]).filter((d) => d > 0);
+    const step = steps.length ? Math.min(...steps) : Infinity;
+    const index = [];
+    x.forEach((v, i) => {
+      if (i > 0 && v - x[i - 1] > 1.5 * step) index.push(null);
+      index.push(i);
+    });
+    if (index.length === x.length) return { spec, index };
+    const pad = (values) => (values ? index.map((i) => (i == null ? null : values[i])) : values);
+    const gapX = index.map((i, k) => (i == null ? (x[index[k - 1]] + x[index[k + 1]]) / 2 : x[i]));
+    const describe = (line) => (line.describe ? (v, k) => line.describe(v, index[k]) : undefined);
+    return {
+      index,
+      spec: {
+        ...spec,
+        x: gapX,
+        lines: spec.lines.map((line) => ({ ...line, values: pad(line.values), describe: describe(line) })),
+        bands: (spec.bands || []).map((band) => ({ ...band, lo: pad(band.lo), hi: pad(band.hi) })),
+      },
+    };
+  }
+
   // A chart over window starts (seconds since the epoch) in the model's time zone.
-  function timeChart(el, spec) {
+  function timeChart(el, given) {
+    const { spec, index } = withGaps(given);
     const format = spec.format || ((v) => v.toFixed(3));
-    const series = [{ label: "window start" }];
+    const zone = spec.timezone || "UTC";
+    const series = [{ label: `window start (${zone})` }];
     for (const line of spec.lines) series.push(lineSeries({ format, ...line }));
     const opts = {
       width: width(el),
       height: spec.height || 230,
-      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), spec.timezone || "UTC"),
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), zone),
       scales: { x: { time: true }, y: spec.yRange ? { range: spec.yRange } : {} },
       series,
       axes: [
-        { label: `window start (${spec.timezone || "UTC"})`, labelSize: 20 },
+        { label: `window start (${zone})`, labelSize: 20 },
         { label: spec.yLabel, labelSize: 20, size: 60, values: (u, ticks) => ticks.map(format) },
       ],
       hooks: {
@@ -167,10 +197,12 @@ const charts = (function () {
     };
     const data = [spec.x, ...spec.lines.map((line) => line.values)];
     const chart = new uPlot(opts, data, el);
+    el.dataset.gaps = String(index.filter((i) => i == null).length);
     if (spec.onPick) {
       chart.over.style.cursor = "pointer";
       chart.over.addEventListener("click", () => {
-        if (chart.cursor.idx != null) spec.onPick(chart.cursor.idx);
+        const picked = chart.cursor.idx == null ? null : index[chart.cursor.idx];
+        if (picked != null) spec.onPick(picked);
       });
     }
     return chart;

@@ -208,6 +208,7 @@
       calmon.get(`${base}/pi0`),
       calmon.get(`${base}/status`),
     ]);
+    ui.setZone(model.timezone);
     const points = ap.points;
     // The alert budget's series only for a model that has one.
     const budget = model.alert_capacity == null ? null : await Promise.all([

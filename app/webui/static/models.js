@@ -32,6 +32,7 @@
   // (and dashed, as on the charts) so that they never read as measured.
   function earlyCell(row) {
     const p = row.estimate;
+    const tz = row.model.timezone;
     if (!p) return h("td", { "data-field": "early" }, "–");
     const e = p.early;
     const text = e.value == null && e.pi == null
@@ -39,14 +40,14 @@
       : `≈ AP ${estimated(e, (v) => num(v, 3))}, pi ${pct(e.pi, 2)}`;
     return h("td", {
       class: "estimate-cell", "data-field": "early", "data-window": p.window_start,
-      title: `estimate from labels so far of window ${day(p.window_start)}, as of ${when(e.as_of)}: not measured`,
-    }, text, h("div", { class: "ci" }, `window ${day(p.window_start)}`));
+      title: `estimate from labels so far of window ${day(p.window_start, tz)}, as of ${when(e.as_of, tz)}: not measured`,
+    }, text, h("div", { class: "ci" }, `window ${day(p.window_start, tz)}`));
   }
 
-  function newestCell(newest) {
+  function newestCell(newest, tz) {
     const waiting = newest && !newest.mature;
     return h("td", { "data-field": "newest", "data-mature": newest ? String(newest.mature) : undefined },
-      day(newest && newest.window_start), waiting ? h("div", { class: "ci" }, "waiting for labels") : null);
+      day(newest && newest.window_start, tz), waiting ? h("div", { class: "ci" }, "waiting for labels") : null);
   }
 
   // A registered model with no window yet still gets its line.
@@ -99,7 +100,7 @@
           h("td", { class: "num", "data-field": "pi0" }, pct(row.newest && row.newest.pi0, 3)),
           h("td", { class: "num", "data-field": "coverage" }, pct(row.newest && row.newest.label_coverage, 1)),
           h("td", { class: "num", "data-field": "awaiting" }, `${s.awaiting_labels.windows} windows, ${s.awaiting_labels.rows} rows`),
-          newestCell(row.newest),
+          newestCell(row.newest, row.model.timezone),
           h("td", {}, when(row.status.latest_computed_at)));
       })),
     );

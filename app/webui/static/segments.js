@@ -40,7 +40,11 @@
 
   async function segmentsPage(name, params) {
     const baseline = params.get("baseline") || "all";
-    const out = await calmon.get(`/v1/models/${enc(name)}/segments/compare`, { baseline });
+    const [model, out] = await Promise.all([
+      calmon.get(`/v1/models/${enc(name)}`),
+      calmon.get(`/v1/models/${enc(name)}/segments/compare`, { baseline }),
+    ]);
+    ui.setZone(model.timezone);
     const picker = h("select", {
       id: "baseline-picker",
       onchange: (event) => { location.hash = segmentsLink(name, event.target.value); },

@@ -55,12 +55,38 @@ const ui = (function () {
   const signed = (v, digits = 4) => (v == null ? "–" : (v > 0 ? "+" : "") + v.toFixed(digits));
   const interval = (ci, f = num) => (ci == null ? "–" : `[${f(ci[0])}, ${f(ci[1])}]`);
   const seconds = (iso) => Date.parse(iso) / 1000;
-  // A window start as its day (or hour); an instant to the minute, in UTC.
-  const day = (iso) => (iso == null ? "–" : iso.replace("T00:00:00Z", "").replace(/:00Z$/, " UTC").replace("T", " "));
-  const when = (iso) => (iso == null ? "–" : iso.slice(0, 16).replace("T", " ") + " UTC");
+  // Times are shown in one zone, the model's (its windows are its days): a page sets it once it
+  // has read the model, and the router resets it to UTC for every page. utc() is the same
+  // instant in UTC, for hovers.
+  let zone = "UTC";
+  const setZone = (tz) => { zone = tz || "UTC"; };
+  const formats = new Map();
+  function inZone(iso, tz) {
+    if (!formats.has(tz)) {
+      formats.set(tz, new Intl.DateTimeFormat("en-CA", {
+        timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+      }));
+    }
+    const parts = Object.fromEntries(formats.get(tz).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+    return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
+  }
+  const zoneName = (tz) => (tz === "UTC" ? "UTC" : `(${tz})`);
+  // A window start as its day (or its hour, for hourly windows), in the zone.
+  function day(iso, tz = zone) {
+    if (iso == null) return "–";
+    const { date, time } = inZone(iso, tz);
+    return time === "00:00" ? date : `${date} ${time}${tz === "UTC" ? " UTC" : ""}`;
+  }
+  // An instant to the minute, in the zone, naming it.
+  function when(iso, tz = zone) {
+    if (iso == null) return "–";
+    const { date, time } = inZone(iso, tz);
+    return `${date} ${time} ${zoneName(tz)}`;
+  }
+  const utc = (iso) => (iso == null ? "–" : iso.slice(0, 16).replace("T", " ") + " UTC");
   const enc = encodeURIComponent;
-  // A reason from the API with its ISO instants written as the pages write them.
-  const readable = (text) => (text || "").replace(/(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|\+00:00)/g, "$1 $2 UTC");
+  // A reason from the API with its ISO instants written as the pages write them (in the zone).
+  const readable = (text) => (text || "").replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|\+00:00)/g, (iso) => when(iso));
 
   // A measured value, its interval, and the reason when it is undefined.
   function valueCell(value, attrs, f = num) {
@@ -122,7 +148,7 @@ const ui = (function () {
   }
 
   return {
-    app, h, render, num, pct, signed, interval, seconds, day, when, enc, readable, valueCell, estimateTag, estimated, lookText, onEarlyEvidence, earlyAlertText, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT,
+    app, h, render, num, pct, signed, interval, seconds, day, when, utc, setZone, enc, readable, valueCell, estimateTag, estimated, lookText, onEarlyEvidence, earlyAlertText, howTo, modelLink, windowLink, figure, SEVERITY, STATE_TEXT, VERDICT_MARK, VERDICT_TEXT,
     pages: {},
   };
 })();

@@ -59,6 +59,7 @@
       calmon.get(`/v1/models/${enc(name)}/windows/${enc(start)}`, { segment }),
       calmon.get(`/v1/models/${enc(name)}`),
     ]);
+    ui.setZone(model.timezone);
     const picker = h("select", {
       id: "segment-picker",
       onchange: (event) => { location.hash = windowLink(name, start, event.target.value); },
@@ -115,7 +116,7 @@
         readable(w.verdict_reason || "its labels are not complete yet").replace(/^waiting for labels:\s*/, ""));
     render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", h("a", { href: modelLink(name, segment) }, name), " / ", day(w.window_start)),
-      h("h1", {}, `${name}: window ${day(w.window_start)} `, h("label", { class: "picker" }, "segment ", picker)),
+      h("h1", { title: `starts ${ui.utc(w.window_start)}` }, `${name}: window ${day(w.window_start)} `, h("label", { class: "picker" }, "segment ", picker)),
       h("p", { class: "lede", id: "verdict", "data-verdict": w.verdict },
         `${VERDICT_MARK[w.verdict]} ${VERDICT_TEXT[w.verdict]}` + (w.judged_at ? ` (issued ${when(w.judged_at)})` : " (provisional)") +
         (w.verdict_reason && w.mature ? ` — ${readable(w.verdict_reason)}` : "")),
