@@ -47,6 +47,7 @@ from app.db.migrate import upgrade
 from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
@@ -463,9 +464,10 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
         model = session.get(MonitoredModel, model_id)
         assert model is not None
         repo = WindowMetricsRepository(session)
-        current = repo.current_pi0(model_id)
+        pi0 = Pi0Repository(session)
+        current = pi0.current(model_id)
         assert current is not None
-        version = repo.add_pi0_version(
+        version = pi0.add(
             Pi0Version(
                 model_id=model_id,
                 version=current.version + 1,

@@ -31,6 +31,7 @@ from app.db.repositories.early import EarlyRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.db.repositories.window_rows import WindowRowsRepository
@@ -91,7 +92,7 @@ def compute_claim(
                 segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
             )
         segments = WindowRowsRepository(session).read(claim.model_id, claim.window_start)
-        current = WindowMetricsRepository(session).current_pi0(claim.model_id)
+        current = Pi0Repository(session).current(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)
     proposed = propose_edges(segments, model.threshold) if edges is None else None
@@ -116,7 +117,7 @@ def compute_claim(
         if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
             evaluated = recount(evaluated, segments, model, settled)
             inputs = [e.source for e in evaluated]
-        version, cut = refresh_pi0(repo, now, inputs[0].labels)
+        version, cut = refresh_pi0(repo, Pi0Repository(session), now, inputs[0].labels)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
         references = load_references(monitoring, model, pi0)
@@ -179,7 +180,7 @@ def _lock_model(session: Session, model_id: int) -> MonitoredModel:
 
 
 def refresh_pi0(
-    repo: WindowMetricsRepository, now: ModelPass, window: WindowLabels
+    repo: WindowMetricsRepository, pi0: Pi0Repository, now: ModelPass, window: WindowLabels
 ) -> tuple[Pi0Version | None, bool]:
     """The model's pi0 version after counting ``window`` in; True if a new version was cut
     (app.monitoring.pi0.next_version decides). A new version means the stored series must be
@@ -189,13 +190,13 @@ def refresh_pi0(
     history = [
         w for w in repo.history(model.id, SEGMENT_ALL) if w.window_start != window.window_start
     ]
-    current = repo.current_pi0(model.id)
+    current = pi0.current(model.id)
     known = CurrentPi0(current.value, cast(Pi0PolicyName, current.policy)) if current else None
     estimate = next_version(policy, [*history, window], known, model.pi0_tolerance)
     if estimate is None or estimate.value is None:
         same_policy = current is not None and current.policy == policy.name
         return (current if same_policy else None), False
-    version = repo.add_pi0_version(
+    version = pi0.add(
         Pi0Version(
             model_id=model.id,
             version=(current.version + 1) if current is not None else 1,

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.clock import database_now
 from app.db.metrics_tables import WorkerHeartbeat
-from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.heartbeats import HeartbeatRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
 
 __all__ = ["Claim", "WorkerStats", "claim_window", "give_back", "record_heartbeat"]
@@ -72,7 +72,7 @@ def record_heartbeat(
     first beat (``stats.started_at`` None)."""
     with session_factory.begin() as session:
         seen = database_now(session)
-        WindowMetricsRepository(session).beat(
+        HeartbeatRepository(session).beat(
             WorkerHeartbeat(
                 worker_id=worker_id,
                 started_at=stats.started_at or seen,
