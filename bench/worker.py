@@ -65,7 +65,7 @@ from app.windows.compute import ComputeOptions, compute_claim
 from app.windows.judging import load_references
 from app.windows.model_pass import ModelPass
 from app.windows.scores import counted_parts, flagged, stored_edges
-from app.windows.series import recompute_series
+from app.windows.series import SeriesPass, recompute_series
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
 THRESHOLD = 1.5
@@ -481,7 +481,8 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
         )
         references = load_references(MonitoringRepository(session), model, version.value)
         now = ModelPass.of(model, WindowQueueRepository(session))
-        return recompute_series(repo, now, version, references, None, replicates=replicates)
+        at = SeriesPass(now, version, references, replicates)
+        return recompute_series(repo, at, None)
 
 
 def bench_series(

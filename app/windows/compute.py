@@ -44,13 +44,20 @@ from app.monitoring.vocabulary import SEGMENT_ALL, Pi0PolicyName
 from app.services.model_settings import model_policy
 from app.services.retention import rows_dropped
 from app.windows.early import run_early
-from app.windows.evaluation import Evaluated, evaluate_segment, rows_for
+from app.windows.evaluation import (
+    Draws,
+    Evaluated,
+    RowStamp,
+    SegmentOutcome,
+    evaluate_segment,
+    rows_for,
+)
 from app.windows.inputs import recount, window_inputs
 from app.windows.judging import ModelReferences, load_references, run_detector
 from app.windows.model_pass import ModelPass
 from app.windows.nowcasting import run_nowcasts
 from app.windows.scores import propose_edges, settle_bins, stored_edges
-from app.windows.series import FreshWindow, recompute_series
+from app.windows.series import FreshWindow, SeriesPass, recompute_series
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,8 @@ def compute_claim(
     used = edges if edges is not None else proposed
     inputs = window_inputs(segments, claim.window_start, model, used)
     guess = current.value if current is not None else None
-    evaluated = [
-        evaluate_segment(i, guess, model_name=model.name, replicates=options.replicates)
-        for i in inputs
-    ]
+    draws = Draws(model.name, options.replicates)
+    evaluated = [evaluate_segment(i, guess, draws) for i in inputs]
 
     with session_factory.begin() as session:
         model = _lock_model(session, claim.model_id)
@@ -129,30 +134,23 @@ def compute_claim(
                 time.perf_counter() - started,
                 issued=repo.verdicts(model.id, claim.window_start),
             )
-            recomputed = recompute_series(
-                repo, now, version, references, fresh, replicates=options.replicates
-            )
+            at = SeriesPass(now, version, references, options.replicates)
+            recomputed = recompute_series(repo, at, fresh)
         else:
             if pi0 != guess:
+                draws = Draws(model.name, options.replicates)  # the locked row's name
                 evaluated = [
-                    evaluate_segment(
-                        e.source,
-                        pi0,
-                        model_name=model.name,
-                        replicates=options.replicates,
-                        stored=e.intervals,
-                    )
-                    for e in evaluated
+                    evaluate_segment(e.source, pi0, draws, stored=e.intervals) for e in evaluated
                 ]
-            store_window(
-                repo,
-                now,
-                evaluated,
-                references,
+            stamp = RowStamp(
+                model_id=model.id,
+                threshold=model.threshold,
                 pi0_version=pi0_version,
                 source_version=claim.dirty_version,
+                computed_at=utcnow(),
                 duration_seconds=time.perf_counter() - started,
             )
+            store_window(repo, now, evaluated, references, stamp)
         early = run_early(EarlyRepository(session), monitoring, now, references)
         run_detector(monitoring, repo, now, references, early)
         run_nowcasts(nowcasts, monitoring, now, references)
@@ -216,16 +214,12 @@ def store_window(
     now: ModelPass,
     evaluated: Sequence[Evaluated],
     references: ModelReferences,
-    *,
-    pi0_version: int | None,
-    source_version: int,
-    duration_seconds: float,
+    stamp: RowStamp,
 ) -> None:
     """Replace the window's rows: values, effects against each segment's reference, and the
     verdict (kept if it was issued before, provisional otherwise)."""
     model = now.model
     rows, values = [], []
-    computed_at = utcnow()
     start = evaluated[0].source.window_start
     issued = repo.verdicts(model.id, start)
     for current in evaluated:
@@ -233,18 +227,9 @@ def store_window(
         result = current.result.to_dict() if current.result is not None else None
         waiting = now.maturity.immaturity(current.source.labels)
         verdict = issued.get(segment) or provisional(waiting)
-        row, metric_rows = rows_for(
-            model.id,
-            current,
-            verdict,
-            references.effects(segment, result) if current.pi0 is not None else None,
-            pi0_version=pi0_version,
-            threshold=model.threshold,
-            source_version=source_version,
-            computed_at=computed_at,
-            duration_seconds=duration_seconds,
-            mature=segment in issued or waiting is None,
-        )
+        effects = references.effects(segment, result) if current.pi0 is not None else None
+        mature = segment in issued or waiting is None
+        row, metric_rows = rows_for(SegmentOutcome(current, verdict, effects, mature), stamp)
         rows.append(row)
         values.extend(metric_rows)
     repo.replace_window(model.id, start, rows, values)
