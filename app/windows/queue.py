@@ -9,7 +9,7 @@ long to wait) is the worker's policy (app/worker/loop.py); storing the choice is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -70,6 +70,8 @@ def record_heartbeat(
     """Write the worker's heartbeat row: alive until ``alive_for`` from now (by the database's
     clock), stopped now if ``stopped``; returns that now, which is the worker's start on its
     first beat (``stats.started_at`` None)."""
+    # WorkerStats' counters are the heartbeat row's columns of the same names.
+    counters = {name: value for name, value in asdict(stats).items() if name != "started_at"}
     with session_factory.begin() as session:
         seen = database_now(session)
         HeartbeatRepository(session).beat(
@@ -79,11 +81,7 @@ def record_heartbeat(
                 last_seen_at=seen,
                 stopped_at=seen if stopped else None,
                 alive_until=seen + alive_for,
-                windows_computed=stats.windows_computed,
-                failures=stats.failures,
-                last_duration_seconds=stats.last_duration_seconds,
-                rows_read=stats.rows_read,
-                sketch_recomputations=stats.sketch_recomputations,
+                **counters,
             )
         )
     return seen
