@@ -1,6 +1,7 @@
 """One claimed window, from raw rows to stored metrics (the worker's job).
 
-After the claim (the loop's own short transaction), two steps in two transactions:
+After the claim (app/windows/queue.py, a short transaction of its own), two steps in two
+transactions:
 
 1. read the window's rows; then, outside any transaction, build one sketch per segment (the only
    O(n log n) work) and evaluate them at the model's current pi0 version;
