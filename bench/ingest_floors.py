@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.copy_binary import copy_in
 from app.db.driver import psycopg_connection
 from app.db.partitions import ensure_partitions, week_starts
-from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.ingest import ingest_repository
 from app.db.repositories.staged_rows import StagedRows
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.types import utcnow
@@ -142,7 +142,7 @@ def write_calmon_floor(factory: sessionmaker[Session], rows: StagedRows) -> floa
     start = time.perf_counter()
     with factory.begin() as session:
         _lock_model(session, rows.model_id)
-        repository = IngestRepository(session)
+        repository = ingest_repository(session)
         result = repository.write_rows(rows)
         newest = {
             micros_to_datetime(window): micros_to_datetime(event)

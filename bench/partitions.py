@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.partitions import KEYS, PREDICTIONS, drop_partition, model_table, week_table
-from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.ingest import ingest_repository
 from app.db.repositories.labels import LabelRepository
 from app.db.repositories.staged_rows import (
     PREDICTION_COLUMNS,
@@ -143,7 +143,7 @@ def copy_batches(
         predictions, _ = predictions_copy_data(rows)
         with factory.begin() as session:
             started = time.perf_counter()
-            IngestRepository(session).write_rows(rows)
+            ingest_repository(session).write_rows(rows)
             partitioned.append(time.perf_counter() - started)
         with factory.begin() as session, _raw(session).cursor() as cursor:
             started = time.perf_counter()

@@ -47,6 +47,7 @@ from app.db.migrate import upgrade
 from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
@@ -64,7 +65,7 @@ from app.windows.compute import ComputeOptions, compute_claim
 from app.windows.judging import load_references
 from app.windows.model_pass import ModelPass
 from app.windows.scores import counted_parts, flagged, stored_edges
-from app.windows.series import recompute_series
+from app.windows.series import SeriesPass, recompute_series
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
 THRESHOLD = 1.5
@@ -463,9 +464,10 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
         model = session.get(MonitoredModel, model_id)
         assert model is not None
         repo = WindowMetricsRepository(session)
-        current = repo.current_pi0(model_id)
+        pi0 = Pi0Repository(session)
+        current = pi0.current(model_id)
         assert current is not None
-        version = repo.add_pi0_version(
+        version = pi0.add(
             Pi0Version(
                 model_id=model_id,
                 version=current.version + 1,
@@ -479,7 +481,8 @@ def _sketch_recompute(factory: sessionmaker[Session], model_id: int, replicates:
         )
         references = load_references(MonitoringRepository(session), model, version.value)
         now = ModelPass.of(model, WindowQueueRepository(session))
-        return recompute_series(repo, now, version, references, None, replicates=replicates)
+        at = SeriesPass(now, version, references, replicates)
+        return recompute_series(repo, at, None)
 
 
 def bench_series(

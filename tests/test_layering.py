@@ -6,7 +6,8 @@ Two rules:
    app.windows: a claimed window's computation), which sit on app.db and the pure layers
    (app.ingest: parsing, validation, windows; app.monitoring; app.metrics). No lower layer
    imports app.worker or app.api, app.services not app.windows, app.db no use case, the pure
-   layers no app.db and no database library, and app.metrics nothing else from app.
+   layers no app.db and no database library, and app.metrics nothing else from app. The
+   worker, an adapter like the API, imports no repository: it calls use cases only.
 2. SQL lives in app/db, and only app/db/driver.py reaches the DB-API connection. Outside app/db
    no module imports a SQL builder or a driver (sqlalchemy's ``select``, ``text``, ``insert``,
    ``update``, ``delete``, ...; ``sqlalchemy.dialects``, ``sqlalchemy.sql``, ``psycopg``,
@@ -30,7 +31,11 @@ APP_DIR = Path(app.__file__).parent
 _TOP = ("app.worker", "app.api")
 # app.windows (a claimed window's computation) is a use case beside app.services.
 _USE_CASES = ("app.services", "app.windows")
+# The worker is an adapter: it claims, leases and retries through use cases (app.windows.queue,
+# app.windows.compute), never a repository of its own (a hidden service layer otherwise).
+REPOSITORIES = "app.db.repositories"
 FORBIDDEN = {
+    "app.worker": (REPOSITORIES,),
     "app.services": (*_TOP, "app.windows"),
     "app.windows": _TOP,
     "app.db": (*_USE_CASES, *_TOP),
@@ -165,6 +170,8 @@ def test_the_app_keeps_its_layers() -> None:
         ("app.db.x", "from app.services.models import get_model", "must not import app.services"),
         ("app.db.x", "from app.windows.compute import compute_claim", "must not import app.windo"),
         ("app.windows.x", "from app.worker.loop import Worker", "must not import app.worker"),
+        ("app.worker.loop", "from app.db.repositories.window_queue import Claim", "app.db.reposit"),
+        ("app.worker.x", "from app.db import repositories", "must not import app.db.repositories"),
         ("app.services.x", "from app.windows import compute", "must not import app.windows"),
         ("app.ingest.x", "from app.api import deps", "must not import app.api"),
         ("app.ingest.x", "from app.db.tables import Batch", "must not import app.db"),
@@ -195,6 +202,8 @@ def test_a_violation_is_caught(module: str, source: str, expected: str) -> None:
         ("app.worker.x", "from sqlalchemy.orm import Session, sessionmaker"),
         ("app.services.x", "from sqlalchemy.exc import IntegrityError\nsession.flush()"),
         ("app.worker.x", "from app.services.models import get_model"),
+        ("app.worker.x", "from app.windows.queue import Claim, claim_window"),
+        ("app.worker.runner", "from app.db.engine import create_db_engine"),
         ("app.services.x", "from app.ingest.validate import validate"),
         ("app.metrics.x", "from app.metrics.sketch import CurveSketch"),
         ("app.monitoring.x", "from app.metrics import evaluate"),

@@ -29,9 +29,3 @@ def psycopg_connection(session: Session) -> psycopg.Connection[Any] | None:
     """The psycopg connection on PostgreSQL, ``None`` on SQLite."""
     raw = driver_connection(session)
     return raw if isinstance(raw, psycopg.Connection) else None
-
-
-def sqlite_connection(session: Session) -> sqlite3.Connection | None:
-    """The sqlite3 connection on SQLite, ``None`` on PostgreSQL."""
-    raw = driver_connection(session)
-    return raw if isinstance(raw, sqlite3.Connection) else None

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.clock import database_now
 from app.db.repositories import observability as repository
+from app.db.repositories import scrape_rows
 from app.metrics import METRIC_NAMES
 from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, WINDOW_LENGTH
 from app.observability.early_families import early_families
@@ -58,11 +59,11 @@ class Snapshot:
     """What every scrape exports, whatever the series budget: read in one transaction."""
 
     taken_at: datetime
-    models: Sequence[repository.ModelState]
-    alerts: Sequence[repository.AlertRow]
-    awaiting: Sequence[repository.AwaitingLabels]
-    backlog: repository.Backlog
-    workers: repository.WorkerTotals
+    models: Sequence[scrape_rows.ModelState]
+    alerts: Sequence[scrape_rows.AlertRow]
+    awaiting: Sequence[scrape_rows.AwaitingLabels]
+    backlog: scrape_rows.Backlog
+    workers: scrape_rows.WorkerTotals
     segment_pairs: tuple[int, int]
 
 
@@ -70,15 +71,15 @@ class Snapshot:
 class Detail:
     """The newest windows' detail of some segments: what the series budget may leave out."""
 
-    windows: Sequence[repository.LatestWindow]
-    values: Sequence[repository.LatestValue]
-    nowcasts: Sequence[repository.LatestNowcast]
-    early: Sequence[repository.LatestEarly]
+    windows: Sequence[scrape_rows.LatestWindow]
+    values: Sequence[scrape_rows.LatestValue]
+    nowcasts: Sequence[scrape_rows.LatestEstimate]
+    early: Sequence[scrape_rows.LatestEstimate]
 
 
 def worker_totals(
     session: Session, *, now: datetime, lease_seconds: float
-) -> repository.WorkerTotals:
+) -> scrape_rows.WorkerTotals:
     """The workers' totals, each alive or dead at ``now`` by its own last heartbeat."""
     unstamped_since = now - timedelta(seconds=UNSTAMPED_ALIVE_LEASE_PERIODS * lease_seconds)
     reads = repository.ObservabilityRepository(session)
@@ -195,7 +196,7 @@ def detail_families(detail: Detail) -> Iterator[Metric]:
     yield from early_families(detail.early)
 
 
-def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric]:
+def _value_families(values: Sequence[scrape_rows.LatestValue]) -> Iterator[Metric]:
     by_variant = ["model", "segment", "metric", "variant"]
     value = GaugeMetricFamily(
         "calmon_window_metric_value",
@@ -250,7 +251,7 @@ def _value_families(values: Sequence[repository.LatestValue]) -> Iterator[Metric
     yield from (value, lower, upper, prior, performance, started)
 
 
-def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Metric]:
+def _window_families(windows: Sequence[scrape_rows.LatestWindow]) -> Iterator[Metric]:
     labels = ["model", "segment"]
 
     def gauge(name: str, documentation: str) -> GaugeMetricFamily:
@@ -293,7 +294,7 @@ def _window_families(windows: Sequence[repository.LatestWindow]) -> Iterator[Met
     yield from (pi, coverage, labelled, positives, started, computed, verdict)
 
 
-def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]:
+def _model_families(models: Sequence[scrape_rows.ModelState]) -> Iterator[Metric]:
     pi0 = GaugeMetricFamily(
         "calmon_reference_positive_ratio",
         "Reference prior pi0 every calibrated value of the model uses (newest version).",
@@ -320,7 +321,7 @@ def _model_families(models: Sequence[repository.ModelState]) -> Iterator[Metric]
 
 
 def _alert_families(
-    alerts: Sequence[repository.AlertRow], awaiting: Sequence[repository.AwaitingLabels]
+    alerts: Sequence[scrape_rows.AlertRow], awaiting: Sequence[scrape_rows.AwaitingLabels]
 ) -> Iterator[Metric]:
     labels = ["model", "segment"]
     state = StateSetMetricFamily(

@@ -15,7 +15,7 @@ from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from app.db.repositories.observability import LatestEarly
+from app.db.repositories.scrape_rows import LatestEstimate
 from app.services.early import SERIES_METRICS
 
 
@@ -23,7 +23,7 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def early_families(estimates: Sequence[LatestEarly]) -> Iterator[Metric]:
+def early_families(estimates: Sequence[LatestEstimate]) -> Iterator[Metric]:
     """The early estimates' gauge families."""
     labels = ["model", "segment"]
 
@@ -61,7 +61,7 @@ def early_families(estimates: Sequence[LatestEarly]) -> Iterator[Metric]:
         "The look the estimate was made at: labels that arrived by then count (Unix time).",
     )
     for row in estimates:
-        stored = row.early
+        stored = row.estimate
         key = [row.model, row.segment]
         started.add_metric(key, row.window_start.timestamp())
         if isinstance(stored.get("as_of"), str):

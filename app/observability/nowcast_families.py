@@ -13,7 +13,7 @@ from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from app.db.repositories.observability import LatestNowcast
+from app.db.repositories.scrape_rows import LatestEstimate
 from app.metrics import EXPECTED_METRICS
 
 
@@ -26,7 +26,7 @@ def _smallest(*values: Any) -> float | None:
     return min(defined) if defined else None
 
 
-def nowcast_families(nowcasts: Sequence[LatestNowcast]) -> Iterator[Metric]:
+def nowcast_families(nowcasts: Sequence[LatestEstimate]) -> Iterator[Metric]:
     """The nowcast's gauge families."""
     labels = ["model", "segment"]
 
@@ -71,7 +71,7 @@ def nowcast_families(nowcasts: Sequence[LatestNowcast]) -> Iterator[Metric]:
         "before it).",
     )
     for row in nowcasts:
-        stored = row.nowcast
+        stored = row.estimate
         if "unavailable" in stored:
             continue
         key = [row.model, row.segment]

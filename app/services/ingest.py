@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.db.clock import database_now
 from app.db.repositories.batches import BatchRepository
-from app.db.repositories.ingest import IngestRepository
+from app.db.repositories.ingest import ingest_repository
 from app.db.repositories.labels import LabelRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.segments import SegmentRepository
@@ -136,7 +136,7 @@ def ingest_batch(
         amounts=batch.amounts,
         entities=batch.entities,
     )
-    repository = IngestRepository(session)
+    repository = ingest_repository(session)
     try:
         result = repository.write_rows(staged)
     except IntegrityError as error:

@@ -9,7 +9,9 @@ from sqlalchemy.orm import Session
 
 from app.db.clock import database_now
 from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+from app.db.repositories.heartbeats import HeartbeatRepository
 from app.db.repositories.models import ModelRepository
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
@@ -82,7 +84,7 @@ def metric_series(
         v.window_start: v
         for v in repo.metric_values(model.id, segment, metric, [r.window_start for r in rows])
     }
-    current = repo.current_pi0(model.id)
+    current = Pi0Repository(session).current(model.id)
     maturity = maturity_now(session, model)
     points = [_point(row, values.get(row.window_start), metric, maturity) for row in rows]
     return MetricSeries(
@@ -235,7 +237,7 @@ def pi0_info(session: Session, name: str) -> Pi0Out:
     policy = model_policy(model, maturity_now(session, model))
     history = repo.history(model.id, "all")
     used = {w.window_start for w in usable_windows(policy, history)}
-    versions = repo.pi0_versions(model.id)
+    versions = Pi0Repository(session).versions(model.id)
     return Pi0Out(
         model=model.name,
         policy=model.pi0_policy,
@@ -297,6 +299,6 @@ def status(session: Session, name: str) -> StatusOut:
                 failures=h.failures,
                 last_duration_seconds=h.last_duration_seconds,
             )
-            for h in repo.heartbeats()
+            for h in HeartbeatRepository(session).recent()
         ],
     )

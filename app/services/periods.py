@@ -16,6 +16,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy.orm import Session
 
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
@@ -171,7 +172,7 @@ def load_period(
         threshold = None if len(thresholds) == 1 else model.threshold
         sketch = pool_sketches(sketches, threshold=threshold, max_iterations=POOL_ITERATIONS)
         _POOLED.put(key, sketch)
-    current = repository.current_pi0(model.id)
+    current = Pi0Repository(session).current(model.id)
     return Period(
         model=model,
         segment=segment,

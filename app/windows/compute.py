@@ -1,6 +1,7 @@
 """One claimed window, from raw rows to stored metrics (the worker's job).
 
-After the claim (the loop's own short transaction), two steps in two transactions:
+After the claim (app/windows/queue.py, a short transaction of its own), two steps in two
+transactions:
 
 1. read the window's rows; then, outside any transaction, build one sketch per segment (the only
    O(n log n) work) and evaluate them at the model's current pi0 version;
@@ -31,6 +32,7 @@ from app.db.repositories.early import EarlyRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.db.repositories.window_rows import WindowRowsRepository
@@ -43,13 +45,20 @@ from app.monitoring.vocabulary import SEGMENT_ALL, Pi0PolicyName
 from app.services.model_settings import model_policy
 from app.services.retention import rows_dropped
 from app.windows.early import run_early
-from app.windows.evaluation import Evaluated, evaluate_segment, rows_for
+from app.windows.evaluation import (
+    Draws,
+    Evaluated,
+    RowStamp,
+    SegmentOutcome,
+    evaluate_segment,
+    rows_for,
+)
 from app.windows.inputs import recount, window_inputs
 from app.windows.judging import ModelReferences, load_references, run_detector
 from app.windows.model_pass import ModelPass
 from app.windows.nowcasting import run_nowcasts
 from app.windows.scores import propose_edges, settle_bins, stored_edges
-from app.windows.series import FreshWindow, recompute_series
+from app.windows.series import FreshWindow, SeriesPass, recompute_series
 
 
 @dataclass(frozen=True)
@@ -91,17 +100,15 @@ def compute_claim(
                 segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
             )
         segments = WindowRowsRepository(session).read(claim.model_id, claim.window_start)
-        current = WindowMetricsRepository(session).current_pi0(claim.model_id)
+        current = Pi0Repository(session).current(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)
     proposed = propose_edges(segments, model.threshold) if edges is None else None
     used = edges if edges is not None else proposed
     inputs = window_inputs(segments, claim.window_start, model, used)
     guess = current.value if current is not None else None
-    evaluated = [
-        evaluate_segment(i, guess, model_name=model.name, replicates=options.replicates)
-        for i in inputs
-    ]
+    draws = Draws(model.name, options.replicates)
+    evaluated = [evaluate_segment(i, guess, draws) for i in inputs]
 
     with session_factory.begin() as session:
         model = _lock_model(session, claim.model_id)
@@ -116,7 +123,7 @@ def compute_claim(
         if not _same_edges(settled, used):  # another worker cut the model's bins meanwhile
             evaluated = recount(evaluated, segments, model, settled)
             inputs = [e.source for e in evaluated]
-        version, cut = refresh_pi0(repo, now, inputs[0].labels)
+        version, cut = refresh_pi0(repo, Pi0Repository(session), now, inputs[0].labels)
         pi0 = version.value if version is not None else None
         pi0_version = version.version if version is not None else None
         references = load_references(monitoring, model, pi0)
@@ -128,30 +135,23 @@ def compute_claim(
                 time.perf_counter() - started,
                 issued=repo.verdicts(model.id, claim.window_start),
             )
-            recomputed = recompute_series(
-                repo, now, version, references, fresh, replicates=options.replicates
-            )
+            at = SeriesPass(now, version, references, options.replicates)
+            recomputed = recompute_series(repo, at, fresh)
         else:
             if pi0 != guess:
+                draws = Draws(model.name, options.replicates)  # the locked row's name
                 evaluated = [
-                    evaluate_segment(
-                        e.source,
-                        pi0,
-                        model_name=model.name,
-                        replicates=options.replicates,
-                        stored=e.intervals,
-                    )
-                    for e in evaluated
+                    evaluate_segment(e.source, pi0, draws, stored=e.intervals) for e in evaluated
                 ]
-            store_window(
-                repo,
-                now,
-                evaluated,
-                references,
+            stamp = RowStamp(
+                model_id=model.id,
+                threshold=model.threshold,
                 pi0_version=pi0_version,
                 source_version=claim.dirty_version,
+                computed_at=utcnow(),
                 duration_seconds=time.perf_counter() - started,
             )
+            store_window(repo, now, evaluated, references, stamp)
         early = run_early(EarlyRepository(session), monitoring, now, references)
         run_detector(monitoring, repo, now, references, early)
         run_nowcasts(nowcasts, monitoring, now, references)
@@ -179,7 +179,7 @@ def _lock_model(session: Session, model_id: int) -> MonitoredModel:
 
 
 def refresh_pi0(
-    repo: WindowMetricsRepository, now: ModelPass, window: WindowLabels
+    repo: WindowMetricsRepository, pi0: Pi0Repository, now: ModelPass, window: WindowLabels
 ) -> tuple[Pi0Version | None, bool]:
     """The model's pi0 version after counting ``window`` in; True if a new version was cut
     (app.monitoring.pi0.next_version decides). A new version means the stored series must be
@@ -189,13 +189,13 @@ def refresh_pi0(
     history = [
         w for w in repo.history(model.id, SEGMENT_ALL) if w.window_start != window.window_start
     ]
-    current = repo.current_pi0(model.id)
+    current = pi0.current(model.id)
     known = CurrentPi0(current.value, cast(Pi0PolicyName, current.policy)) if current else None
     estimate = next_version(policy, [*history, window], known, model.pi0_tolerance)
     if estimate is None or estimate.value is None:
         same_policy = current is not None and current.policy == policy.name
         return (current if same_policy else None), False
-    version = repo.add_pi0_version(
+    version = pi0.add(
         Pi0Version(
             model_id=model.id,
             version=(current.version + 1) if current is not None else 1,
@@ -215,16 +215,12 @@ def store_window(
     now: ModelPass,
     evaluated: Sequence[Evaluated],
     references: ModelReferences,
-    *,
-    pi0_version: int | None,
-    source_version: int,
-    duration_seconds: float,
+    stamp: RowStamp,
 ) -> None:
     """Replace the window's rows: values, effects against each segment's reference, and the
     verdict (kept if it was issued before, provisional otherwise)."""
     model = now.model
     rows, values = [], []
-    computed_at = utcnow()
     start = evaluated[0].source.window_start
     issued = repo.verdicts(model.id, start)
     for current in evaluated:
@@ -232,18 +228,9 @@ def store_window(
         result = current.result.to_dict() if current.result is not None else None
         waiting = now.maturity.immaturity(current.source.labels)
         verdict = issued.get(segment) or provisional(waiting)
-        row, metric_rows = rows_for(
-            model.id,
-            current,
-            verdict,
-            references.effects(segment, result) if current.pi0 is not None else None,
-            pi0_version=pi0_version,
-            threshold=model.threshold,
-            source_version=source_version,
-            computed_at=computed_at,
-            duration_seconds=duration_seconds,
-            mature=segment in issued or waiting is None,
-        )
+        effects = references.effects(segment, result) if current.pi0 is not None else None
+        mature = segment in issued or waiting is None
+        row, metric_rows = rows_for(SegmentOutcome(current, verdict, effects, mature), stamp)
         rows.append(row)
         values.extend(metric_rows)
     repo.replace_window(model.id, start, rows, values)

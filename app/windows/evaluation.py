@@ -76,6 +76,40 @@ class Evaluated:
     intervals: Intervals | None
 
 
+@dataclass(frozen=True)
+class Draws:
+    """How a model's bootstrap intervals are drawn: seeded by its name, window and segment (a
+    recomputation gives equal intervals), with this many replicates."""
+
+    model_name: str
+    replicates: int
+
+
+@dataclass(frozen=True)
+class RowStamp:
+    """What every row a computation writes records beside its values: the model and its
+    threshold, the pi0 version evaluated at, the window version computed, when and how long."""
+
+    model_id: int
+    threshold: float
+    pi0_version: int | None
+    source_version: int
+    computed_at: datetime
+    duration_seconds: float
+
+
+@dataclass(frozen=True)
+class SegmentOutcome:
+    """What a computation decided for one window segment: its evaluation, its verdict, its
+    effects against its segment's reference, and whether its labels are complete
+    (app/monitoring/maturity.py: readers show a mature window's measured values)."""
+
+    current: Evaluated
+    verdict: StoredVerdict
+    effects: Decomposition | None
+    mature: bool
+
+
 def seed_for(model_name: str, window_start: datetime, segment: str, purpose: str = "") -> int:
     """A seed fixed by (model, window, segment): recomputation gives equal intervals. The
     detector's draws pass a ``purpose`` so that they are independent of the bootstrap's."""
@@ -86,9 +120,8 @@ def seed_for(model_name: str, window_start: datetime, segment: str, purpose: str
 def evaluate_segment(
     source: SegmentInput,
     pi0: float | None,
+    draws: Draws,
     *,
-    model_name: str,
-    replicates: int,
     stored: Intervals | None = None,
     evaluated: EvaluationResult | None = None,
 ) -> Evaluated:
@@ -111,11 +144,12 @@ def evaluate_segment(
     if evaluated is not None and evaluated.pi0 != at:
         raise ValueError(f"point values at pi0 {evaluated.pi0} given for pi0 {at}")
     result = evaluated or evaluate_sketch(source.sketch, pi0=at, budget=source.budget)
+    replicates = draws.replicates
     moved = stored.at_pi0(at) if stored is not None and stored.replicates == replicates else None
     intervals = moved or bootstrap(
         source.sketch,
         pi0=at,
-        seed=seed_for(model_name, source.window_start, source.segment),
+        seed=seed_for(draws.model_name, source.window_start, source.segment),
         replicates=replicates,
         grid=DEFAULT_PRIOR_GRID if pi0 is not None else None,
         budget=source.budget,
@@ -129,23 +163,11 @@ def _own_prior(source: SegmentInput) -> float:
 
 
 def rows_for(
-    model_id: int,
-    current: Evaluated,
-    verdict: StoredVerdict,
-    effects: Decomposition | None,
-    *,
-    pi0_version: int | None,
-    threshold: float,
-    source_version: int,
-    computed_at: datetime,
-    duration_seconds: float,
-    mature: bool,
-    with_sketch: bool = True,
-    with_grid: bool = True,
+    outcome: SegmentOutcome, stamp: RowStamp, *, with_sketch: bool = True, with_grid: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``window_metrics`` row and the ``window_metric_values`` rows of one segment;
-    ``mature``: its labels are complete (app/monitoring/maturity.py), so readers show its
-    measured values."""
+    ``with_sketch``/``with_grid``: write the sketch's and the interval grid's columns too."""
+    current, verdict, effects = outcome.current, outcome.verdict, outcome.effects
     source = current.source
     counts = source.labels
     result = current.result.to_dict() if current.result is not None else None
@@ -153,7 +175,11 @@ def rows_for(
     if result is not None and current.pi0 is None:
         result = _without_calibration(result)
         intervals = _without_calibration(intervals) if intervals is not None else None
-    key = {"model_id": model_id, "window_start": source.window_start, "segment": source.segment}
+    key = {
+        "model_id": stamp.model_id,
+        "window_start": source.window_start,
+        "segment": source.segment,
+    }
     row: dict[str, Any] = {
         **key,
         "rows_total": source.rows_total,
@@ -163,16 +189,16 @@ def rows_for(
         "label_coverage": counts.label_coverage,
         "pi": source.positives / source.labelled if source.labelled else None,
         "pi0": current.pi0,
-        "pi0_version": pi0_version if current.pi0 is not None else None,
-        "threshold": threshold,
-        "mature": mature,
+        "pi0_version": stamp.pi0_version if current.pi0 is not None else None,
+        "threshold": stamp.threshold,
+        "mature": outcome.mature,
         **verdict.columns(),
         "result": result,
         "intervals": intervals,
         "decomposition": effects.to_dict() if effects is not None else None,
-        "source_version": source_version,
-        "computed_at": computed_at,
-        "duration_seconds": duration_seconds,
+        "source_version": stamp.source_version,
+        "computed_at": stamp.computed_at,
+        "duration_seconds": stamp.duration_seconds,
     }
     if with_sketch:  # what only raw rows give: a stored window's stay as they are
         row["sketch"] = source.sketch.to_bytes() if source.sketch is not None else None

@@ -79,6 +79,30 @@ class _Budget:
 
 
 @dataclass
+class _Judging:
+    """One detector pass over a model's segments: what it reads with, what it collects."""
+
+    monitoring: MonitoringRepository
+    model: MonitoredModel
+    maturity: MaturityRule
+    budget: _Budget = field(default_factory=lambda: _Budget(JUDGEMENTS_PER_PASS))
+    judged: list[dict[str, Any]] = field(default_factory=list)
+    effects: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _SegmentToJudge:
+    """One segment's part of the pass: its alert so far, its reference, its windows without a
+    verdict, the windows of a reference frozen in this pass (``chosen``), its detector's tuning."""
+
+    alert: SegmentAlert
+    reference: ReferenceAtPi0
+    unjudged: Sequence[UnjudgedWindow]
+    chosen: set[datetime]
+    tuning: Tuning
+
+
+@dataclass
 class ModelReferences:
     """A model's current reference version and its segments' frozen references at one pi0."""
 
@@ -155,10 +179,8 @@ def run_detector(
                 else:
                     pending_reasons[segment] = choice.reason
     named = sum(1 for s in references.frozen if s != SEGMENT_ALL)
-    judged: list[dict[str, Any]] = []
-    effects: list[dict[str, Any]] = []
+    judging = _Judging(monitoring, model, now.maturity)
     states: list[dict[str, Any]] = []
-    budget = _Budget(JUDGEMENTS_PER_PASS)
     for segment in segments:
         alert = _alert_of(stored.get(segment), segment, references.spec.version)
         before = alert
@@ -169,30 +191,18 @@ def run_detector(
         else:
             threshold = threshold_for(segment == SEGMENT_ALL, named)
             alert = alert.ready(reference.null_model.value, threshold)
-            alert = _judge_segment(
-                monitoring,
-                model,
-                alert=alert,
-                reference=reference,
-                unjudged=unjudged.get(segment, []),
-                chosen=chosen[segment],
-                budget=budget,
-                maturity=now.maturity,
-                tuning=Tuning(
-                    threshold,
-                    settings.detection_drop,
-                    settings.alert_floor,
-                    early.dispersion.get(segment, 1.0),
-                ),
-                judged=judged,
-                effects=effects,
+            dispersion = early.dispersion.get(segment, 1.0)
+            tuning = Tuning(threshold, settings.detection_drop, settings.alert_floor, dispersion)
+            part = _SegmentToJudge(
+                alert, reference, unjudged.get(segment, []), chosen[segment], tuning
             )
+            alert = _judge_segment(judging, part)
             alert = _with_early(alert, before, early, threshold)
         states.append(_row_of(model.id, alert))
     monitoring.replace_alert_states(model.id, states)
-    monitoring.record_judgements(model.id, judged)
-    monitoring.record_effects(model.id, effects)
-    if budget.exhausted:
+    monitoring.record_judgements(model.id, judging.judged)
+    monitoring.record_effects(model.id, judging.effects)
+    if judging.budget.exhausted:
         monitoring.touch_newest_window(model.id)
 
 
@@ -254,24 +264,13 @@ def _try_freeze(
     return choice
 
 
-def _judge_segment(
-    monitoring: MonitoringRepository,
-    model: MonitoredModel,
-    *,
-    alert: SegmentAlert,
-    reference: ReferenceAtPi0,
-    unjudged: Sequence[UnjudgedWindow],
-    chosen: set[datetime],
-    budget: _Budget,
-    maturity: MaturityRule,
-    tuning: Tuning,
-    judged: list[dict[str, Any]],
-    effects: list[dict[str, Any]],
-) -> SegmentAlert:
+def _judge_segment(judging: _Judging, part: _SegmentToJudge) -> SegmentAlert:
     """Judge the segment's mature windows after its reference, oldest first; mark the windows
     of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
+    monitoring, model, judged = judging.monitoring, judging.model, judging.judged
+    alert, reference, chosen = part.alert, part.reference, part.chosen
     frozen = reference.reference
-    mature = [w for w in unjudged if maturity.is_mature(w.labels)]
+    mature = [w for w in part.unjudged if judging.maturity.is_mature(w.labels)]
     now = utcnow()
     for window in mature:
         start = window.labels.window_start
@@ -280,7 +279,7 @@ def _judge_segment(
         verdict = within_reference(start in chosen, frozen.version, now)
         judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
     after = [w for w in mature if w.labels.window_start > frozen.last_window]
-    after = after[: budget.take(len(after))]  # the oldest first: the detector runs in order
+    after = after[: judging.budget.take(len(after))]  # the oldest first: the detector runs in order
     stored = monitoring.for_judging(
         model.id, [(w.labels.window_start, alert.segment) for w in after]
     )
@@ -299,7 +298,7 @@ def _judge_segment(
                 seed=seed_for(model.name, start, alert.segment, "|detector"),
             ),
             reference,
-            tuning,
+            part.tuning,
         )
         verdict = outcome.issued(now, frozen.version)
         judged.append(
@@ -310,7 +309,7 @@ def _judge_segment(
                 "decomposition": {**outcome.effects.to_dict(), "reference_version": frozen.version},
             }
         )
-        effects.extend(_effect_rows(start, alert.segment, outcome.effects))
+        judging.effects.extend(_effect_rows(start, alert.segment, outcome.effects))
     return alert
 
 

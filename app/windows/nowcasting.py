@@ -79,9 +79,10 @@ def run_nowcasts(
         if not backlog:
             continue
         recent = _Recent.around(repo, model, segment, frozen, backlog)
-        reference = _Reference(classes, _dispersion(repo, model.id, segment, frozen, edges))
+        dispersion = _dispersion(repo, model.id, segment, frozen, edges)
+        reference = _Reference(frozen, classes, dispersion)
         rows += [
-            _estimated(now, segment, window, reference=reference, frozen=frozen, recent=recent)
+            _estimated(now, segment, window, reference=reference, recent=recent)
             for window in backlog
         ]
     monitoring.record_judgements(model.id, rows)
@@ -128,8 +129,10 @@ class _Recent:
 
 @dataclass(frozen=True)
 class _Reference:
-    """A segment's reference as the nowcasts read it: its class counts, its frauds' dispersion."""
+    """A segment's reference as the nowcasts read it: the frozen reference, its class counts,
+    its frauds' dispersion."""
 
+    frozen: FrozenReference
     classes: ClassHistogram
     dispersion: Dispersion
 
@@ -140,11 +143,10 @@ def _estimated(
     window: WindowToNowcast,
     *,
     reference: _Reference,
-    frozen: FrozenReference,
     recent: _Recent,
 ) -> dict[str, object]:
     """The columns one window's nowcast sets (the verdict too, if not judged yet)."""
-    model = now.model
+    model, frozen = now.model, reference.frozen
     start = window.labels.window_start
     row: dict[str, object] = {
         "window_start": start,

@@ -23,7 +23,14 @@ from app.metrics.bootstrap import Intervals
 from app.metrics.prior_grid import IntervalGrid
 from app.monitoring.verdicts import StoredVerdict, provisional
 from app.monitoring.vocabulary import SEGMENT_ALL
-from app.windows.evaluation import SegmentInput, evaluate_segment, rows_for
+from app.windows.evaluation import (
+    Draws,
+    RowStamp,
+    SegmentInput,
+    SegmentOutcome,
+    evaluate_segment,
+    rows_for,
+)
 from app.windows.inputs import window_budget
 from app.windows.judging import ModelReferences
 from app.windows.model_pass import ModelPass
@@ -66,20 +73,25 @@ def _stored_intervals(row: StoredSegment | None) -> Intervals | None:
     return Intervals.from_dict(row.intervals, grid=IntervalGrid.from_bytes(row.interval_grid))
 
 
+@dataclass(frozen=True)
+class SeriesPass:
+    """What a series recomputation works from: the model as its store transaction sees it, the
+    pi0 version to move the series to, the segments' references at it, the replicates drawn."""
+
+    now: ModelPass
+    version: Pi0Version
+    references: ModelReferences
+    replicates: int
+
+
 def recompute_series(
-    repo: WindowMetricsRepository,
-    now: ModelPass,
-    version: Pi0Version,
-    references: ModelReferences,
-    fresh: FreshWindow | None,
-    *,
-    replicates: int,
+    repo: WindowMetricsRepository, at: SeriesPass, fresh: FreshWindow | None
 ) -> int:
-    """Re-evaluate every stored window at ``version``, and store ``fresh`` (if any) with them.
+    """Re-evaluate every stored window at ``at.version``, and store ``fresh`` (if any) with them.
 
     Returns how many stored window segments were recomputed from sketches.
     """
-    model = now.model
+    model = at.now.model
     with _collector_paused():
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
@@ -100,9 +112,7 @@ def recompute_series(
         out = _Rows()
         for entries in sources.values():
             entries.sort(key=lambda e: e[0].window_start)
-            _recompute_segment(
-                entries, now, version, references, fresh, replicates=replicates, out=out
-            )
+            _recompute_segment(entries, at, fresh, out)
         repo.rewrite_series(model.id, out.updated, out.stored_values)
         if fresh_start is not None:
             repo.replace_window(model.id, fresh_start, out.fresh_rows, out.fresh_values)
@@ -121,16 +131,14 @@ class _Rows:
 
 def _recompute_segment(
     entries: Sequence[tuple[SegmentInput, StoredSegment | None]],
-    now: ModelPass,
-    version: Pi0Version,
-    references: ModelReferences,
+    at: SeriesPass,
     fresh: FreshWindow | None,
-    *,
-    replicates: int,
     out: _Rows,
 ) -> None:
     """One segment's windows: evaluate all in one batch, then rebuild their rows."""
+    now, version, references = at.now, at.version, at.references
     model = now.model
+    draws = Draws(model.name, at.replicates)
     kept = {source.window_start: _stored_intervals(row) for source, row in entries}
     sketched = [s for s, _ in entries if s.sketch is not None and s.labelled > 0]
     points = evaluate_sketches(
@@ -145,8 +153,7 @@ def _recompute_segment(
         current = evaluate_segment(
             source,
             version.value,
-            model_name=model.name,
-            replicates=replicates,
+            draws,
             stored=kept[source.window_start],
             evaluated=batch.get(source.window_start),
         )
@@ -162,17 +169,18 @@ def _recompute_segment(
         mature = verdict.judged_at is not None or now.maturity.is_mature(source.labels)
         result = current.result.to_dict() if current.result is not None else None
         previous = kept[source.window_start]
-        new_row, values = rows_for(
-            model.id,
-            current,
-            verdict,
-            references.effects(source.segment, result),
-            pi0_version=version.version,
+        stamp = RowStamp(
+            model_id=model.id,
             threshold=model.threshold,
+            pi0_version=version.version,
             source_version=source_version,
             computed_at=computed_at,
             duration_seconds=duration,
-            mature=mature,
+        )
+        effects = references.effects(source.segment, result)
+        new_row, values = rows_for(
+            SegmentOutcome(current, verdict, effects, mature),
+            stamp,
             # A stored sketch is unchanged, and so is a grid the intervals were moved along.
             with_sketch=stored_row is None,
             with_grid=previous is None

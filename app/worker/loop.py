@@ -1,12 +1,15 @@
 """The claim loop: lease a dirty window, compute it, store it, repeat; heartbeats on the side.
 
-Lease expiries, back-offs and heartbeats are written by the database's clock (app.db.clock), the
-one every worker and the API compare them with.
+The loop is an adapter: it calls use cases only (app.windows.queue to claim, give back and beat,
+app.windows.compute to compute, app.services for purges and retention) and imports no
+repository. It hands each one the session factory, and each use case commits its own
+transactions (STYLE convention 3): a short one to claim, one to read the window's rows, one to
+store the results together with the completion mark. Lease expiries, back-offs and heartbeats are
+written by the database's clock (app.db.clock), the one every worker and the API compare them with.
 
-The loop owns every transaction (STYLE convention 3): a short one to claim, one to read the
-window's rows, one to store the results together with the completion mark. A failure releases the
-window with a back-off and the loop moves on; a stop request (SIGTERM) is honoured between
-windows, so the window in progress is finished, never half-written.
+What the loop decides is the worker's policy: when a failure is retried (with a back-off) or
+parked, how often to beat. A stop request (SIGTERM) is honoured between windows, so the window in
+progress is finished, never half-written.
 """
 
 from __future__ import annotations
@@ -19,17 +22,14 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.clock import database_now
-from app.db.metrics_tables import WorkerHeartbeat
-from app.db.repositories.window_metrics import WindowMetricsRepository
-from app.db.repositories.window_queue import Claim, WindowQueueRepository
 from app.services.models import purge_predictions
 from app.services.retention import create_coming_weeks_tables, expire_predictions
 from app.windows.compute import ComputeOptions, LeaseLostError, compute_claim
+from app.windows.queue import Claim, WorkerStats, claim_window, give_back, record_heartbeat
 
 logger = logging.getLogger("calmon.worker")
 # Seconds between two checks that this and next week's tables exist (PostgreSQL).
@@ -67,18 +67,6 @@ class WorkerConfig:
     options: ComputeOptions = field(default_factory=ComputeOptions)
     # Rows deleted per transaction (purge, retention): 0.9 s each here (bench/delete_model.py).
     purge_chunk_rows: int = 50_000
-
-
-@dataclass
-class WorkerStats:
-    """Counters since the process started; written to ``worker_heartbeats``."""
-
-    started_at: datetime | None = None  # by the database's clock, at the first heartbeat
-    windows_computed: int = 0
-    failures: int = 0
-    last_duration_seconds: float | None = None
-    rows_read: int = 0
-    sketch_recomputations: int = 0
 
 
 class Worker:
@@ -175,9 +163,7 @@ class Worker:
         return done
 
     def _claim(self) -> Claim | None:
-        with self.session_factory.begin() as session:
-            queue = WindowQueueRepository(session)
-            return queue.claim_next(self.worker_id, self.config.lease, database_now(session))
+        return claim_window(self.session_factory, self.worker_id, self.config.lease)
 
     def _process(self, claim: Claim) -> None:
         started = time.perf_counter()
@@ -223,13 +209,8 @@ class Worker:
             },
         )
         try:
-            with self.session_factory.begin() as session:
-                queue = WindowQueueRepository(session)
-                if park:
-                    queue.park(claim, self.worker_id, error)
-                else:
-                    retry_at = database_now(session) + timedelta(seconds=delay)
-                    queue.release_failed(claim, self.worker_id, error, retry_at)
+            retry_after = None if park else timedelta(seconds=delay)
+            give_back(self.session_factory, claim, self.worker_id, error, retry_after)
         except Exception:
             # The lease will expire on its own; the window is not lost.
             logger.exception("release_failed_error", extra=_claim_fields(claim, self.worker_id))
@@ -241,28 +222,16 @@ class Worker:
         if not force and now - self._last_beat < self.config.heartbeat_interval:
             return
         self._last_beat = now
+        vouched = timedelta(seconds=ALIVE_HEARTBEATS * self.config.heartbeat_interval)
         try:
-            with self.session_factory.begin() as session:
-                seen = database_now(session)
-                vouched = timedelta(seconds=ALIVE_HEARTBEATS * self.config.heartbeat_interval)
-                if self.stats.started_at is None:
-                    self.stats.started_at = seen
-                WindowMetricsRepository(session).beat(
-                    WorkerHeartbeat(
-                        worker_id=self.worker_id,
-                        started_at=self.stats.started_at,
-                        last_seen_at=seen,
-                        stopped_at=seen if stopped else None,
-                        alive_until=seen + vouched,
-                        windows_computed=self.stats.windows_computed,
-                        failures=self.stats.failures,
-                        last_duration_seconds=self.stats.last_duration_seconds,
-                        rows_read=self.stats.rows_read,
-                        sketch_recomputations=self.stats.sketch_recomputations,
-                    )
-                )
+            seen = record_heartbeat(
+                self.session_factory, self.worker_id, self.stats, alive_for=vouched, stopped=stopped
+            )
         except Exception:
             logger.exception("heartbeat_failed", extra={"worker_id": self.worker_id})
+            return
+        if self.stats.started_at is None:
+            self.stats.started_at = seen
 
 
 def _claim_fields(claim: Claim, worker_id: str) -> dict[str, object]:

@@ -2,8 +2,8 @@
 
 Each test reads the database back: the stored ``amount``/``entity`` of each row, and that a
 refused batch left no row and no batch record. The paths differ by backend and by batch: on
-PostgreSQL a batch of new ids is one binary COPY (the columns only when sent) and a batch with
-stored ids the staged upsert; on SQLite both are staged.
+PostgreSQL a batch of new ids is two binary COPYs, keys and rows (the columns only when sent),
+and a batch with stored ids the staged upsert; on SQLite both are staged.
 """
 
 from __future__ import annotations

@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import AuditEvent
 
 
-class AuditRepository:
+class AuditRepository(Repository):
     """Appends to and reads ``audit_events`` inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def add(self, event: AuditEvent) -> None:
         """Append ``event`` (flushed, so that it fails with the act, not after it)."""

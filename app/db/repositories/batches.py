@@ -6,16 +6,13 @@ from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import Batch
 
 
-class BatchRepository:
+class BatchRepository(Repository):
     """Reads and writes rows of ``batches`` inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def claim(self, model_id: int, batch_id: str, content_hash: str, rows: int) -> bool:
         """Insert the batch record; False if this (model, batch_id) already exists.
@@ -24,8 +21,7 @@ class BatchRepository:
         end: if it commits we see the conflict (and then its stored response), if it rolls back
         we get the key. SQLite has one writer at a time, so the same holds trivially.
         """
-        is_postgres = self.session.get_bind().dialect.name == "postgresql"
-        dialect = postgresql if is_postgres else sqlite
+        dialect = postgresql if self.on_postgres else sqlite
         statement = (
             dialect.insert(Batch)
             .values(

@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from app.db.bulk import update_each
 from app.db.metrics_tables import WindowMetrics
+from app.db.repositories.base import Repository
+from app.db.repositories.window_labels import LABEL_COLUMNS, of_segment, window_labels
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.vocabulary import DROP_VERDICTS
 
@@ -31,20 +32,14 @@ class RecentWindow:
     nowcast: dict[str, Any] | None
 
 
-class EarlyRepository:
+class EarlyRepository(Repository):
     """Reads and writes of the early estimates inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def windows_since(self, model_id: int, segment: str, since: datetime) -> list[RecentWindow]:
         """The segment's windows starting at or after ``since``, oldest first."""
         rows = self.session.execute(
             select(
-                WindowMetrics.window_start,
-                WindowMetrics.labelled,
-                WindowMetrics.positives,
-                WindowMetrics.label_coverage,
+                *LABEL_COLUMNS,
                 WindowMetrics.arrivals,
                 WindowMetrics.score_counts,
                 WindowMetrics.flagged,
@@ -53,28 +48,24 @@ class EarlyRepository:
                 WindowMetrics.nowcast,
             )
             .where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start >= since,
             )
             .order_by(WindowMetrics.window_start)
         )
-        out = []
-        for row in rows:
-            start, labelled, positives, coverage, arrivals, counts, flagged, judged_at = row[:8]
-            out.append(
-                RecentWindow(
-                    start,
-                    WindowLabels(start, int(labelled), int(positives), coverage),
-                    arrivals,
-                    counts,
-                    flagged,
-                    judged_at is not None,
-                    early=row[8],
-                    nowcast=row[9],
-                )
+        return [
+            RecentWindow(
+                row[0],
+                window_labels(row),
+                arrivals=row[4],
+                score_counts=row[5],
+                flagged=row[6],
+                judged=row[7] is not None,
+                early=row[8],
+                nowcast=row[9],
             )
-        return out
+            for row in rows
+        ]
 
     def calm_counts(
         self, model_id: int, segment: str, *, after: datetime, limit: int
@@ -84,8 +75,7 @@ class EarlyRepository:
         rows = self.session.scalars(
             select(WindowMetrics.score_counts)
             .where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start > after,
                 WindowMetrics.judged_at.is_not(None),
                 WindowMetrics.verdict.not_in(sorted(DROP_VERDICTS)),
@@ -100,8 +90,7 @@ class EarlyRepository:
         """A window segment's stored curve sketch."""
         return self.session.scalar(
             select(WindowMetrics.sketch).where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start == window_start,
             )
         )

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from app.db.copy_binary import Fixed, Texts, copy_data, copy_in
 from app.db.driver import DriverConnection, driver_connection
 from app.db.partitions import analyze_new_weeks
+from app.db.repositories.base import Repository
 from app.db.repositories.staged_rows import (
     StagedLabels,
     sqlite_datetimes,
@@ -29,7 +30,6 @@ from app.db.repositories.staging import (
     create_stage,
     drop_stage,
     id_order,
-    is_postgres,
     stage_instant,
     stored_micros,
 )
@@ -63,13 +63,13 @@ class LabelResult:
     too_early_count: int = 0
 
 
-class LabelRepository:
+class LabelRepository(Repository):
     """Label updates inside the caller's transaction."""
 
     def __init__(self, session: Session) -> None:
+        super().__init__(session)
         self.connection: Connection = session.connection()
         self.driver: DriverConnection = driver_connection(session)
-        self.is_postgres = is_postgres(self.connection)
 
     def update(
         self, model_id: int, labels: StagedLabels, now: datetime, *, report: int = 20
@@ -85,7 +85,7 @@ class LabelRepository:
         self._stage(labels)
         params: dict[str, Any] = {"model_id": model_id}
         unknown_ids = self._unknown(params)
-        if self.is_postgres:
+        if self.on_postgres:
             # Lock the keys in id order first (see staging.id_order): whoever changes a row
             # holds its key, so the row locks below cannot deadlock.
             stored = self.connection.execute(
@@ -118,7 +118,7 @@ class LabelRepository:
 
     def _stage(self, labels: StagedLabels) -> None:
         entries = np.arange(len(labels.ids), dtype=np.int64)
-        if self.is_postgres:
+        if self.on_postgres:
             create_stage(
                 self.connection,
                 _STAGE,
@@ -159,11 +159,11 @@ class LabelRepository:
     def _keys(self) -> str:
         # PostgreSQL: an id's row is found through its key (which names its week table), so a
         # label probes two indexes, not one per week.
-        return "prediction_keys" if self.is_postgres else "predictions"
+        return "prediction_keys" if self.on_postgres else "predictions"
 
     def _rows(self) -> str:
         """The staged entries (``s``) joined to their stored rows (``p``), for a FROM."""
-        if self.is_postgres:
+        if self.on_postgres:
             return (
                 f"{_STAGE} s JOIN prediction_keys k ON k.model_id = :model_id "
                 "AND k.prediction_id = s.prediction_id JOIN predictions p "
@@ -203,7 +203,7 @@ class LabelRepository:
     def _apply(self, params: dict[str, Any], now: datetime) -> list[tuple[int, int]]:
         """Update the rows whose label value changes; (window, label time) of each."""
         labelled_at = stage_instant(self.connection, "s.labelled_staged")
-        if self.is_postgres:
+        if self.on_postgres:
             received = "GREATEST(CAST(:now AS timestamptz), predictions.ts)"
             now_param: object = now
             rows = (

@@ -5,17 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
 
 
-class ModelRepository:
+class ModelRepository(Repository):
     """Reads and writes rows of ``models`` inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def get_by_name(
         self, name: str, *, lock: bool = False, share: bool = False, delete: bool = False

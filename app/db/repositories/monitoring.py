@@ -9,7 +9,6 @@ from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, tuple_, update
-from sqlalchemy.orm import Session
 
 from app.db.bulk import insert_many, update_each, update_many
 from app.db.metrics_tables import (
@@ -19,6 +18,8 @@ from app.db.metrics_tables import (
     WindowMetrics,
     WindowMetricValue,
 )
+from app.db.repositories.base import Repository
+from app.db.repositories.window_labels import LABEL_COLUMNS, window_labels
 from app.db.tables import Window
 from app.db.types import utcnow
 from app.monitoring.pi0 import WindowLabels
@@ -44,11 +45,8 @@ class WindowForJudging:
     intervals: dict[str, Any] | None
 
 
-class MonitoringRepository:
+class MonitoringRepository(Repository):
     """Reads and writes the detector's tables inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     # --- reference versions ----------------------------------------------------------------
     def current_spec(self, model_id: int) -> ReferenceSpec | None:
@@ -143,11 +141,8 @@ class MonitoringRepository:
         """Every stored window segment of the model that has no verdict yet, oldest first."""
         rows = self.session.execute(
             select(
+                *LABEL_COLUMNS,
                 WindowMetrics.segment,
-                WindowMetrics.window_start,
-                WindowMetrics.labelled,
-                WindowMetrics.positives,
-                WindowMetrics.label_coverage,
                 WindowMetrics.rows_total,
                 WindowMetrics.mature,
             )
@@ -155,13 +150,7 @@ class MonitoringRepository:
             .order_by(WindowMetrics.window_start, WindowMetrics.segment)
         )
         return [
-            UnjudgedWindow(
-                segment,
-                WindowLabels(start, int(labelled), int(positives), coverage),
-                int(total),
-                bool(mature),
-            )
-            for segment, start, labelled, positives, coverage, total, mature in rows
+            UnjudgedWindow(row[4], window_labels(row), int(row[5]), bool(row[6])) for row in rows
         ]
 
     def mark_mature(self, model_id: int, keys: Sequence[tuple[datetime, str]]) -> None:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import or_, select, update
-from sqlalchemy.orm import Session
 
 from app.db.metrics_tables import ScoreBins, SegmentReference, WindowMetrics
+from app.db.repositories.base import Repository
+from app.db.repositories.window_labels import LABEL_COLUMNS, of_segment, window_labels
 from app.db.tables import Window
 from app.db.types import utcnow
 from app.monitoring.pi0 import WindowLabels
@@ -25,11 +26,8 @@ class WindowToNowcast:
     judged: bool
 
 
-class NowcastRepository:
+class NowcastRepository(Repository):
     """Reads and writes the nowcast's state inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def score_bins(self, model_id: int) -> ScoreBins | None:
         """The model's score bins, if cut."""
@@ -64,17 +62,13 @@ class NowcastRepository:
             return []
         rows = self.session.execute(
             select(
-                WindowMetrics.window_start,
-                WindowMetrics.labelled,
-                WindowMetrics.positives,
-                WindowMetrics.label_coverage,
+                *LABEL_COLUMNS,
                 WindowMetrics.score_counts,
                 WindowMetrics.flagged,
                 WindowMetrics.judged_at,
             )
             .where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start > after,
                 WindowMetrics.score_counts.is_not(None),
                 WindowMetrics.flagged.is_not(None),
@@ -87,14 +81,9 @@ class NowcastRepository:
             .limit(limit)
         )
         return [
-            WindowToNowcast(
-                WindowLabels(start, int(labelled), int(positives), coverage),
-                counts,
-                int(flagged),
-                judged is not None,
-            )
-            for start, labelled, positives, coverage, counts, flagged, judged in rows
-            if counts is not None and flagged is not None  # the query's filter, for the types
+            WindowToNowcast(window_labels(row), row[4], int(row[5]), row[6] is not None)
+            for row in rows
+            if row[4] is not None and row[5] is not None  # the query's filter, for the types
         ]
 
     def counts_between(
@@ -105,8 +94,7 @@ class NowcastRepository:
         rows = self.session.execute(
             select(WindowMetrics.window_start, WindowMetrics.score_counts)
             .where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start > after,
                 WindowMetrics.window_start >= since,
                 WindowMetrics.window_start <= until,
@@ -125,8 +113,7 @@ class NowcastRepository:
             self.session.scalars(
                 select(WindowMetrics.score_counts)
                 .where(
-                    WindowMetrics.model_id == model_id,
-                    WindowMetrics.segment == segment,
+                    *of_segment(model_id, segment),
                     WindowMetrics.verdict == "reference",
                     WindowMetrics.reference_version == version,
                 )

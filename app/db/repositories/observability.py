@@ -7,12 +7,11 @@ a scrape costs a constant number of round trips, not one per model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, and_, case, func, or_, select, true
-from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.metrics_tables import (
     AlertStateRow,
@@ -21,116 +20,18 @@ from app.db.metrics_tables import (
     WindowMetricValue,
     WorkerHeartbeat,
 )
+from app.db.repositories.base import Repository
+from app.db.repositories.scrape_rows import (
+    AlertRow,
+    AwaitingLabels,
+    Backlog,
+    LatestEstimate,
+    LatestValue,
+    LatestWindow,
+    ModelState,
+    WorkerTotals,
+)
 from app.db.tables import MonitoredModel, Window
-
-
-@dataclass(frozen=True, slots=True)
-class LatestWindow:
-    """The newest stored window of one (model, segment)."""
-
-    model: str
-    segment: str
-    window_start: datetime
-    computed_at: datetime
-    pi: float | None
-    label_coverage: float | None
-    labelled: int
-    positives: int
-    verdict: str
-    mature: bool
-
-
-@dataclass(frozen=True, slots=True)
-class LatestValue:
-    """One metric of the newest mature window of one (model, segment)."""
-
-    model: str
-    segment: str
-    window_start: datetime
-    metric: str
-    regular: float | None
-    regular_ci_low: float | None
-    regular_ci_high: float | None
-    calibrated: float | None
-    calibrated_ci_low: float | None
-    calibrated_ci_high: float | None
-    prior_effect: float | None
-    performance_effect: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class LatestNowcast:
-    """The newest window with a label-free estimate of one (model, segment)."""
-
-    model: str
-    segment: str
-    window_start: datetime
-    nowcast: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class LatestEarly:
-    """The newest window of one (model, segment) with an early estimate."""
-
-    model: str
-    segment: str
-    window_start: datetime
-    early: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class AlertRow:
-    """The alert state of one (model, segment) and the newest judged window it rests on."""
-
-    model: str
-    segment: str
-    state: str
-    signals: str
-    drop_statistic: float
-    threshold: float | None
-    last_window: datetime | None
-    reference_value: float | None
-    early_statistic: float
-    verdict: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class AwaitingLabels:
-    """Windows of one (model, segment) not mature yet, and their rows."""
-
-    model: str
-    segment: str
-    windows: int
-    rows: int
-
-
-@dataclass(frozen=True, slots=True)
-class ModelState:
-    """Per-model settings and the current reference prior."""
-
-    name: str
-    granularity: str
-    alert_floor: float | None
-    pi0: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Backlog:
-    """The worker's backlog over every model: dirty windows, and when the oldest of them was
-    last touched (a model's own queue is window_queue.ModelQueue)."""
-
-    dirty_windows: int
-    oldest_dirty_updated_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerTotals:
-    """All workers' heartbeats summed (worker ids churn, so no per-worker series)."""
-
-    alive: int
-    windows_computed: int
-    failures: int
-    last_seen_at: datetime | None
 
 
 def _is_latest_window(
@@ -172,11 +73,8 @@ def _in_scope(column: InstrumentedAttribute[str], scope: SegmentScope) -> Column
 _ESTIMATED_EARLY = (WindowMetrics.early.is_not(None), WindowMetrics.judged_at.is_(None))
 
 
-class ObservabilityRepository:
+class ObservabilityRepository(Repository):
     """The collector's reads (and the API's alert summary) inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def latest_windows(self, scope: SegmentScope = "every") -> list[LatestWindow]:
         """The newest window of every (model, segment) (of the segments in ``scope``)."""
@@ -228,60 +126,33 @@ class ObservabilityRepository:
         )
         return [LatestValue(*tuple(row)) for row in rows]
 
-    def latest_nowcasts(self, scope: SegmentScope = "every") -> list[LatestNowcast]:
+    def latest_nowcasts(self, scope: SegmentScope = "every") -> list[LatestEstimate]:
         """The newest window with a nowcast of every (model, segment) in ``scope``."""
         estimated = WindowMetrics.nowcast_reference_version.is_not(None)
-        latest = (
-            select(
-                WindowMetrics.model_id,
-                WindowMetrics.segment,
-                func.max(WindowMetrics.window_start).label("window_start"),
-            )
-            .where(estimated, _in_scope(WindowMetrics.segment, scope))
-            .group_by(WindowMetrics.model_id, WindowMetrics.segment)
-            .subquery("latest")
-        )
-        rows = self.session.execute(
-            select(
-                MonitoredModel.name,
-                WindowMetrics.segment,
-                WindowMetrics.window_start,
-                WindowMetrics.nowcast,
-            )
-            .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
-            .join(
-                latest,
-                and_(
-                    latest.c.model_id == WindowMetrics.model_id,
-                    latest.c.segment == WindowMetrics.segment,
-                    latest.c.window_start == WindowMetrics.window_start,
-                ),
-            )
-            .order_by(MonitoredModel.name, WindowMetrics.segment)
-        )
-        return [LatestNowcast(*row) for row in rows if row[3] is not None]
+        return self._latest_estimates(WindowMetrics.nowcast, scope, estimated)
 
-    def latest_early(self, scope: SegmentScope = "every") -> list[LatestEarly]:
+    def latest_early(self, scope: SegmentScope = "every") -> list[LatestEstimate]:
         """The newest window with an early estimate of every (model, segment) in ``scope``."""
+        return self._latest_estimates(WindowMetrics.early, scope, *_ESTIMATED_EARLY)
+
+    def _latest_estimates(
+        self,
+        estimate: InstrumentedAttribute[dict[str, Any] | None],
+        scope: SegmentScope,
+        *estimated: ColumnElement[bool],
+    ) -> list[LatestEstimate]:
+        """The ``estimate`` column of the newest window of every (model, segment) in ``scope``
+        among those ``estimated`` holds for."""
         rows = self.session.execute(
-            select(
-                MonitoredModel.name,
-                WindowMetrics.segment,
-                WindowMetrics.window_start,
-                WindowMetrics.early,
-            )
+            select(MonitoredModel.name, WindowMetrics.segment, WindowMetrics.window_start, estimate)
             .join(MonitoredModel, MonitoredModel.id == WindowMetrics.model_id)
             .where(
-                _is_latest_window(
-                    WindowMetrics,
-                    WindowMetrics.early.is_not(None),
-                    WindowMetrics.judged_at.is_(None),
-                ),
+                _is_latest_window(WindowMetrics, *estimated),
                 _in_scope(WindowMetrics.segment, scope),
             )
             .order_by(MonitoredModel.name, WindowMetrics.segment)
         )
-        return [LatestEarly(*row) for row in rows if row[3] is not None]
+        return [LatestEstimate(*row) for row in rows if row[3] is not None]
 
     def segment_pairs(self) -> tuple[int, int]:
         """How many (model, segment)s have a window: of the segment "all", and of the others."""

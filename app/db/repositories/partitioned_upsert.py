@@ -1,7 +1,8 @@
 """The upsert's rule (which staged row is new, changed or the same), and PostgreSQL's upsert into
 the partitioned predictions (migration 0011), where prediction_keys holds the ids' uniqueness.
 
-Kept apart from app/db/repositories/ingest.py, which stages the rows and calls these.
+Kept apart from app/db/repositories/ingest/ (postgres.py stages the rows and calls the upsert;
+sqlite.py applies the same rule in one statement).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Engine, delete, func, select, text, update
-from sqlalchemy.orm import Session
 
 from app.db.partitions import (
     KEYS,
@@ -19,15 +18,12 @@ from app.db.partitions import (
     week_table,
     weeks_of_model,
 )
+from app.db.repositories.base import Repository
 from app.db.tables import ModelPurge, MonitoredModel, Prediction, Window
 
 
-class PurgeRepository:
+class PurgeRepository(Repository):
     """Reads and writes of model deletion inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.is_postgres = session.get_bind().dialect.name == "postgresql"
 
     def delete_model(self, model: MonitoredModel, now: datetime) -> bool:
         """Delete the model row (the foreign keys cascade to every table but predictions) and
@@ -38,19 +34,19 @@ class PurgeRepository:
         there is no one else's ingest to keep going meanwhile. True when the predictions went
         here too.
         """
-        if not self.is_postgres:
+        if not self.on_postgres:
             self.session.execute(delete(Prediction).where(Prediction.model_id == model.id))
         else:
             self.session.add(ModelPurge(model_id=model.id, name=model.name, requested_at=now))
         self.session.delete(model)
         self.session.flush()
-        return not self.is_postgres
+        return not self.on_postgres
 
     def next_purge(self) -> int | None:
         """A model id with predictions still to purge, locked so that two workers take
         different ones (SKIP LOCKED); None if there is none."""
         query = select(ModelPurge.model_id).order_by(ModelPurge.requested_at).limit(1)
-        if self.is_postgres:
+        if self.on_postgres:
             query = query.with_for_update(skip_locked=True)
         return self.session.scalar(query)
 
@@ -63,7 +59,7 @@ class PurgeRepository:
         call, whatever their size); the count is then of tables dropped. The caller's
         transaction keeps the purge record locked meanwhile, so no other worker takes it.
         """
-        if self.is_postgres:
+        if self.on_postgres:
             engine = self.session.get_bind()
             assert isinstance(engine, Engine)
             dropped = sum(
@@ -121,7 +117,7 @@ class PurgeRepository:
         and up to ``rows`` rows of the week ``before`` falls in; the older weeks' tables are
         left to :meth:`drop_expired_weeks`, which drops them whole.
         """
-        if self.is_postgres:
+        if self.on_postgres:
             return self._expire_keys_and_week(model_id, before, rows)
         stale = (
             select(Prediction.prediction_id)

@@ -6,16 +6,13 @@ from collections.abc import Collection
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import ModelSegment
 
 
-class SegmentRepository:
+class SegmentRepository(Repository):
     """Reads and writes ``model_segments`` inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def known(self, model_id: int, segments: Collection[str]) -> set[str]:
         """Which of ``segments`` (a bounded set: the caller checks its size) the model has."""
@@ -46,7 +43,7 @@ class SegmentRepository:
         """Record new segment names (a name another batch just recorded is kept once)."""
         if not segments:
             return
-        dialect = postgresql if self.session.get_bind().dialect.name == "postgresql" else sqlite
+        dialect = postgresql if self.on_postgres else sqlite
         statement = dialect.insert(ModelSegment).on_conflict_do_nothing()
         self.session.execute(
             statement, [{"model_id": model_id, "segment": name} for name in sorted(segments)]

@@ -1,7 +1,7 @@
 """A batch's validated rows as the ingest repository writes them, and the binary COPY they
 become.
 
-Kept apart from app/db/repositories/ingest.py (the SQL): this is the pure-numpy preparation of the
+Kept apart from app/db/repositories/ingest/ (the SQL): this is the pure-numpy preparation of the
 rows, in the lock order every batch uses.
 """
 

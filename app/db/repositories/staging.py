@@ -1,4 +1,4 @@
-"""Temporary staging tables of the ingest writes (app/db/repositories/ingest.py, labels.py):
+"""Temporary staging tables of the ingest writes (app/db/repositories/ingest/, labels.py):
 their life cycle on both backends and the conversions of what they hold."""
 
 from __future__ import annotations

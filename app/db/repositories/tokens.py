@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import ApiToken
 
 
-class TokenRepository:
+class TokenRepository(Repository):
     """Reads and writes rows of ``api_tokens`` inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def get_by_hash(self, token_hash: str) -> ApiToken | None:
         """The token whose secret hashes to ``token_hash`` (revoked or not), or None."""

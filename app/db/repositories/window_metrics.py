@@ -1,4 +1,5 @@
-"""SQL for the worker's results: window metrics, metric values, pi0 versions, heartbeats."""
+"""SQL for the worker's results: a window's metrics per segment and their metric values (pi0
+versions are in pi0.py, heartbeats in heartbeats.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm import load_only
 
 from app.db.bulk import insert_many, update_each
-from app.db.metrics_tables import Pi0Version, WindowMetrics, WindowMetricValue, WorkerHeartbeat
+from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+from app.db.repositories.base import Repository
+from app.db.repositories.window_labels import LABEL_COLUMNS, of_segment, window_labels
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.verdicts import StoredVerdict
 from app.monitoring.vocabulary import Verdict
@@ -100,26 +103,19 @@ class SegmentSummary(NamedTuple):
     newest_window: datetime
 
 
-class WindowMetricsRepository:
+class WindowMetricsRepository(Repository):
     """Reads and writes the worker's tables inside the caller's transaction."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    # --- window metrics -------------------------------------------------------------------
     def history(self, model_id: int, segment: str) -> list[WindowLabels]:
         """Label counts of every stored window of one segment, oldest first."""
         rows = self.session.execute(
             select(
-                WindowMetrics.window_start,
-                WindowMetrics.labelled,
-                WindowMetrics.positives,
-                WindowMetrics.label_coverage,
+                *LABEL_COLUMNS,
             )
-            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+            .where(*of_segment(model_id, segment))
             .order_by(WindowMetrics.window_start)
         ).all()
-        return [WindowLabels(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+        return [window_labels(row) for row in rows]
 
     def verdicts(self, model_id: int, window_start: datetime) -> dict[str, StoredVerdict]:
         """The verdicts already issued for a window, by segment (provisional ones left out)."""
@@ -155,8 +151,7 @@ class WindowMetricsRepository:
             self.session.scalars(
                 select(WindowMetrics)
                 .where(
-                    WindowMetrics.model_id == model_id,
-                    WindowMetrics.segment == segment,
+                    *of_segment(model_id, segment),
                     WindowMetrics.window_start.in_(list(starts)),
                 )
                 .order_by(WindowMetrics.window_start)
@@ -231,7 +226,7 @@ class WindowMetricsRepository:
             .options(
                 load_only(*(getattr(WindowMetrics, c) for c in SERIES_COLUMNS), raiseload=True)
             )
-            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+            .where(*of_segment(model_id, segment))
         )
         if start is not None:
             query = query.where(WindowMetrics.window_start >= start)
@@ -250,7 +245,7 @@ class WindowMetricsRepository:
         query = select(
             *(getattr(WindowMetrics, name) for name in PeriodWindow._fields[:-1]),
             WindowMetrics.sketch.is_not(None),
-        ).where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
+        ).where(*of_segment(model_id, segment))
         if start is not None:
             query = query.where(WindowMetrics.window_start >= start)
         if end is not None:
@@ -265,8 +260,7 @@ class WindowMetricsRepository:
         rows = self.session.scalars(
             select(WindowMetrics.sketch)
             .where(
-                WindowMetrics.model_id == model_id,
-                WindowMetrics.segment == segment,
+                *of_segment(model_id, segment),
                 WindowMetrics.window_start.in_(list(starts)),
                 WindowMetrics.sketch.is_not(None),
             )
@@ -329,9 +323,7 @@ class WindowMetricsRepository:
     def has_segment(self, model_id: int, segment: str) -> bool:
         """Whether any window of ``segment`` is stored (one index probe)."""
         found = self.session.scalar(
-            select(WindowMetrics.window_start)
-            .where(WindowMetrics.model_id == model_id, WindowMetrics.segment == segment)
-            .limit(1)
+            select(WindowMetrics.window_start).where(*of_segment(model_id, segment)).limit(1)
         )
         return found is not None
 
@@ -360,42 +352,3 @@ class WindowMetricsRepository:
             segment: SegmentSummary(segment, int(windows), int(total or 0), newest)
             for segment, windows, total, newest in rows
         }
-
-    # --- pi0 ------------------------------------------------------------------------------
-    def current_pi0(self, model_id: int) -> Pi0Version | None:
-        """The model's newest pi0 version."""
-        return self.session.scalar(
-            select(Pi0Version)
-            .where(Pi0Version.model_id == model_id)
-            .order_by(Pi0Version.version.desc())
-            .limit(1)
-        )
-
-    def pi0_versions(self, model_id: int) -> list[Pi0Version]:
-        """Every pi0 version of the model, oldest first."""
-        return list(
-            self.session.scalars(
-                select(Pi0Version)
-                .where(Pi0Version.model_id == model_id)
-                .order_by(Pi0Version.version)
-            )
-        )
-
-    def add_pi0_version(self, version: Pi0Version) -> Pi0Version:
-        """Insert a pi0 version and flush (a concurrent duplicate version raises here)."""
-        self.session.add(version)
-        self.session.flush()
-        return version
-
-    # --- heartbeats -----------------------------------------------------------------------
-    def heartbeats(self, limit: int = 20) -> list[WorkerHeartbeat]:
-        """The most recently seen workers first."""
-        return list(
-            self.session.scalars(
-                select(WorkerHeartbeat).order_by(WorkerHeartbeat.last_seen_at.desc()).limit(limit)
-            )
-        )
-
-    def beat(self, heartbeat: WorkerHeartbeat) -> None:
-        """Insert or update a worker's heartbeat row."""
-        self.session.merge(heartbeat)

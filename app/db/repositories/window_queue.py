@@ -24,8 +24,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
+from app.db.repositories.base import Repository
 from app.db.tables import Window
 
 
@@ -78,11 +78,8 @@ _PARKED = and_(
 )
 
 
-class WindowQueueRepository:
+class WindowQueueRepository(Repository):
     """Claims, completes and releases windows inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def mark_dirty(
         self,
@@ -103,12 +100,11 @@ class WindowQueueRepository:
         if not window_starts:
             return
         events = newest_events or {}
-        on_postgres = self.session.get_bind().dialect.name == "postgresql"
-        statement = (postgresql if on_postgres else sqlite).insert(Window)
+        statement = (postgresql if self.on_postgres else sqlite).insert(Window)
         stored, new = Window.newest_event, statement.excluded.newest_event
         newest = (
             func.greatest(stored, new)  # NULLs skipped
-            if on_postgres
+            if self.on_postgres
             # SQLite's max() of a NULL is NULL; the stored text sorts as the instants do.
             else func.coalesce(func.max(stored, new), stored, new)
         )

@@ -22,10 +22,10 @@ import numpy.typing as npt
 import psycopg
 from psycopg.adapt import Loader
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from app.db.copy_binary import POSTGRES_EPOCH_MICROS
 from app.db.driver import psycopg_connection
+from app.db.repositories.base import Repository
 from app.db.tables import Prediction
 from app.ingest.timestamps import datetime_to_micros
 from app.metrics.sketch import NO_ENTITY
@@ -115,11 +115,8 @@ GROUP BY segment
 """
 
 
-class WindowRowsRepository:
+class WindowRowsRepository(Repository):
     """Reads a window's prediction rows inside the caller's transaction."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def read(self, model_id: int, window_start: datetime) -> list[SegmentRows]:
         """Every segment of one window, sorted by segment name."""
