@@ -7,6 +7,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
@@ -111,7 +112,7 @@ def segment_comparison(
             "send rows with a 'segment' to compare them",
             details=[{"field": "segment", "message": "no named segment to compare"}],
         )
-    current = repository.current_pi0(model.id)
+    current = Pi0Repository(session).current(model.id)
     prior = current.value if current is not None else whole[0].positives / whole[0].n
     query = SegmentQuery(
         pi0=prior,
