@@ -12,7 +12,9 @@ temporary directory.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -550,6 +552,38 @@ def test_a_paris_model_shows_its_own_days_and_its_gaps(seeded: Seeded, browser: 
     assert PARIS in axis
     assert len(points) == PARIS_STREAM.days - 1
     assert gaps == "1"
+
+
+def test_tables_download_as_csv_and_charts_as_png(seeded: Seeded, browser: Browser) -> None:
+    """Every table has a CSV button and every chart a PNG one: the window page's metrics table
+    comes back as the rows shown, the PR chart as a PNG image."""
+    start = _series(seeded, "shop")[5]["window_start"]
+    detail = seeded.api.get(f"/v1/models/shop/windows/{start}").json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, f"#/models/shop/windows/{start}?segment=all")
+        tables = page.locator("#app table:not(.u-legend)").count()
+        csv_buttons = page.locator('button[data-export="csv"]').count()
+        charts = page.locator("div.chart").count()
+        png_buttons = page.locator('button[data-export="png"]').count()
+        with page.expect_download() as table_download:
+            page.click('button[data-export="csv"][data-for="metrics-table"]')
+        table = table_download.value
+        rows = list(csv.reader(io.StringIO(Path(table.path()).read_text(encoding="utf-8"))))
+        with page.expect_download() as chart_download:
+            page.click('button[data-export="png"][data-for="chart-pr"]')
+        chart = chart_download.value
+        image = Path(chart.path()).read_bytes()
+        assert not log.problems(), log.problems()
+    assert csv_buttons == tables
+    assert png_buttons == charts
+    assert table.suggested_filename == f"shop-window-{start[:10]}-metrics-table.csv"
+    assert rows[0][:2] == ["metric", "measured"]
+    shown = {row[0]: row for row in rows[1:]}
+    assert set(shown) == set(detail["metrics"])
+    measured = detail["metrics"]["average_precision"]["regular"]
+    assert number(shown["average_precision"][1]) == pytest.approx(measured, abs=5.1e-5)
+    assert chart.suggested_filename.endswith(".png")
+    assert image[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:

@@ -48,6 +48,52 @@ const ui = (function () {
   // print a null part as the text "null").
   function render(...parts) {
     app.replaceChildren(...parts.flat().filter((part) => part !== undefined && part !== null && part !== false));
+    addExports(app);
+  }
+
+  // ---- export of what is shown: every table as CSV, every chart as PNG -----------------------
+  function download(name, blob) {
+    const link = h("a", { href: URL.createObjectURL(blob), download: name, hidden: true });
+    document.body.append(link);
+    link.click();
+    setTimeout(() => { URL.revokeObjectURL(link.href); link.remove(); }, 0);
+  }
+
+  const slug = (text) => (text || "calmon").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  // The file's name: the page's heading, then the table's or chart's own heading or id.
+  function fileName(el, extension) {
+    const heading = app.querySelector("h1");  // its first text: the name, not a picker's options
+    const page = slug(heading && heading.firstChild ? heading.firstChild.textContent : "");
+    const figure = el.closest("figure");
+    const own = figure && figure.querySelector("h2") ? figure.querySelector("h2").textContent : el.id;
+    return `${page}-${slug(own)}.${extension}`;
+  }
+
+  // A cell as CSV: quoted when it holds a comma, a quote or a line break.
+  const csvCell = (text) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
+  function tableCsv(table) {
+    return [...table.rows].map((row) => [...row.cells].map((cell) => csvCell(cell.innerText.trim())).join(",")).join("\r\n") + "\r\n";
+  }
+
+  function addExports(root) {
+    for (const table of root.querySelectorAll("table")) {
+      const button = h("button", {
+        type: "button", class: "export", "data-export": "csv", "data-for": table.id || undefined,
+        onclick: () => download(fileName(table, "csv"), new Blob([tableCsv(table)], { type: "text/csv" })),
+      }, "CSV");
+      table.after(h("p", { class: "exports" }, "Download this table: ", button));
+    }
+    for (const chart of root.querySelectorAll("div.chart")) {
+      const button = h("button", {
+        type: "button", class: "export", "data-export": "png", "data-for": chart.id || undefined,
+        onclick: () => {
+          // uPlot draws into one canvas per chart, after the page is rendered.
+          const canvas = chart.querySelector("canvas");
+          if (canvas) canvas.toBlob((blob) => download(fileName(chart, "png"), blob), "image/png");
+        },
+      }, "PNG");
+      chart.after(h("p", { class: "exports" }, "Download this chart: ", button));
+    }
   }
 
   const num = (v, digits = 4) => (v == null ? "–" : v.toFixed(digits));
