@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx
 
+from app.cli.connection import TOKEN_ENV, URL_ENV
 from app.client.http import CalmonAPIError, CalmonClient
-from app.client.send_command import TOKEN_ENV, URL_ENV
 from app.demo.feed import Night, backfill, live_night, wait_worker
 from app.demo.report import Page, newest_table, night_header, night_line, verdict_counts
 from app.demo.stream import (
