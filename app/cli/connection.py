@@ -12,11 +12,10 @@ import sys
 import time
 from typing import Any, TextIO
 
+from app.client.environment import TOKEN_ENV, URL_ENV
 from app.client.http import CalmonClient, Retry
 from app.settings import Settings
 
-URL_ENV = "CALMON_URL"
-TOKEN_ENV = "CALMON_TOKEN"
 DEFAULT_RETRIES = 5
 
 

@@ -140,15 +140,27 @@ def _cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _instant(text: str) -> datetime:
+    """An ISO-8601 time with its offset, as the API takes window starts (a time without one
+    is refused there too: which midnight it means depends on where you are)."""
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        instant = None
+    if instant is None or instant.tzinfo is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: an ISO-8601 time with its offset, e.g. 2026-01-06T00:00:00Z"
+        )
+    return instant
+
+
 def period_arguments(parser: argparse.ArgumentParser) -> None:
     """--segment, --from, --to: the windows a read covers."""
     parser.add_argument("--segment", default="all", help="segment (default: all)")
     parser.add_argument(
-        "--from", dest="start", type=datetime.fromisoformat, help="first window start (ISO)"
+        "--from", dest="start", type=_instant, help="first window start, e.g. 2026-01-06T00:00:00Z"
     )
-    parser.add_argument(
-        "--to", dest="end", type=datetime.fromisoformat, help="last window start, exclusive"
-    )
+    parser.add_argument("--to", dest="end", type=_instant, help="last window start, exclusive")
 
 
 def add_metrics(subparsers: Any) -> None:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from app import cli
-from app.demo import command
+from app.demo import command, local_service
 from tests.support.databases import settings_for
 from tests.support.demo import DEMO_ENV, check_printout, check_series, run_demo
 from tests.support.server import calmon_process, free_port, running_server, stop_process
@@ -80,7 +80,7 @@ def test_demo_with_exit_stops_its_service_once_the_run_is_over(
         pytest.fail("--exit: the demo kept serving after its run")
     assert codes == [0]
     assert server.poll() is not None  # stopped
-    assert (tmp_path / command.DEMO_DATABASE).is_file()
+    assert (tmp_path / local_service.DEMO_DATABASE).is_file()
 
 
 def test_demo_refuses_a_run_too_short_to_show_it() -> None:
