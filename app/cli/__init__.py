@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
@@ -76,6 +77,11 @@ def run(argv: Sequence[str], settings: Settings) -> int:
         print(f"calmon: {exc.message}", file=sys.stderr)
     except CalmonAPIError as exc:
         print(f"calmon: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader of stdout left (`calmon whatif ... | head`): not an error worth a trace.
+        # Python's own recipe: what is left to flush at exit goes nowhere, with no second error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except httpx.TransportError as exc:
         # Raised once the retries (and their countdown) are spent.
         print(f"calmon: cannot reach {_address(exc)}: {exc}", file=sys.stderr)
