@@ -5,6 +5,8 @@ is retried, and no library log lines on stderr."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -219,3 +221,34 @@ def test_commands_that_open_the_database_print_no_alembic_lines(tmp_path: Path) 
     assert [json.loads(line)["event"] for line in migrated.stderr.splitlines()] == [
         "migrating", "migrated"
     ]  # fmt: skip
+
+
+def test_on_a_terminal_the_countdown_ticks_in_place(tmp_path: Path) -> None:
+    """stderr on a real pseudo-terminal: one line rewritten each second ("in 2 s", "in 1 s"),
+    then the attempt."""
+    url = f"http://127.0.0.1:{free_port()}"
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "status", "--url", url, "--retries", "2"],
+        cwd=REPO_ROOT,
+        env=clean_environment({"PYTHONPATH": str(REPO_ROOT)}),
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed: the command is done
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert process.wait(30) == 1
+    text = shown.decode()
+    said = f"calmon: cannot reach {url} ([Errno 111] Connection refused); retry 2 of 2 in"
+    assert f"\r{said} 1 s " in text, text
+    assert f"\r{said} 0 s, retrying" in text, text
+    assert text.rstrip().splitlines()[-1].startswith(f"calmon: cannot reach {url}"), text
