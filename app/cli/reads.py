@@ -24,27 +24,29 @@ def _cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         print_json(
             {"url": client.base_url, "ready": ready, "readiness": readiness, "models": models}
         )
-        return 0 if ready else 1
-    said = f"ready (schema {readiness.get('schema_revision')})" if ready else "NOT READY"
-    print(f"{client.base_url}: up, {said}")
-    if not ready:
-        print(f"  {readiness.get('error', {}).get('message', readiness)}")
+    else:
+        print(*_status_lines(client.base_url, readiness if not ready else None, models), sep="\n")
+    return 0 if ready else 1
+
+
+STATUS_COLUMNS = (
+    "model", "windows", "newest complete", "dirty", "failing", "parked", "lag s", "workers"
+)  # fmt: skip
+
+
+def _status_lines(
+    url: str, refusal: dict[str, Any] | None, models: list[dict[str, Any]] | None
+) -> list[str]:
+    """The service's state (``refusal``: /readyz's answer when it is not ready), then each
+    model's queue, or why there is none to show."""
+    if refusal is None:
+        lines = [f"{url}: up, ready"]
+    else:
+        lines = [f"{url}: up, NOT READY", f"  {refusal.get('error', {}).get('message', refusal)}"]
     if models is None:
-        print("models: pass --token or set CALMON_TOKEN (read scope) to list them")
-        return 0 if ready else 1
+        return [*lines, "models: pass --token or set CALMON_TOKEN (read scope) to list them"]
     if not models:
-        print("no model registered yet")
-        return 0 if ready else 1
-    headers = (
-        "model",
-        "windows",
-        "newest complete",
-        "dirty",
-        "failing",
-        "parked",
-        "lag s",
-        "workers",
-    )
+        return [*lines, "no model registered yet"]
     rows = [
         (
             s["model"],
@@ -58,8 +60,7 @@ def _cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         )
         for s in models
     ]
-    print(*table(headers, rows), sep="\n")
-    return 0 if ready else 1
+    return [*lines, *table(STATUS_COLUMNS, rows)]
 
 
 def _workers(workers: list[dict[str, Any]]) -> str:
