@@ -34,11 +34,28 @@ from app.client.columns import (
     frame_arrays,
     label_entries,
 )
+from app.client.service_reads import ServiceReads, period_params
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A request about to be sent again: why, in how many seconds, and which re-send of how
+    many (``attempt`` 1 is the first)."""
+
+    attempt: int
+    retries: int
+    delay: float
+    reason: str
+
+
+def sleep_through(retry: Retry) -> None:
+    """The default wait before a retry: a silent sleep (a terminal shows a countdown instead)."""
+    time.sleep(retry.delay)
 
 
 class CalmonAPIError(Exception):
@@ -107,13 +124,14 @@ class LabelResult:
     unknown_ids: list[str] = field(default_factory=list)
 
 
-class CalmonClient:
+class CalmonClient(ServiceReads):
     """A typed client of calmon's HTTP API (httpx underneath, one connection kept alive).
 
     ``retries`` is how many times a request is re-sent after a connection error, a timeout or
     a 429/5xx answer, waiting ``backoff * 2**attempt`` seconds (at most 30, or the server's
     ``Retry-After``) in between. ``compress`` (gzip) defaults to on, except for a service
-    on a loopback address.
+    on a loopback address. ``wait`` is called with each :class:`Retry` instead of sleeping
+    and must take its ``delay`` (the command line shows a countdown meanwhile).
     """
 
     def __init__(
@@ -127,6 +145,7 @@ class CalmonClient:
         batch_rows: int = DEFAULT_BATCH_ROWS,
         compress: bool | None = None,
         transport: httpx.BaseTransport | None = None,
+        wait: Callable[[Retry], None] = sleep_through,
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
@@ -135,6 +154,7 @@ class CalmonClient:
         self.retries = retries
         self.backoff = backoff
         self.batch_rows = batch_rows
+        self.wait = wait
         # Default: gzip unless the service is on this machine, where the bytes cross no
         # network and compressing (and decompressing) them only costs CPU on both sides.
         self.compress = not _is_loopback(self._http.base_url.host) if compress is None else compress
@@ -318,10 +338,7 @@ class CalmonClient:
 
         ``start`` is inclusive and ``end`` exclusive; both are window starts.
         """
-        params = {"metric": metric, "segment": segment}
-        for key, value in (("from", start), ("to", end)):
-            if value is not None:
-                params[key] = value.isoformat() if isinstance(value, datetime) else value
+        params = {"metric": metric, "segment": segment, **period_params(start, end)}
         answer = self._json("GET", f"/v1/models/{model}/metrics", params=params)
         points: list[dict[str, Any]] = answer["points"]
         return points
@@ -368,18 +385,20 @@ class CalmonClient:
             response: httpx.Response | None = None
             try:
                 response = self._http.request(method, path, **kwargs)
-            except httpx.TransportError:
+            except httpx.TransportError as error:
                 # Connection refused or reset, a timeout: the server may or may not have
                 # stored the batch; the same batch id makes the retry safe either way.
                 if attempt >= self.retries:
                     raise
+                reason = f"cannot reach {self.base_url} ({error or type(error).__name__})"
             else:
                 if response.status_code < 400:
                     return response
                 if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
                     raise CalmonAPIError(response.status_code, _body(response))
-            time.sleep(self._delay(attempt, response))
+                reason = f"{self.base_url} answered HTTP {response.status_code}"
             attempt += 1
+            self.wait(Retry(attempt, self.retries, self._delay(attempt - 1, response), reason))
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         retry_after = response.headers.get("retry-after", "") if response is not None else ""

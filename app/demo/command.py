@@ -11,21 +11,19 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from app.client.environment import TOKEN_ENV, URL_ENV
 from app.client.http import CalmonAPIError, CalmonClient
-from app.client.send_command import TOKEN_ENV, URL_ENV
 from app.demo.feed import Night, backfill, live_night, wait_worker
+from app.demo.local_service import demo_port, local_service
 from app.demo.report import Page, newest_table, night_header, night_line, verdict_counts
 from app.demo.stream import (
     DAYS,
@@ -40,7 +38,6 @@ from app.demo.stream import (
 )
 from app.settings import Settings
 
-DEMO_DATABASE = "calmon-demo.sqlite3"
 MIN_DAYS = 60
 MIN_ROWS_PER_DAY = 2_000
 
@@ -60,6 +57,9 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
         _say(f"calmon demo: {error}{hint}")
     except (RuntimeError, TimeoutError, httpx.TransportError) as error:
         _say(f"calmon demo: {error}")
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the run was over
+        _say("calmon demo: stopped")
+        return 130
     return 1
 
 
@@ -78,8 +78,9 @@ def _demo(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         return _run(args, args.url.rstrip("/"), token, started, None)
     data_dir = Path(args.data_dir or settings.data_dir).resolve()
-    # The port `calmon serve` would take: CALMON_PORT (8000 unless set) applies to both.
-    with _local_service(data_dir, args.port or settings.port) as (url, token, server):
+    # The port `calmon serve` would take (CALMON_PORT, 8000 unless set), unless it holds it.
+    port = demo_port(args.port or settings.port, explicit=args.port is not None)
+    with local_service(data_dir, port) as (url, token, server):
         code = _run(args, url, token, started, server)
         if code == 0 and not args.exit:
             _say("serving until Ctrl-C")
@@ -96,65 +97,6 @@ def _refused(args: argparse.Namespace) -> str | None:
     if not DEGRADED_DAYS < args.live_days < args.days:
         return f"--live-days {args.live_days}: more than {DEGRADED_DAYS}, fewer than --days"
     return None
-
-
-@contextmanager
-def _local_service(data_dir: Path, port: int) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
-    """A fresh demo database, an admin token in it, and `calmon serve` on it."""
-    # Imported here: the database layer is needed only when the demo runs its own service.
-    from app.db.engine import create_db_engine, create_session_factory  # noqa: PLC0415
-    from app.db.migrate import upgrade  # noqa: PLC0415
-    from app.services.tokens import create_token  # noqa: PLC0415
-
-    data_dir.mkdir(parents=True, exist_ok=True)
-    database = data_dir / DEMO_DATABASE
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{database}{suffix}").unlink(missing_ok=True)
-    url = f"sqlite:///{database.as_posix()}"
-    _say(f"demo database: {database} (recreated on every run)")
-    upgrade(url)
-    engine = create_db_engine(Settings(database_url=url))
-    try:
-        with create_session_factory(engine).begin() as session:
-            token = create_token(session, "demo", ["admin", "ingest", "read"]).token
-    finally:
-        engine.dispose()
-    # The caller's other settings (CALMON_BOOTSTRAP_REPLICATES...) apply; the database and
-    # its embedded worker are the demo's.
-    env = {**os.environ, "CALMON_DATABASE_URL": url, "CALMON_WORKER_EMBEDDED": "true"}
-    env.setdefault("CALMON_LOG_LEVEL", "warning")
-    log = (data_dir / "calmon-demo-server.log").open("wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(base_url, server, data_dir / "calmon-demo-server.log")
-        yield base_url, token, server
-    finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            server.wait(30)
-        log.close()
-
-
-def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(
-                f"its calmon serve exited ({server.returncode}; port in use? try --port); see {log}"
-            )
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"calmon serve did not become ready; see {log}")
 
 
 def _run(

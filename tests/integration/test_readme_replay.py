@@ -51,10 +51,10 @@ needs_curl = pytest.mark.skipif(
 )
 
 
-def section(heading: str) -> str:
-    """The README's text from ``heading`` to the next heading (of any level), code fences
-    included: a ``#`` comment inside a fenced block is not a heading."""
-    lines = README[README.index(f"\n{heading}\n") + 1 :].splitlines()
+def section(heading: str, document: str = README) -> str:
+    """The README's (or ``document``'s) text from ``heading`` to the next heading (of any
+    level), code fences included: a ``#`` comment inside a fenced block is not a heading."""
+    lines = document[document.index(f"\n{heading}\n") + 1 :].splitlines()
     kept = [lines[0]]
     fenced = False
     for line in lines[1:]:
@@ -66,9 +66,9 @@ def section(heading: str) -> str:
     return "\n".join(kept)
 
 
-def blocks(heading: str, language: str) -> list[str]:
+def blocks(heading: str, language: str, document: str = README) -> list[str]:
     """The fenced ``language`` blocks of the section that starts with ``heading``."""
-    return re.findall(rf"```{language}\n(.*?)```", section(heading), flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", section(heading, document), flags=re.DOTALL)
 
 
 def readme_json(heading: str, index: int = 0) -> Any:

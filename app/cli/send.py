@@ -1,4 +1,5 @@
-"""`calmon send FILE`: import a CSV, JSON-lines or Parquet file through the client.
+"""`calmon send FILE` (or `--labels FILE`): import a CSV, JSON-lines or Parquet file
+through the client.
 
 Resumable by construction: each batch's id is the file's name, the batch's first row and a
 hash of its rows, so a run that was killed and is started again replays what the service
@@ -10,8 +11,6 @@ again changes nothing: resumable too.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,30 +18,12 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.cli.connection import add_client_arguments, open_client
 from app.client.files import FileFormatError, PredictionFile
 from app.client.http import DEFAULT_BATCH_ROWS, BatchResult, CalmonAPIError, CalmonClient
 from app.settings import Settings
 
-URL_ENV = "CALMON_URL"
-TOKEN_ENV = "CALMON_TOKEN"
-
-
-def service_url(args: argparse.Namespace, settings: Settings) -> str:
-    """--url, else CALMON_URL, else the address `calmon serve` listens on by default."""
-    explicit: str | None = args.url or os.environ.get(URL_ENV)
-    return explicit or f"http://{settings.host}:{settings.port}"
-
-
-def service_token(args: argparse.Namespace) -> str | None:
-    """--token, else CALMON_TOKEN (better: it stays out of the process list)."""
-    token: str | None = args.token or os.environ.get(TOKEN_ENV)
-    return token
-
-
-def add_client_arguments(parser: argparse.ArgumentParser) -> None:
-    """--url and --token, shared by the commands that talk to a running service."""
-    parser.add_argument("--url", help=f"the service (default: ${URL_ENV} or CALMON_HOST:PORT)")
-    parser.add_argument("--token", help=f"an API token (default: ${TOKEN_ENV})")
+LABEL_FILE = "a label file has the columns id, label and optionally labelled_at, source"
 
 
 class Progress:
@@ -84,20 +65,13 @@ class Progress:
 
 def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
     """Import the file; exit 1 with the service's message (and the file row) on a refusal."""
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     try:
-        feed = PredictionFile.open(Path(args.file), args.format)
+        feed = _open_feed(args)
     except (OSError, FileFormatError) as error:
         print(f"calmon: {error}", file=sys.stderr)
         return 1
     progress = Progress(feed.rows, quiet=args.quiet)
-    with CalmonClient(
-        service_url(args, settings),
-        service_token(args),
-        batch_rows=args.batch_rows,
-        compress=args.gzip,
-        retries=args.retries,
-    ) as client:
+    with open_client(args, settings, batch_rows=args.batch_rows, compress=args.gzip) as client:
         try:
             summary = _send(client, args.model, feed, args.batch_rows, progress)
         except FileFormatError as error:
@@ -112,6 +86,21 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
             return 1
     print(f"{feed.path}: {summary}", file=sys.stderr)
     return 0
+
+
+def _open_feed(args: argparse.Namespace) -> PredictionFile:
+    """The file named, as a label feed when given with --labels (refused if it is not one)."""
+    if (args.file is None) == (args.labels is None):
+        raise FileFormatError("name one file: `calmon send FILE` or `calmon send --labels FILE`")
+    if args.file is not None:
+        return PredictionFile.open(Path(args.file), args.format)
+    feed = PredictionFile.open(Path(args.labels), args.format)
+    if feed.kind != "labels":
+        raise FileFormatError(
+            f"{feed.path}: --labels, but it has a timestamp or score column: {LABEL_FILE} "
+            "(when the label came in is labelled_at); send predictions without --labels"
+        )
+    return feed
 
 
 def _send(
@@ -160,9 +149,14 @@ def add_send(subparsers: Any) -> None:
     )
     parser.add_argument(
         "file",
+        nargs="?",
         help="predictions: columns id, timestamp, score and optionally label, segment, "
-        "labelled_at, source, amount, entity; labels: id, label and optionally labelled_at, "
-        "source",
+        f"labelled_at, source, amount, entity; or labels only ({LABEL_FILE})",
+    )
+    parser.add_argument(
+        "--labels",
+        metavar="FILE",
+        help=f"a label feed, such as a chargeback export ({LABEL_FILE}), refused if it is not one",
     )
     parser.add_argument("--model", required=True, help="the registered model's name")
     parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="default: suffix")
@@ -172,9 +166,6 @@ def add_send(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="compress the bodies (default: yes, unless the service is on a loopback address)",
-    )
-    parser.add_argument(
-        "--retries", type=int, default=5, help="re-sends of a batch on a connection error or 5xx"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_client_arguments(parser)
