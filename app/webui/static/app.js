@@ -43,7 +43,12 @@
   }
 
   // ---- router -------------------------------------------------------------------------------
+  // Each navigation's number: a page that finishes after a newer navigation began (a quick
+  // second click) must not mark the document ready for the newer hash, nor show its error.
+  let navigations = 0;
+
   async function route() {
+    const navigation = ++navigations;
     const started = performance.now();
     delete document.body.dataset.ready;
     forget.hidden = !calmon.token();
@@ -59,9 +64,11 @@
       else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
       else await ui.pages.models();
+      if (navigation !== navigations) return;
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
       document.body.dataset.ready = location.hash || "#/";
     } catch (error) {
+      if (navigation !== navigations) return;
       if (error instanceof calmon.AuthError) {
         showLogin(authMessage(error));
         return;

@@ -1,6 +1,7 @@
 // Shared by the pages: element building, number and date formats, links, the verdict symbols.
 "use strict";
 
+/* exported ui -- read by the scripts loaded after this one (index.html) */
 const ui = (function () {
   const app = document.getElementById("app");
   const SEVERITY = { drop: 0, ok: 1, warming_up: 2 };
