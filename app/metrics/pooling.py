@@ -37,7 +37,8 @@ import numpy as np
 
 from app.metrics._validation import check_threshold
 from app.metrics.errors import InvalidInputError
-from app.metrics.sketch import CurveSketch, SketchAmounts
+from app.metrics.sketch import CurveSketch
+from app.metrics.sketch_amounts import SketchAmounts
 from app.metrics.types import Float64Array, Int64Array
 
 DEFAULT_ITERATIONS = 500

@@ -6,13 +6,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from app.metrics._kernel import AmountCounts, Budgets, Columns, ReplicateCounts, compute
 from app.metrics._validation import check_pi0
+from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.registry import METRICS
 from app.metrics.sketch import CurveSketch, build_sketch
 from app.metrics.types import FloatingArray
@@ -62,48 +63,6 @@ class EvaluationResult:
             "calibrated": dict(self.calibrated),
             "undefined": dict(self.undefined),
         }
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What a team spends on a window's alerts, as the metrics take it.
-
-    Attributes
-    ----------
-    share:
-        The share of the window's rows the team can check (``alert_capacity`` over the rows;
-        see :meth:`of`); the top-k metrics are taken at it, and are undefined without it.
-    review_cost:
-        What checking one alert costs (``review_cost``); net savings are undefined without it.
-    entity_share:
-        The share of the window's entities (cards, accounts) the team can check: the entity
-        top k is taken at it.
-    """
-
-    share: float | None = None
-    review_cost: float | None = None
-    entity_share: float | None = None
-
-    @classmethod
-    def of(
-        cls, capacity: int | None, review_cost: float | None, rows: int, entities: int = 0
-    ) -> Budget:
-        """A model's budget for a window (or period) of ``rows`` rows and ``entities``
-        entities (0: none known)."""
-        return cls(
-            share=budget_share(capacity, rows),
-            review_cost=review_cost,
-            entity_share=budget_share(capacity, entities),
-        )
-
-    def kernel(self) -> Budgets:
-        """The kernel's form of this budget."""
-        return Budgets(
-            alert_share=self.share, entity_share=self.entity_share, review_cost=self.review_cost
-        )
-
-
-NO_BUDGET: Final = Budget()
 
 
 def evaluate(
@@ -166,14 +125,6 @@ def evaluate_sketch(
     p0 = check_pi0(pi0)
     columns = compute(counts_of(sketch), p0, budget.kernel())
     return _result(sketch, p0, columns, 0, budget)
-
-
-def budget_share(capacity: int | None, rows: int) -> float | None:
-    """The share of a window's ``rows`` that ``capacity`` alerts cover (at most all of them);
-    ``None`` without a capacity or without rows."""
-    if capacity is None or rows <= 0:
-        return None
-    return min(1.0, capacity / rows)
 
 
 def evaluate_sketches(
