@@ -37,7 +37,16 @@ from playwright.sync_api import (  # noqa: E402
 )
 
 # The test modules take playwright's types from here, after the check above.
-__all__ = ["Browser", "Page", "PageLog", "chromium", "require_chromium", "watched_page"]
+__all__ = [
+    "Browser",
+    "Page",
+    "PageLog",
+    "Request",
+    "Route",
+    "chromium",
+    "require_chromium",
+    "watched_page",
+]
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 

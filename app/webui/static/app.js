@@ -44,8 +44,10 @@
 
   // ---- router -------------------------------------------------------------------------------
   // Each navigation's number: a page that finishes after a newer navigation began (a quick
-  // second click) must not mark the document ready for the newer hash, nor show its error.
+  // second click) must not mark the document ready for the newer hash, nor show its error;
+  // and if the newer page was already drawn, the late one has just drawn over it.
   let navigations = 0;
+  let drawn = 0;
 
   async function route() {
     const navigation = ++navigations;
@@ -64,7 +66,11 @@
       else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
       else await ui.pages.models();
-      if (navigation !== navigations) return;
+      if (navigation !== navigations) {
+        if (drawn === navigations) route(); // draw the newest page again
+        return;
+      }
+      drawn = navigation;
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
       document.body.dataset.ready = location.hash || "#/";
     } catch (error) {
