@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import orjson
+import msgspec
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
@@ -87,8 +87,8 @@ def _long_string_rows(prefix: str = "", size: int = LIMIT) -> bytes:
             "score": 0.5,
         }
         rows.append(row)
-        written += len(orjson.dumps(row)) + 1
-    document = orjson.dumps({"batch_id": "b", "rows": rows})
+        written += len(msgspec.json.encode(row)) + 1
+    document = msgspec.json.encode({"batch_id": "b", "rows": rows})
     assert len(document) < size
     return document
 
@@ -140,7 +140,7 @@ def many_short_strings() -> Body:
     count = SEPARATORS_PER_ROW * 100_000 - 100
     length = LIMIT // count - 4
     ids = [_text(rng, length) for _ in range(count // 8)] * 8
-    document = orjson.dumps({"batch_id": "b", "columns": {"id": ids}})
+    document = msgspec.json.encode({"batch_id": "b", "columns": {"id": ids}})
     assert len(document) < LIMIT
     return _gzip_json(document)
 
@@ -172,7 +172,7 @@ def string_rows() -> Body:
         dict(zip(FIELD_NAMES, (pool[(i + k) % 1000] for k in range(5)), strict=True))
         for i in range(count)
     ]
-    document = orjson.dumps({"batch_id": "b", "rows": rows})
+    document = msgspec.json.encode({"batch_id": "b", "rows": rows})
     assert len(document) < LIMIT
     return _gzip_json(document)
 
@@ -197,7 +197,7 @@ def label_entries() -> Body:
     length = (LIMIT - 64) // count - len(b'{"id":"","label":""},')
     pool = [_text(rng, length // 2) for _ in range(1_000)]
     entries = [{"id": pool[i % 1000], "label": pool[(i + 1) % 1000]} for i in range(count)]
-    document = orjson.dumps({"labels": entries})
+    document = msgspec.json.encode({"labels": entries})
     assert len(document) < LIMIT
     return _gzip_json(document)
 
@@ -209,7 +209,7 @@ def label_entries_at_row_limit() -> Body:
     length = (LIMIT - 64) // count - len(b'{"id":"","label":1},')
     pool = [_text(rng, length) for _ in range(1_000)]
     entries = [{"id": pool[i % 1000], "label": 1} for i in range(count)]
-    document = orjson.dumps({"labels": entries})
+    document = msgspec.json.encode({"labels": entries})
     assert len(document) < LIMIT
     return _gzip_json(document)
 
@@ -227,7 +227,7 @@ def legit_batch() -> Body:
         }
         for i in range(100_000)
     ]
-    return _gzip_json(orjson.dumps({"batch_id": "legit", "rows": rows}))
+    return _gzip_json(msgspec.json.encode({"batch_id": "legit", "rows": rows}))
 
 
 ATTACKS: dict[str, Callable[[], Body]] = {

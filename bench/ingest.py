@@ -38,8 +38,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import msgspec
 import numpy as np
-import orjson
 from sqlalchemy import Engine, text
 
 from app.client import CalmonClient
@@ -170,7 +170,7 @@ def batch_columns(batch: Batch) -> dict[str, list[Any]]:
 
 
 def columnar_body(batch: Batch) -> bytes:
-    return orjson.dumps({"batch_id": batch.batch_id, "columns": batch_columns(batch)})
+    return msgspec.json.encode({"batch_id": batch.batch_id, "columns": batch_columns(batch)})
 
 
 def row_body(batch: Batch) -> bytes:
@@ -178,7 +178,7 @@ def row_body(batch: Batch) -> bytes:
     rows = [
         dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
     ]
-    return orjson.dumps({"batch_id": batch.batch_id, "rows": rows})
+    return msgspec.json.encode({"batch_id": batch.batch_id, "rows": rows})
 
 
 CSV_HEADER = ["id", "timestamp", "score", "label", "segment"]
@@ -270,7 +270,9 @@ def in_process_costs(
     )
     row_json = bodies["row JSON"][0]
     costs.append(("row JSON: stdlib json.loads", best_of(3, lambda: json.loads(row_json))))
-    costs.append(("row JSON: orjson.loads", best_of(3, lambda: orjson.loads(row_json))))
+    costs.append(
+        ("row JSON: msgspec.json.decode", best_of(3, lambda: msgspec.json.decode(row_json)))
+    )
     return costs
 
 

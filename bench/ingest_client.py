@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 import httpx
+import msgspec
 import numpy as np
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -76,7 +76,7 @@ def write_jsonl(path: Path, batches: list[Batch]) -> None:
             for row in csv_rows(batch):
                 record = dict(zip(CSV_HEADER, row, strict=True))
                 record["label"] = record["label"] if record["label"] != "" else None
-                handle.write(orjson.dumps(record) + b"\n")
+                handle.write(msgspec.json.encode(record) + b"\n")
 
 
 def write_parquet(path: Path, batches: list[Batch]) -> None:

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import numpy as np
-import orjson
 from playwright.sync_api import Page
 
 from app.db.engine import create_db_engine, create_session_factory
@@ -83,7 +83,7 @@ def _seed(client: httpx.Client, args: argparse.Namespace) -> None:
         body["columns"]["segment"] = names[np.arange(day.scores.size) % args.segments].tolist()
         response = client.post(
             "/v1/models/big/batches",
-            content=orjson.dumps(body),
+            content=msgspec.json.encode(body),
             headers={"content-type": "application/json"},
         )
         assert response.status_code == 201, response.text

@@ -1,9 +1,9 @@
 """Turning arrays, DataFrames and file rows into the API's columnar JSON, one batch at a time.
 
 The client sends the columnar format (``{"batch_id", "columns": {...}}``): it is the server's
-fastest path. A column is a list of JSON-ready values or, where it can be, a numpy array that
-orjson writes in one C pass (scores, timestamps): turning 50,000 values into Python objects
-first cost more than the JSON itself. Timestamps travel as ISO 8601 strings with ``Z`` (exact
+fastest path. A column is a list of JSON-ready values or, where it can be, a numpy array
+(scores, timestamps) that app.client.json_arrays writes whole: timestamps as text straight from
+numpy, numbers through msgspec. Timestamps travel as ISO 8601 strings with ``Z`` (exact
 to the microsecond, unlike float Unix seconds).
 """
 
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import orjson
+
+from app.client import json_arrays
 
 # A column as the client holds it: JSON-ready values, or a 1-D numpy array of float64 scores or
 # datetime64[us] UTC timestamps.
@@ -76,14 +77,11 @@ def encode_chunk(chunk: Chunk, prefix: str, *, compress: bool = True) -> Encoded
     columns = b"{" + b",".join(parts) + b"}"
     digest = hashlib.sha256(columns).hexdigest()[:16]
     batch_id = f"{prefix[:MAX_PREFIX]}:{chunk.first}+{chunk.rows}:{digest}"
-    body = b"".join((b'{"batch_id":', orjson.dumps(batch_id), b',"columns":', columns, b"}"))
+    body = b"".join((b'{"batch_id":', json_arrays.dumps(batch_id), b',"columns":', columns, b"}"))
     if compress:
         # Level 1: most of the size gain at a fraction of the CPU of the default level 9.
         body = gzip.compress(body, compresslevel=1, mtime=0)
     return EncodedBatch(batch_id, chunk.first, chunk.rows, body, compress)
-
-
-_DATETIMES = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z
 
 
 def column_json(values: Column) -> bytes:
@@ -91,12 +89,11 @@ def column_json(values: Column) -> bytes:
     are UTC), a numeric array as numbers (NaN and infinities as null, which the server
     refuses naming the row), a list as it is."""
     if isinstance(values, np.ndarray):
-        array = np.ascontiguousarray(values)  # orjson writes C-contiguous arrays only
-        if array.dtype.kind == "M":
-            return orjson.dumps(array, option=_DATETIMES)
-        return orjson.dumps(array, option=orjson.OPT_SERIALIZE_NUMPY)
-    # A list may still hold a numpy scalar (a caller's own chunk): orjson writes those too.
-    return orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+        if values.dtype.kind == "M":
+            return json_arrays.datetimes_json(values)
+        return json_arrays.numbers_json(values)
+    # A list may still hold a numpy scalar (a caller's own chunk): written as its Python value.
+    return json_arrays.dumps(values)
 
 
 def timestamp_column(values: Any) -> Column:
@@ -181,8 +178,8 @@ def source_column(values: Any) -> list[str | None]:
 
 
 def amount_column(values: Any) -> Column:
-    """Each transaction's value: a float64 array when every row has a finite one (orjson
-    writes it in one pass), else a list with null where one is missing (None, NaN, a pandas
+    """Each transaction's value: a float64 array when every row has a finite one (written
+    whole), else a list with null where one is missing (None, NaN, a pandas
     NA). Anything else (an infinity, a boolean, a string) is sent as it is, for the server to
     refuse by row, rather than turned into a number here."""
     dtype = getattr(values, "dtype", None)
@@ -315,7 +312,7 @@ def label_entries(chunk: Chunk) -> list[dict[str, Any]]:
 
 def _json_values(values: Column) -> list[Any]:
     if isinstance(values, np.ndarray):
-        decoded: list[Any] = orjson.loads(column_json(values))
+        decoded: list[Any] = json_arrays.loads(column_json(values))
         return decoded
     return values
 

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import orjson
 
-from app.client import file_kinds
+from app.client import file_kinds, json_arrays
 from app.client.columns import (
     Chunk,
     Column,
@@ -95,8 +94,8 @@ def _first_names(path: Path, file_format: FileFormat) -> list[str]:
                 header = next(csv.reader([line.decode("utf-8", "replace")]), [])
                 return [name.strip() for name in header]
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                record = json_arrays.loads(line)
+            except json_arrays.DecodeError:
                 return []
             return list(record) if isinstance(record, dict) else []
     return []
@@ -320,7 +319,7 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
         for name in names:
             column = record_batch.column(name)
             if name == "score" and pa.types.is_floating(column.type) and not column.null_count:
-                columns[name] = column.to_numpy()  # written by orjson straight from the array
+                columns[name] = column.to_numpy()  # written whole, not value by value
                 continue
             if name in ("timestamp", "labelled_at") and pa.types.is_timestamp(column.type):
                 if column.type.tz is None:

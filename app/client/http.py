@@ -24,8 +24,8 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import httpx
-import orjson
 
+from app.client import json_arrays
 from app.client.columns import (
     Chunk,
     EncodedBatch,
@@ -309,7 +309,7 @@ class CalmonClient(ServiceReads):
         update each, in order; ``on_chunk`` is told each chunk's rows once it is applied."""
         total = LabelResult()
         for chunk in chunks:
-            body = orjson.dumps({"labels": label_entries(chunk)})
+            body = json_arrays.dumps({"labels": label_entries(chunk)})
             headers = {"Content-Type": "application/json"}
             if self.compress:
                 body = gzip.compress(body, compresslevel=1, mtime=0)

@@ -4,6 +4,7 @@ See docs/interfaces.md section 1 for the contract the rest of calmon builds agai
 """
 
 from app.metrics.bootstrap import Intervals, bootstrap
+from app.metrics.budget import NO_BUDGET, Budget, budget_share
 from app.metrics.curves import PRCurve, pr_curve
 from app.metrics.drift import Decomposition, Effects, decompose
 from app.metrics.errors import InvalidInputError
@@ -13,16 +14,9 @@ from app.metrics.nowcast import EXPECTED_METRICS, Nowcast, nowcast_window, poole
 from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
-from app.metrics.result import (
-    NO_BUDGET,
-    Budget,
-    EvaluationResult,
-    budget_share,
-    evaluate,
-    evaluate_sketch,
-    evaluate_sketches,
-)
-from app.metrics.sketch import CurveSketch, SketchAmounts, build_sketch
+from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, evaluate_sketches
+from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.sketch_amounts import SketchAmounts
 
 __all__ = [
     "EXPECTED_METRICS",

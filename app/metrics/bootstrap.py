@@ -33,10 +33,11 @@ import numpy as np
 from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
 from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
+from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
 from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
-from app.metrics.result import NO_BUDGET, Budget, counts_of, evaluate_sketch
+from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import FloatingArray, Interval
 

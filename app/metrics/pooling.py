@@ -37,7 +37,8 @@ import numpy as np
 
 from app.metrics._validation import check_threshold
 from app.metrics.errors import InvalidInputError
-from app.metrics.sketch import CurveSketch, SketchAmounts
+from app.metrics.sketch import CurveSketch
+from app.metrics.sketch_amounts import SketchAmounts
 from app.metrics.types import Float64Array, Int64Array
 
 DEFAULT_ITERATIONS = 500
@@ -91,7 +92,7 @@ def pool_sketches(
         gaps.add(first, at + 1, sketch.negatives_between)
         gaps.add(np.array([at[-1] + 1]), np.array([size + 1]), np.array([sketch.negatives_below]))
     cells = gaps.allocate(size + 1, max_iterations=max_iterations, tolerance=tolerance)
-    pooled = _folded(scores, positives, tied, cells, t, n=sum(s.n for s in sketches))
+    pooled = _Entries(scores, positives, tied).folded(cells, t, n=sum(s.n for s in sketches))
     entities = None
     parts = [s.entities for s in sketches]
     if all(e is not None for e in parts):  # an entity on two days is two entity-days
@@ -177,30 +178,32 @@ def _spread(start: Int64Array, end: Int64Array, value: Float64Array, cells: int)
     return spread
 
 
-def _folded(
-    scores: Float64Array,
-    positives: Int64Array,
-    tied: Int64Array,
-    cells: Int64Array,
-    threshold: float,
-    *,
-    n: int,
-) -> CurveSketch:
-    """The pooled entries as a sketch: entries without positives (other windows' thresholds)
-    are dropped, their negatives joining the gap below the entry above them."""
-    size = scores.size
-    at_or_above = np.cumsum(cells[:size] + tied)  # negatives scoring >= each entry
-    kept = np.flatnonzero((positives > 0) | (scores == threshold))
-    reach = at_or_above[kept]
-    strictly_above = reach - tied[kept]
-    between = strictly_above - np.concatenate(([0], reach[:-1]))
-    below = n - int(positives.sum()) - int(reach[-1])
-    return CurveSketch.of_counts(
-        n=n,
-        threshold=threshold,
-        scores=scores[kept],
-        positives_at=positives[kept],
-        negatives_tied=tied[kept],
-        negatives_between=between,
-        negatives_below=below,
-    )
+@dataclasses.dataclass(frozen=True)
+class _Entries:
+    """Every pooled window's entries and the threshold, descending, with the positives and the
+    negatives tied at each score summed over the windows."""
+
+    scores: Float64Array
+    positives: Int64Array
+    tied: Int64Array
+
+    def folded(self, cells: Int64Array, threshold: float, n: int) -> CurveSketch:
+        """The entries as a sketch of ``n`` rows, given the negatives allocated to the cells
+        between them: entries without positives (other windows' thresholds) are dropped, their
+        negatives joining the gap below the entry above them."""
+        scores, positives, tied = self.scores, self.positives, self.tied
+        at_or_above = np.cumsum(cells[: scores.size] + tied)  # negatives scoring >= each entry
+        kept = np.flatnonzero((positives > 0) | (scores == threshold))
+        reach = at_or_above[kept]
+        strictly_above = reach - tied[kept]
+        between = strictly_above - np.concatenate(([0], reach[:-1]))
+        below = n - int(positives.sum()) - int(reach[-1])
+        return CurveSketch.of_counts(
+            n=n,
+            threshold=threshold,
+            scores=scores[kept],
+            positives_at=positives[kept],
+            negatives_tied=tied[kept],
+            negatives_between=between,
+            negatives_below=below,
+        )

@@ -7,18 +7,14 @@ strictly between it and the previous entry; plus the negatives below the last en
 of the kernel (any pi0, any bootstrap replicate) is an exact function of these counts, because
 between two entries only negatives lie and all of them rank the same way against every positive.
 
-When every row carries an amount (the transaction's value), the sketch also keeps the amounts the
-value metrics need (:class:`SketchAmounts`): the positives' amounts per entry, and the negatives'
-amount at or above the threshold. Still O(positives).
+When every row carries an amount, it also keeps the value metrics' (app/metrics/sketch_amounts.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Final
 
@@ -27,6 +23,7 @@ import numpy.typing as npt
 
 from app.metrics._validation import as_scores_and_labels, check_threshold, raise_first_non_finite
 from app.metrics.errors import InvalidInputError
+from app.metrics.sketch_amounts import SketchAmounts, frozen, sketch_amounts
 from app.metrics.types import Float64Array, Int64Array
 
 _MAGIC = b"CMSK"
@@ -36,52 +33,6 @@ _HAS_AMOUNTS = 1
 _HAS_ENTITIES = 2
 # magic, version, count width in bytes (4 or 8), n, negatives below, threshold, entries
 _HEADER = struct.Struct("<4sBBqqdq")
-
-
-def _frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True, eq=False)
-class SketchAmounts:
-    """The amounts behind the value metrics, aligned with a sketch's entries.
-
-    Attributes
-    ----------
-    positive_at:
-        Sum of the amounts of the positives at each entry's score.
-    positive_sq_at:
-        Sum of their squares (the bootstrap's spread of an entry's amount; nothing else).
-    negative_flagged:
-        Sum of the amounts of the negatives at or above the threshold.
-    negative_flagged_sq:
-        Sum of their squares (likewise).
-    """
-
-    positive_at: Float64Array
-    positive_sq_at: Float64Array
-    negative_flagged: float
-    negative_flagged_sq: float
-
-    def arrays(self) -> Float64Array:
-        """The four parts as one float64 array: both per-entry arrays, then both sums."""
-        sums = [self.negative_flagged, self.negative_flagged_sq]
-        return np.concatenate([self.positive_at, self.positive_sq_at, sums])
-
-    @classmethod
-    def of_array(cls, values: Float64Array, entries: int) -> SketchAmounts:
-        """Inverse of :meth:`arrays`, checked: finite and non-negative, of the right size."""
-        if values.size != 2 * entries + 2 or not (
-            np.all(np.isfinite(values)) and values.min(initial=0.0) >= 0.0
-        ):
-            raise InvalidInputError("inconsistent sketch amounts: size, or a negative amount")
-        return cls(
-            positive_at=_frozen(values[:entries].copy()),
-            positive_sq_at=_frozen(values[entries : 2 * entries].copy()),
-            negative_flagged=float(values[-2]),
-            negative_flagged_sq=float(values[-1]),
-        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,6 +124,10 @@ class CurveSketch:
         Version 2 (a sketch with amounts or entities; one without stays version 1, byte for
         byte) appends a flags byte (1: amounts, 2: entities), then the amounts as float64
         (:meth:`SketchAmounts.arrays`), then the entity sketch's own bytes, length-prefixed.
+
+        >>> s = build_sketch([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], threshold=0.3)
+        >>> CurveSketch.from_bytes(s.to_bytes()) == s == CurveSketch.from_json(s.to_json())
+        True
         """
         counts = np.concatenate([self.positives_at, self.negatives_tied, self.negatives_between])
         width = 4 if self.n < 2**32 else 8
@@ -244,12 +199,12 @@ class CurveSketch:
     def with_entities(self, entities: CurveSketch | None) -> CurveSketch:
         """This sketch with ``entities`` as its entity sketch (checked: plain, same threshold)."""
         if entities is None:
-            return self if self.entities is None else dataclasses.replace(self, entities=None)
+            return self if self.entities is None else replace(self, entities=None)
         if entities.amounts is not None or entities.entities is not None:
             raise InvalidInputError("an entity sketch has no amounts or entities of its own")
         if entities.threshold != self.threshold or entities.n > self.n:
             raise InvalidInputError("an entity sketch has its window's threshold, and no more rows")
-        return dataclasses.replace(self, entities=entities)
+        return replace(self, entities=entities)
 
     def to_json(self) -> str:
         """Serialise as JSON (floats round-trip exactly through ``repr``)."""
@@ -340,10 +295,10 @@ class CurveSketch:
         return cls(
             n=n,
             threshold=threshold,
-            scores=_frozen(scores),
-            positives_at=_frozen(counts[0].copy()),
-            negatives_tied=_frozen(counts[1].copy()),
-            negatives_between=_frozen(counts[2].copy()),
+            scores=frozen(scores),
+            positives_at=frozen(counts[0].copy()),
+            negatives_tied=frozen(counts[1].copy()),
+            negatives_between=frozen(counts[2].copy()),
             negatives_below=below,
             amounts=amounts,
         )
@@ -405,7 +360,7 @@ def build_sketch(
     previous = np.concatenate(([0], neg_at_or_above[:-1]))
     neg_between = neg_at_or_above - neg_tied - previous
     below = int(n - int(group_pos.sum()) - int(neg_at_or_above[-1]))
-    kept = None if amounts is None else _amounts(s, y, amounts, entries, t)
+    kept = None if amounts is None else sketch_amounts(s, y, amounts, entries, t)
     grouped = None
     if entities is not None:
         codes = np.asarray(entities, dtype=np.int64)
@@ -416,10 +371,10 @@ def build_sketch(
     return CurveSketch(
         n=n,
         threshold=t,
-        scores=_frozen(np.ascontiguousarray(entries)),
-        positives_at=_frozen(np.ascontiguousarray(pos_at)),
-        negatives_tied=_frozen(np.ascontiguousarray(neg_tied.astype(np.int64))),
-        negatives_between=_frozen(np.ascontiguousarray(neg_between.astype(np.int64))),
+        scores=frozen(np.ascontiguousarray(entries)),
+        positives_at=frozen(np.ascontiguousarray(pos_at)),
+        negatives_tied=frozen(np.ascontiguousarray(neg_tied.astype(np.int64))),
+        negatives_between=frozen(np.ascontiguousarray(neg_between.astype(np.int64))),
         negatives_below=below,
         amounts=kept,
         entities=grouped,
@@ -443,35 +398,3 @@ def entity_rows(
     top: Float64Array = np.maximum.reduceat(scores[order], starts)
     fraud = np.maximum.reduceat(labels[order].astype(np.int64), starts)
     return top, fraud
-
-
-def _amounts(
-    scores: Float64Array,
-    labels: npt.NDArray[Any],
-    amounts: npt.ArrayLike,
-    entries: Float64Array,
-    threshold: float,
-) -> SketchAmounts | None:
-    """The window's :class:`SketchAmounts` on ``entries`` (descending), None if a row has no
-    amount. Sums are taken in a sorted order, so the same rows read back in another order give
-    the same floats."""
-    a = np.asarray(amounts, dtype=np.float64)
-    if a.shape != scores.shape:
-        raise InvalidInputError(f"{a.size} amounts for {scores.size} scores")
-    if np.isnan(a).any():
-        return None
-    if not np.isfinite(a).all() or a.min() < 0.0:
-        raise InvalidInputError("amounts must be finite and >= 0 (NaN: the row has none)")
-    positive = labels.astype(bool)
-    # Entry of each positive (entries are descending; a positive's score is always an entry).
-    at = np.searchsorted(-entries, -scores[positive])
-    value = a[positive]
-    order = np.lexsort((value, at))
-    at, value = at[order], value[order]
-    flagged = np.sort(a[~positive & (scores >= threshold)])
-    return SketchAmounts(
-        positive_at=_frozen(np.bincount(at, weights=value, minlength=entries.size)),
-        positive_sq_at=_frozen(np.bincount(at, weights=value * value, minlength=entries.size)),
-        negative_flagged=math.fsum(flagged.tolist()),
-        negative_flagged_sq=math.fsum((flagged * flagged).tolist()),
-    )

@@ -85,6 +85,17 @@ def transform_precision(
     -------
     ndarray
         Precision(s) at ``pi_new``, same shape as ``precision``.
+
+    Examples
+    --------
+    A precision of 0.5 on balanced data is no better than chance: at a skew of 0.1 it is 0.1.
+    Precision 2/3 at 0.5 (TP = 2, FP = 1 on two frauds and two legitimate rows) re-expressed at
+    0.1 is Siblini et al.'s calibrated precision of the same counts, 2 / (2 + 9):
+
+    >>> transform_precision([0.5, 1.0, 0.0], pi=0.5, pi_new=0.1).tolist()
+    [0.1, 1.0, 0.0]
+    >>> round(float(transform_precision(2 / 3, pi=0.5, pi_new=0.1)), 4)
+    0.1818
     """
     p = np.asarray(precision, dtype=np.float64)
     if not np.all(np.isfinite(p)) or np.any((p < 0.0) | (p > 1.0)):
@@ -103,6 +114,11 @@ def precision_at_skew(
 
     Broadcasts ``tpr``/``fpr`` against ``pi``. Uses the continuous extension at the ends:
     with FPR = 0 precision is 1 for every pi (including 0), with TPR = 0 it is 0.
+
+    >>> precision_at_skew(1.0, 0.5, [0.5, 0.1]).round(4).tolist()
+    [0.6667, 0.1818]
+    >>> precision_at_skew([0.5, 0.0], [0.0, 0.5], 0.0).tolist()
+    [1.0, 0.0]
     """
     t, f = _defined_rates(tpr, fpr)
     skew = np.asarray(pi, dtype=np.float64)

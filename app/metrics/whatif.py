@@ -30,8 +30,9 @@ from app.metrics._ap_interpolant import ApOfPrior
 from app.metrics._quadrature import integrate
 from app.metrics._rank_inversion import step_sum
 from app.metrics._replicates import Resampled, range_nodes, trajectory_nodes
+from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
-from app.metrics.result import NO_BUDGET, Budget, EvaluationResult, evaluate_sketch
+from app.metrics.result import EvaluationResult, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.skew import (
     integrated_precision,

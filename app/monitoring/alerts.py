@@ -16,7 +16,7 @@ from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose, eva
 from app.metrics.drift import Decomposition
 from app.monitoring.detector import DetectorState, Evidence, advance, weigh
 from app.monitoring.pi0 import WindowLabels
-from app.monitoring.verdicts import Judgement, PriorCheck, StoredVerdict, judge
+from app.monitoring.verdicts import FloorCheck, Judgement, PriorCheck, StoredVerdict, judge
 from app.monitoring.vocabulary import AlertState, Signal
 
 PRIMARY_METRIC = "average_precision"
@@ -264,8 +264,7 @@ def judge_window(
         evidence,
         threshold=threshold,
         prior_shifted=prior.shifted(),
-        floor=alert_floor,
-        ci_high=window.calibrated_ci_high,
+        floor=FloorCheck(alert_floor, window.calibrated_ci_high),
     )
     state: AlertState = "drop" if judgement.signals else "ok"
     started = window.labels.window_start

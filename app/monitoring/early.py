@@ -4,11 +4,9 @@ A fraud team's labels arrive over weeks (app/metrics/reporting.py): investigator
 the alerts they reviewed the next day, chargebacks for the frauds nobody reviewed over days to
 weeks. This module decides what calmon does with a window's labels so far:
 
-* **When it looks.** A window is estimated at *looks*: the window boundaries after its end,
-  on the model's clock (:class:`Looks`). A label counts from the first look after its
-  ``labelled_at`` (a look counts the labels stamped before it), so an estimate depends on the
-  stream, not on when the worker ran, and a look's labels are all in once the clock has passed
-  it: the early detector tests a window once per look (what its false-alarm bound counts).
+* **When it looks** (app/monitoring/early_looks.py): a window is estimated at *looks*, the
+  window boundaries after its end on the model's clock; a label counts from the first look
+  after its ``labelled_at``.
 * **Cells.** Labels arrive at one speed within a cell: the bins above the threshold (flagged:
   feedback) and below it (missed: chargebacks only), each side split in two at its reference
   frauds' median (investigators work the queue from the top; high-scoring misses may be
@@ -53,14 +51,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from app.metrics.early_estimate import EarlyEstimate, EstimateSettings, LabelsSoFar, estimate_window
-from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells, Development, develop
+from app.metrics.reporting import Arrivals, Cells, Development, develop
 from app.metrics.tilt import (
     TiltEvidence,
     TiltTest,
@@ -69,9 +66,8 @@ from app.metrics.tilt import (
     dispersion,
     tilt_for_drop,
 )
-from app.metrics.types import BoolArray, Float64Array, Int64Array
+from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.detector import WindowIncrement
-from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
 
 PRIOR_WEIGHT = 0.05
 """The prior on a cell's eventual frauds (centred on the reference's share of the cell times the
@@ -104,67 +100,6 @@ standard deviation of 0.4 around 1 for independent frauds) slowed detection by a
 two streams of five (bench/early_pages.py)."""
 SPLIT_MIN_BINS = 2
 """A side of the threshold is split in two cells only if it has at least this many bins."""
-
-
-@dataclass(frozen=True)
-class Looks:
-    """The looks at a model's windows: the window boundaries after each window's end, the
-    newest being ``as_of`` (the newest boundary at or before the model's clock)."""
-
-    as_of: datetime
-    length: timedelta
-
-    def look_of(self, window_start: datetime) -> int:
-        """How many looks a window has had: 0 when it just ended, -1 while it is open
-        (rounded: a local day across a DST change lasts 23 or 25 hours)."""
-        end = window_start + self.length
-        return round((self.as_of - end) / self.length)
-
-
-def arrival_looks(labelled_at: Int64Array, window_end: datetime, length: timedelta) -> Int64Array:
-    """The look each label (``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
-    label of unknown time) of a window ending at ``window_end`` counts from: the first look
-    (``length`` apart from the end on) strictly after it.
-
-    Strictly: a look counts the labels of the looks before it, which are all in once the
-    model's clock has passed it. A label stamped on the boundary itself (an export stamped at
-    midnight) belongs to the day that starts there; counted at that look, the look's evidence
-    grew with every request of the export, and the page was tested again on each."""
-    end = _micros(window_end)
-    step = length // timedelta(microseconds=1)
-    known = labelled_at != UNKNOWN_LABEL_TIME
-    looks = np.where(labelled_at < end, 0, (labelled_at - end) // step + 1)
-    out: Int64Array = np.where(known, looks, UNKNOWN_LOOK).astype(np.int64)
-    return out
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _micros(instant: datetime) -> int:
-    return (instant - _EPOCH) // timedelta(microseconds=1)
-
-
-@dataclass(frozen=True)
-class LabelledRows:
-    """A window segment's labelled rows, aligned: their score bins, labels, ``labelled_at``
-    (UTC epoch microseconds, :data:`UNKNOWN_LABEL_TIME` when not kept), source codes, and
-    whether each scores at or above the threshold."""
-
-    bins: Int64Array
-    labels: npt.NDArray[np.int8]
-    labelled_at: Int64Array
-    sources: npt.NDArray[np.int8]
-    flagged: BoolArray
-
-    def arrivals(self, window_end: datetime, length: timedelta) -> Arrivals:
-        """The rows as arrivals by look (``length`` apart from ``window_end`` on)."""
-        arrival = arrival_looks(self.labelled_at, window_end, length)
-        fraud = self.labels == 1
-        return Arrivals.of(
-            frauds=(self.bins[fraud], arrival[fraud], self.sources[fraud]),
-            cleared=(self.flagged[~fraud].astype(np.int64), arrival[~fraud], self.sources[~fraud]),
-        )
 
 
 def reporting_cells(

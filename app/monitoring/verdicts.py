@@ -51,6 +51,27 @@ class PriorCheck:
 
 
 @dataclass(frozen=True)
+class FloorCheck:
+    """The model's alert floor beside the top of the window's calibrated AP interval: the floor
+    signal needs the whole interval under the floor. No test when either is None (no floor
+    set, or no interval)."""
+
+    floor: float | None
+    ci_high: float | None
+
+    def breached(self) -> bool:
+        """Whether the whole interval lies under the floor."""
+        return self.floor is not None and self.ci_high is not None and self.ci_high < self.floor
+
+    def describe(self) -> str | None:
+        """The comparison in words, None without a test."""
+        if self.floor is None or self.ci_high is None:
+            return None
+        relation = "below" if self.breached() else "not below"
+        return f"interval top {self.ci_high:.4g} {relation} the floor {self.floor:.4g}"
+
+
+@dataclass(frozen=True)
 class Judgement:
     """A window's verdict, the signals behind it and why, in words."""
 
@@ -65,19 +86,17 @@ def judge(
     *,
     threshold: float,
     prior_shifted: bool,
-    floor: float | None,
-    ci_high: float | None,
+    floor: FloorCheck,
 ) -> Judgement:
     """The verdict of a window whose evidence moved the detector to ``state``.
 
-    ``evidence`` is None for a mature window without positives (nothing to weigh); ``floor`` and
-    ``ci_high`` are the model's alert floor and the upper end of the window's calibrated AP
-    interval: the floor signal needs the whole interval under the floor.
+    ``evidence`` is None for a mature window without positives (nothing to weigh); ``floor``
+    holds the model's alert floor and the top of the window's calibrated AP interval.
     """
     signals: list[Signal] = []
     if state.paging:
         signals.append("cusum")
-    if floor is not None and ci_high is not None and ci_high < floor:
+    if floor.breached():
         signals.append("floor")
     if signals:
         verdict: Verdict = "both" if prior_shifted else "performance_drop"
@@ -89,15 +108,14 @@ def judge(
         )
     else:
         verdict = "prior_shift" if prior_shifted else "stable"
-    return Judgement(verdict, tuple(signals), _reason(state, evidence, threshold, floor, ci_high))
+    return Judgement(verdict, tuple(signals), _reason(state, evidence, threshold, floor))
 
 
 def _reason(
     state: DetectorState,
     evidence: Evidence | None,
     threshold: float,
-    floor: float | None,
-    ci_high: float | None,
+    floor: FloorCheck,
 ) -> str:
     parts = []
     if evidence is not None:
@@ -109,9 +127,9 @@ def _reason(
     else:
         parts.append("no labelled positives in this window")
     parts.append(f"drop evidence {state.drop:.3g} of {threshold:.3g} needed to page")
-    if floor is not None and ci_high is not None:
-        relation = "below" if ci_high < floor else "not below"
-        parts.append(f"interval top {ci_high:.4g} {relation} the floor {floor:.4g}")
+    compared = floor.describe()
+    if compared is not None:
+        parts.append(compared)
     return "; ".join(parts)
 
 

@@ -41,12 +41,12 @@ from app.monitoring.early import (
     DEVELOPMENT_WINDOWS,
     DISPERSION_WINDOWS,
     EarlyPass,
-    Looks,
     MeasuredNow,
     ReferenceBins,
     ReportingDesign,
     SegmentReporting,
 )
+from app.monitoring.early_looks import Looks
 from app.monitoring.early_views import (
     EarlyView,
     ScoresBeside,

@@ -21,7 +21,7 @@ from app.db.tables import MonitoredModel
 from app.metrics import Budget, CurveSketch, build_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.types import Float64Array
-from app.monitoring.early import LabelledRows
+from app.monitoring.early_looks import LabelledRows
 from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity
 from app.windows.evaluation import Evaluated, SegmentInput
 from app.windows.rows import evaluated_rows, window_parts

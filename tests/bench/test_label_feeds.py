@@ -287,6 +287,7 @@ def test_the_final_sketch_is_the_sketch_of_the_rows_it_counts() -> None:
     assert sketch == build_sketch(scores, labels, threshold=THRESHOLD)
 
 
+@pytest.mark.slow  # four streams to the horizon: 0.7-0.9 s each
 @pytest.mark.parametrize("relative", [1.0, 0.6])
 @pytest.mark.parametrize("never_reported", [0.0, 0.03])
 def test_final_calibrated_ap_is_the_populations(relative: float, never_reported: float) -> None:

@@ -3,7 +3,12 @@ the truth most of the time even in 30 windows (the full table is in docs/alert-b
 
 from __future__ import annotations
 
+import pytest
+
 from bench.value_coverage import VARIANTS, Run, coverage, main
+
+# The value-coverage bench's table and coverage runs: 1-3 s each (pytest -m "not slow" skips them).
+pytestmark = pytest.mark.slow
 
 
 def test_the_quick_table_prints() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
 import numpy as np
-import orjson
 import pandas as pd
 import pytest
 
@@ -26,7 +26,7 @@ from app.client.columns import (
 
 def _json(values: object) -> object:
     """What the server receives for a column."""
-    return orjson.loads(column_json(timestamp_column(values)))
+    return msgspec.json.decode(column_json(timestamp_column(values)))
 
 
 def test_timestamps_of_every_kind_become_utc_text_or_seconds() -> None:
@@ -62,7 +62,7 @@ def test_a_label_other_than_0_or_1_goes_as_it_is_for_the_server_to_refuse() -> N
 
 
 def test_scores_go_as_numbers_and_non_finite_ones_as_null() -> None:
-    assert orjson.loads(column_json(np.array([0.25, np.nan, np.inf]))) == [0.25, None, None]
+    assert msgspec.json.decode(column_json(np.array([0.25, np.nan, np.inf]))) == [0.25, None, None]
     assert column_json([np.float64(0.5), np.int8(1), None]) == b"[0.5,1,null]"  # numpy scalars
 
 
@@ -80,7 +80,9 @@ def test_arrays_are_cut_in_batches_converted_as_taken() -> None:
     assert chunks[1].columns["id"] == ["tx-2", "tx-3"]  # by position, not by the index
     assert set(chunks[0].columns) == {"id", "timestamp", "score", "segment"}
     assert isinstance(chunks[2], Chunk)
-    assert orjson.loads(column_json(chunks[2].columns["timestamp"])) == ["1970-01-01T00:00:04Z"]
+    assert msgspec.json.decode(column_json(chunks[2].columns["timestamp"])) == [
+        "1970-01-01T00:00:04Z"
+    ]
     with pytest.raises(ValueError, match="different lengths"):
         next(array_chunks({"id": [1, 2], "timestamp": [1], "score": [1, 2]}, 2))
 
@@ -89,7 +91,7 @@ def test_label_times_go_as_utc_text_and_missing_ones_as_null() -> None:
     naive = np.array(["2026-01-05T22:30", "NaT"], dtype="datetime64[m]")
     assert label_time_column(naive) == ["2026-01-05T22:30:00.000000Z", None]
     whole = np.array(["2026-01-05T22:30"], dtype="datetime64[s]")
-    assert orjson.loads(column_json(label_time_column(whole))) == ["2026-01-05T22:30:00Z"]
+    assert msgspec.json.decode(column_json(label_time_column(whole))) == ["2026-01-05T22:30:00Z"]
     paris = pd.Series(pd.to_datetime(["2026-01-05 23:30", None]).tz_localize("Europe/Paris"))
     assert label_time_column(paris) == ["2026-01-05T22:30:00.000000Z", None]
     aware = datetime(2026, 1, 5, 22, 30, tzinfo=UTC)
@@ -127,7 +129,7 @@ def test_label_entries_leave_out_the_times_and_sources_not_given() -> None:
 
 def _sent(column: object) -> object:
     """What the server receives for a converted column."""
-    return orjson.loads(column_json(column))  # type: ignore[arg-type]
+    return msgspec.json.decode(column_json(column))  # type: ignore[arg-type]
 
 
 def test_amounts_go_as_numbers_missing_ones_as_null_and_odd_ones_as_they_are() -> None:

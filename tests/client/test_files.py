@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -48,7 +48,7 @@ def test_unix_seconds_and_a_bad_score_reach_the_server_as_written(
     path = tmp_path / "feed.csv"
     path.write_text("id,timestamp,score\na,1767607200,0.5\nb,1767607201.5,high\n")
     [chunk] = PredictionFile.open(path).chunks(10)
-    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
     assert body["columns"]["timestamp"] == [1767607200, 1767607201.5]
     assert body["columns"]["score"] == [0.5, "high"]  # refused by the server, naming row 1
 
@@ -107,12 +107,12 @@ def _jsonl(rows: int, *, late_number_at: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_pyarrow_and_orjson_read_json_lines_into_the_same_requests(tmp_path: Path) -> None:
+def test_pyarrow_and_msgspec_read_json_lines_into_the_same_requests(tmp_path: Path) -> None:
     path = tmp_path / "feed.jsonl"
     path.write_text(_jsonl(25))
     with_pyarrow = list(json_lines.arrow_jsonl_chunks(path, 10))
-    with_orjson = list(json_lines.orjson_jsonl_chunks(path, 10))
-    assert _bodies(with_pyarrow) == _bodies(with_orjson)
+    with_msgspec = list(json_lines.msgspec_jsonl_chunks(path, 10))
+    assert _bodies(with_pyarrow) == _bodies(with_msgspec)
     assert [(c.first, c.rows) for c in with_pyarrow] == [(0, 10), (10, 10), (20, 5)]
 
 
@@ -167,7 +167,7 @@ def test_label_files_as_json_lines_and_parquet(tmp_path: Path) -> None:
         {"id": "tx-2", "label": 0},
     ]
     path = tmp_path / "labels.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps(entry) for entry in entries) + b"\n")
+    path.write_bytes(b"\n".join(msgspec.json.encode(entry) for entry in entries) + b"\n")
     feed = PredictionFile.open(path)
     assert feed.kind == "labels"
     [chunk] = feed.chunks(10)
@@ -197,7 +197,9 @@ def test_label_fields_of_a_prediction_file_go_along_and_absent_ones_change_no_ba
     assert "labelled_at" not in plain.columns  # the request (and its batch id) as before
     row = {"id": "a", "timestamp": "2026-01-05T10:00:00Z", "score": 0.5, "label": 1}
     timed = [row | {"labelled_at": "2026-01-06T00:00:00Z", "source": "chargeback"}, row]
-    path.write_bytes(b"\n".join(orjson.dumps(r | {"id": str(i)}) for i, r in enumerate(timed)))
+    path.write_bytes(
+        b"\n".join(msgspec.json.encode(r | {"id": str(i)}) for i, r in enumerate(timed))
+    )
     [chunk] = PredictionFile.open(path).chunks(10)
     assert chunk.columns["labelled_at"] == ["2026-01-06T00:00:00Z", None]
     assert chunk.columns["source"] == ["chargeback", None]
@@ -220,19 +222,21 @@ def test_amount_and_entity_columns_of_a_csv_go_along(
     path = tmp_path / "feed.csv"
     path.write_text(ROW_FIELDS_CSV)
     [chunk] = PredictionFile.open(path).chunks(10)
-    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
     assert body["columns"]["amount"] == [12.5, None, 3.0]
     assert body["columns"]["entity"] == ["card-1", None, "acct 9"]
     # Every field a finite number: one array; odd ones reach the server as written.
     path.write_text("id,timestamp,score,amount\na,1767607200,0.5,1\nb,1767607201,0.5,2\n")
     [chunk] = PredictionFile.open(path).chunks(10)
-    assert orjson.loads(encode_chunk(chunk, "p", compress=False).body)["columns"]["amount"] == [
+    assert msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)["columns"][
+        "amount"
+    ] == [
         1.0,
         2.0,
     ]
     path.write_text("id,timestamp,score,amount\na,1767607200,0.5,nan\nb,1767607201,0.5,12 EUR\n")
     [chunk] = PredictionFile.open(path).chunks(10)
-    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
     assert body["columns"]["amount"] == ["nan", "12 EUR"]  # refused by the server, by row
 
 
@@ -266,10 +270,10 @@ def test_json_lines_and_parquet_carry_amount_and_entity_and_files_without_keep_t
         | ({"entity": f"card-{i}"} if i % 3 else {})
         for i in range(25)
     ]
-    path.write_bytes(b"\n".join(orjson.dumps(row) for row in rows) + b"\n")
+    path.write_bytes(b"\n".join(msgspec.json.encode(row) for row in rows) + b"\n")
     with_pyarrow = list(json_lines.arrow_jsonl_chunks(path, 10))
-    with_orjson = list(json_lines.orjson_jsonl_chunks(path, 10))
-    assert _bodies(with_pyarrow) == _bodies(with_orjson)
+    with_msgspec = list(json_lines.msgspec_jsonl_chunks(path, 10))
+    assert _bodies(with_pyarrow) == _bodies(with_msgspec)
     first = with_pyarrow[0].columns
     assert first["amount"][:4] == [None, 2.5, None, 7.5]
     assert first["entity"][:4] == [None, "card-1", "card-2", None]
@@ -285,6 +289,6 @@ def test_json_lines_and_parquet_carry_amount_and_entity_and_files_without_keep_t
     )
     pq.write_table(table, parquet)
     [chunk] = PredictionFile.open(parquet).chunks(10)
-    body = orjson.loads(encode_chunk(chunk, "p", compress=False).body)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
     assert body["columns"]["amount"] == [12.5, None, None]
     assert body["columns"]["entity"] == ["card-1", None, "card-3"]

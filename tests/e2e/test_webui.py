@@ -25,10 +25,9 @@ from zoneinfo import ZoneInfo
 import httpx
 import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page
 
 from app.db.engine import create_db_engine, create_session_factory
-from tests.support.browser import chromium, require_chromium, watched_page
+from tests.support.browser import Browser, Page, chromium, require_chromium, watched_page
 from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT, LiveServer, running_server
 from tests.support.streams import Day, StreamSpec, batch_body, day_start, post_batch, stream

@@ -21,9 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
 
-from tests.support.browser import chromium, require_chromium, watched_page
+from tests.support.browser import Browser, Page, chromium, require_chromium, watched_page
 from tests.support.fraud_feed import FeedSpec, feed, feed_batch, feed_model
 from tests.support.server import LiveServer, running_server
 from tests.support.streams import post_batch

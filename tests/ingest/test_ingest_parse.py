@@ -6,7 +6,7 @@ import gzip
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-import orjson
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,7 +43,7 @@ def errors_of(
 
 
 def valid(body: dict[str, Any]) -> ValidBatch:
-    return validate(parse_json(orjson.dumps(body)), LIMITS)
+    return validate(parse_json(msgspec.json.encode(body)), LIMITS)
 
 
 def test_timestamps_need_an_offset_and_are_exact_to_the_microsecond() -> None:
@@ -175,7 +175,7 @@ def test_csv_needs_a_batch_id_from_outside_the_body() -> None:
 
 
 def test_gzip_is_decoded_and_capped_after_decompression() -> None:
-    body = orjson.dumps({"batch_id": "x", "rows": ROWS})
+    body = msgspec.json.encode({"batch_id": "x", "rows": ROWS})
 
     def capped(max_bytes: int) -> BodyLimits:
         return BodyLimits(max_bytes=max_bytes, max_rows=1_000)
@@ -196,7 +196,7 @@ def test_gzip_is_decoded_and_capped_after_decompression() -> None:
 
 
 def test_content_types_are_dispatched_and_others_refused() -> None:
-    body = orjson.dumps({"batch_id": "x", "rows": ROWS})
+    body = msgspec.json.encode({"batch_id": "x", "rows": ROWS})
     assert isinstance(parse_body(body, "application/json; charset=utf-8", None), RawBatch)
     with pytest.raises(UnsupportedMediaTypeError):
         parse_body(body, "application/x-parquet", None)
@@ -289,12 +289,12 @@ def test_csv_lines_of_the_wrong_width_are_all_counted_and_the_first_named() -> N
 def test_a_label_update_past_the_row_limit_is_refused_before_its_entries_are_checked() -> None:
     entries = [{"id": "a", "label": 7}] * 3  # every entry invalid: a 422 if they were checked
     with pytest.raises(PayloadTooLargeError, match="3 entries; at most 2"):
-        parse_labels(orjson.dumps(entries), "json", max_rows=2)
+        parse_labels(msgspec.json.encode(entries), "json", max_rows=2)
 
 
 def test_every_bad_label_entry_is_counted_and_the_first_twenty_listed() -> None:
     entries = [{"id": f"x{i}", "label": 7} for i in range(500)]
     with pytest.raises(LabelsValidationError) as refused:
-        parse_labels(orjson.dumps(entries), "json", max_rows=1_000)
+        parse_labels(msgspec.json.encode(entries), "json", max_rows=1_000)
     assert refused.value.extra["error_count"] == 500
     assert [d["row"] for d in refused.value.details] == list(range(20))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, get_args
 
+import msgspec
 import numpy as np
-import orjson
 import pytest
 
 from app.ingest.errors import BatchValidationError, LabelsValidationError
@@ -36,7 +36,7 @@ ROWS: list[dict[str, Any]] = [
 
 
 def valid(rows: list[dict[str, Any]]) -> ValidBatch:
-    return validate(parse_json(orjson.dumps({"batch_id": "x", "rows": rows})), LIMITS)
+    return validate(parse_json(msgspec.json.encode({"batch_id": "x", "rows": rows})), LIMITS)
 
 
 def test_the_vocabulary_codes_every_source_once() -> None:
@@ -57,7 +57,10 @@ def test_a_batch_without_label_fields_hashes_as_before_they_existed() -> None:
     for array in (batch.timestamps, batch.scores, batch.labels):
         old.update(array.tobytes())
     assert batch.content_hash() == old.hexdigest()
-    assert "labelled_at" not in parse_json(orjson.dumps({"batch_id": "x", "rows": ROWS})).columns
+    assert (
+        "labelled_at"
+        not in parse_json(msgspec.json.encode({"batch_id": "x", "rows": ROWS})).columns
+    )
 
 
 def test_what_was_sent_is_hashed_not_the_defaults() -> None:
@@ -98,7 +101,7 @@ def test_a_label_time_column_with_gaps_and_odd_values_is_named_by_row() -> None:
         "labelled_at": [None, "2026-11-02T11:00:00Z", 5, "2026-11-02T09:00:00+00:00", None],
         "source": ["feedback", None, {"x": 1}, "chargeback", "confirmed"],
     }
-    body = orjson.dumps({"batch_id": "x", "columns": columns})
+    body = msgspec.json.encode({"batch_id": "x", "columns": columns})
     with pytest.raises(BatchValidationError) as refused:
         validate(parse_json(body), LIMITS)
     assert [(d["row"], d["field"]) for d in refused.value.details] == [
@@ -126,18 +129,18 @@ def test_label_updates_take_time_and_source_and_check_them() -> None:
         {"id": "b", "label": 0, "labelled_at": None},
         {"id": "c", "label": 1, "source": "feedback"},
     ]
-    updates = parse_labels(orjson.dumps(entries))
+    updates = parse_labels(msgspec.json.encode(entries))
     assert updates.labelled_at.tolist() == [NOON, UNKNOWN_LABEL_TIME, UNKNOWN_LABEL_TIME]
     assert updates.sources.tolist() == [2, 0, 1]
     bad = [entries[0] | {"labelled_at": "2026-11-02T12:00:00"}, entries[2] | {"source": "Bank"}]
     with pytest.raises(LabelsValidationError) as refused:
-        parse_labels(orjson.dumps(bad))
+        parse_labels(msgspec.json.encode(bad))
     assert [(d["row"], d["field"]) for d in refused.value.details] == [
         (0, "labelled_at"),
         (1, "source"),
     ]
     with pytest.raises(LabelsValidationError) as late:
-        parse_labels(orjson.dumps(entries[:1]), latest=NOON - 1)
+        parse_labels(msgspec.json.encode(entries[:1]), latest=NOON - 1)
     assert "now + CALMON_MAX_FUTURE" in late.value.details[0]["message"]
 
 

@@ -6,6 +6,9 @@ import pytest
 
 from bench import analyses as bench
 
+# The analyses bench's timing ratios on both backends: about 1 s each (pytest -m "not slow").
+pytestmark = pytest.mark.slow
+
 
 def test_analyses_benchmark_runs_and_prints_every_endpoint(
     database_url: str, capsys: pytest.CaptureFixture[str]

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
+import msgspec
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
@@ -124,7 +124,7 @@ def test_columnar_csv_and_gzip_forms_store_the_same_rows(
     )
     assert response.status_code == 201, response.text
 
-    body = gzip.compress(orjson.dumps({"batch_id": "gz", "rows": rows[2]}))
+    body = gzip.compress(msgspec.json.encode({"batch_id": "gz", "rows": rows[2]}))
     response = client.post(
         f"/v1/models/{MODEL}/batches",
         content=body,

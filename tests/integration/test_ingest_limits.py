@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 
-import orjson
+import msgspec
 import pytest
 from fastapi.testclient import TestClient
 
@@ -57,7 +57,7 @@ def test_many_empty_gzip_members_are_refused(
 def test_a_compression_bomb_is_refused_by_its_ratio(
     small_client: TestClient, headers: dict[str, str]
 ) -> None:
-    padded = orjson.dumps({"batch_id": "b", "rows": [ROW]}) + b" " * 10_000_000
+    padded = msgspec.json.encode({"batch_id": "b", "rows": [ROW]}) + b" " * 10_000_000
     response = small_client.post(
         f"/v1/models/{MODEL}/batches", content=gzip.compress(padded), headers=headers
     )
@@ -69,7 +69,7 @@ def test_a_batch_at_the_row_limit_is_stored(
     small_client: TestClient, headers: dict[str, str]
 ) -> None:
     rows = [{**ROW, "id": f"tx-{i}", "segment": "FR"} for i in range(1_000)]
-    body = gzip.compress(orjson.dumps({"batch_id": "b", "rows": rows}))
+    body = gzip.compress(msgspec.json.encode({"batch_id": "b", "rows": rows}))
     response = small_client.post(f"/v1/models/{MODEL}/batches", content=body, headers=headers)
     assert response.status_code == 201, response.text
 
@@ -81,12 +81,12 @@ def test_a_label_update_has_a_tighter_separator_budget_than_a_batch(
     labels_url = f"/v1/models/{MODEL}/labels"
     within = [{"id": f"tx,{i},", "label": 1} for i in range(1_000)]
     answer = small_client.post(
-        labels_url, content=gzip.compress(orjson.dumps(within)), headers=headers
+        labels_url, content=gzip.compress(msgspec.json.encode(within)), headers=headers
     )
     assert answer.status_code == 200, answer.text  # unknown ids are listed, not refused
     past = [{"id": f"tx,{i},,,", "label": 1} for i in range(1_000)]
     refused = small_client.post(
-        labels_url, content=gzip.compress(orjson.dumps(past)), headers=headers
+        labels_url, content=gzip.compress(msgspec.json.encode(past)), headers=headers
     )
     assert refused.status_code == 413, refused.text
     assert "separators" in refused.json()["error"]["message"]

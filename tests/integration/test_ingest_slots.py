@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import orjson
+import msgspec
 import pytest
 
 from tests.support.server import LiveServer, running_server
@@ -37,7 +37,7 @@ def one_slot_server(tmp_path: Path) -> Iterator[LiveServer]:
 
 def _batch(batch_id: str) -> bytes:
     row = {"id": f"{batch_id}-1", "timestamp": "2026-11-02T10:00:00Z", "score": 0.9}
-    return orjson.dumps({"batch_id": batch_id, "rows": [row]})
+    return msgspec.json.encode({"batch_id": batch_id, "rows": [row]})
 
 
 class HalfSentBatch:

@@ -7,6 +7,9 @@ import pytest
 
 from bench import metrics_scrape as bench
 
+# A real server scraped repeatedly for its timing ratios: about 7 s (pytest -m "not slow" skips it).
+pytestmark = pytest.mark.slow
+
 
 def test_the_scrape_benchmark_runs_and_shares_one_rendering(
     capsys: pytest.CaptureFixture[str],

@@ -23,6 +23,7 @@ import pytest
 from tests.support.api import AuthHeaders
 from tests.support.databases import Backend
 from tests.support.server import LiveServer
+from tests.support.tools import skip_unless_ci
 
 SCHEMATHESIS = Path(sys.executable).with_name("st")
 BUDGET_SECONDS = 25
@@ -38,6 +39,8 @@ CHECKS = (
 @pytest.fixture(params=[None, ["fraud-*"]], ids=["global", "scoped"])
 def models(request: pytest.FixtureRequest, backend: Backend) -> list[str] | None:
     """The token's models; asked for before ``live_server``, so a skip starts no server."""
+    if not SCHEMATHESIS.exists():
+        skip_unless_ci("schemathesis is not installed (pip install -e '.[fuzz]')")
     patterns: list[str] | None = request.param
     if patterns is not None and backend != "postgresql":
         pytest.skip("a limited token's run adds no query of its own to SQLite's (the docstring)")

@@ -9,6 +9,9 @@ import pytest
 from bench import worker as bench
 from tests.support.databases import Backend
 
+# The worker bench's timing ratios on PostgreSQL: about 2 s (pytest -m "not slow" skips it).
+pytestmark = pytest.mark.slow
+
 
 def test_worker_benchmark_runs_and_prints_ratios(
     backend: Backend, database_url: str, capsys: pytest.CaptureFixture[str]

@@ -12,6 +12,9 @@ import pytest
 
 from bench import detection as bench
 
+# Statistical streams of the detection bench: 2-6 s a test (pytest -m "not slow" leaves them out).
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("size", [25, 100])
 def test_pure_prior_drift_never_pages(size: int) -> None:

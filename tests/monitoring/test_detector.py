@@ -17,7 +17,7 @@ from app.monitoring.detector import (
     threshold_for,
     weigh,
 )
-from app.monitoring.verdicts import PriorCheck, judge
+from app.monitoring.verdicts import FloorCheck, PriorCheck, judge
 
 
 def _evidence(z: float, weight: float = 2.0) -> Evidence:
@@ -132,7 +132,7 @@ def test_verdicts_and_signals(
     paging, gaining, prior, ci_high, verdict, signals = case
     state = DetectorState(drop=12.0 if paging else 1.0, paging=paging, gaining=gaining)
     judgement = judge(
-        state, _evidence(1.0), threshold=10.0, prior_shifted=prior, floor=0.3, ci_high=ci_high
+        state, _evidence(1.0), threshold=10.0, prior_shifted=prior, floor=FloorCheck(0.3, ci_high)
     )
     assert judgement.verdict == verdict
     assert judgement.signals == signals

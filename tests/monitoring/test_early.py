@@ -15,7 +15,8 @@ from app.monitoring.detector import (
     continue_detector,
     excursion_start,
 )
-from app.monitoring.early import LabelledRows, Looks, arrival_looks, reporting_cells
+from app.monitoring.early import reporting_cells
+from app.monitoring.early_looks import LabelledRows, Looks, arrival_looks
 from app.monitoring.early_views import feedback_precision, wilson
 from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
 

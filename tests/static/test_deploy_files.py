@@ -219,7 +219,7 @@ def _dockerignore() -> list[str]:
 
 
 def test_hadolint() -> None:
-    hadolint = require_tool("hadolint")
+    hadolint = require_tool("hadolint", install="pip install -e '.[lint]'")
     result = run_tool(hadolint, "--failure-threshold", "info", str(DOCKERFILE))
     assert result.returncode == 0, result.stdout + result.stderr
 

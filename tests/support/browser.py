@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import (
+
+from tests.support.tools import require_module
+
+# Without the browser extra, every module that imports this one (the web UI tests) skips here,
+# saying what to install; under CI=true it fails.
+require_module("playwright", "browser")
+
+from playwright.sync_api import (  # noqa: E402
     Browser,
     ConsoleMessage,
     Page,
@@ -28,6 +35,18 @@ from playwright.sync_api import (
     Route,
     sync_playwright,
 )
+
+# The test modules take playwright's types from here, after the check above.
+__all__ = [
+    "Browser",
+    "Page",
+    "PageLog",
+    "Request",
+    "Route",
+    "chromium",
+    "require_chromium",
+    "watched_page",
+]
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 

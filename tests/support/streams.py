@@ -20,8 +20,8 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-import orjson
 
+from app.client import json_arrays
 from tests.support.synthetic import siblini_window
 
 Scenario = Literal["prior_drift", "degradation", "both"]
@@ -113,11 +113,12 @@ def batch_body(day: Day, *, prefix: str = "p", segment: str | None = None) -> di
 def post_batch(client: httpx.Client, model: str, body: dict[str, Any]) -> None:
     """POST a batch (:func:`batch_body`) to ``model`` over ``client`` and assert a 201.
 
-    orjson encodes the body: it takes numpy scalars, which the standard json module refuses.
+    The client's encoder writes the body: it takes numpy scalars, which the standard json
+    module refuses.
     """
     response = client.post(
         f"/v1/models/{model}/batches",
-        content=orjson.dumps(body),
+        content=json_arrays.dumps(body),
         headers={"content-type": "application/json"},
     )
     assert response.status_code == 201, response.text

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.schemas.tokens import Scope
 from app.services.tokens import create_token
+from tests.support.browser import Page
 from tests.support.databases import settings_for
 from tests.support.server import REPO_ROOT
 

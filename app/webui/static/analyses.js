@@ -82,7 +82,10 @@
       onsubmit: async (event) => {
         event.preventDefault();
         delete document.body.dataset.whatif;
-        const pi = Number(input.value) / 100;
+        // The value asked for, read once: the field may change while the request is out, and
+        // the marker the tests wait on must name what was computed.
+        const asked = input.value;
+        const pi = Number(asked) / 100;
         error.hidden = true;
         try {
           const answer = await calmon.post(`${base}/whatif`, { segment, priors: [pi], range: null });
@@ -92,7 +95,7 @@
           error.textContent = String(e.message || e);
           error.hidden = false;
         }
-        document.body.dataset.whatif = input.value;
+        document.body.dataset.whatif = asked;
       },
     }, h("label", { for: "whatif-pi" }, "What if the fraud rate were "), input, " % ", h("button", { type: "submit" }, "Compute"), " ", error);
     const [fig, box] = figure("Expected AP and precision against the fraud rate", "chart-whatif",

@@ -1,6 +1,7 @@
 // calmon's read API from the browser: the session's token, JSON requests, clear errors.
 "use strict";
 
+/* exported calmon -- read by the scripts loaded after this one (index.html) */
 const calmon = (function () {
   const TOKEN_KEY = "calmon.readToken";
   // The page lives at <root>ui/; the API at <root>v1/ (works behind a path prefix too).
@@ -33,11 +34,11 @@ const calmon = (function () {
       headers["Content-Type"] = "application/json";
     }
     const response = await fetch(url, init);
-    let body = null;
+    let body;
     try {
       body = await response.json();
-    } catch (_) {
-      body = null;
+    } catch {
+      body = null; // not JSON (a proxy's error page): the status line says what happened
     }
     if (response.status === 401 || response.status === 403) {
       throw new AuthError(response.status, errorMessage(body, response.statusText));

@@ -50,7 +50,14 @@
   }
 
   // ---- router -------------------------------------------------------------------------------
+  // Each navigation's number: a page that finishes after a newer navigation began (a quick
+  // second click) must not mark the document ready for the newer hash, nor show its error;
+  // and if the newer page was already drawn, the late one has just drawn over it.
+  let navigations = 0;
+  let drawn = 0;
+
   async function route() {
+    const navigation = ++navigations;
     const started = performance.now();
     delete document.body.dataset.ready;
     ui.setZone("UTC");
@@ -69,9 +76,15 @@
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
       else if (parts.length === 0) await ui.pages.models();
       else notFound(location.hash);
+      if (navigation !== navigations) {
+        if (drawn === navigations) route(); // draw the newest page again
+        return;
+      }
+      drawn = navigation;
       document.body.dataset.renderMs = (performance.now() - started).toFixed(1);
       document.body.dataset.ready = location.hash || "#/";
     } catch (error) {
+      if (navigation !== navigations) return;
       if (error instanceof calmon.AuthError) {
         showLogin(authMessage(error));
         return;

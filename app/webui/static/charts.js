@@ -2,6 +2,7 @@
 // interval bands, reference spans and version markers drawn under the lines.
 "use strict";
 
+/* exported charts -- read by the scripts loaded after this one (index.html) */
 const charts = (function () {
   const STYLE = {
     calibrated: { stroke: "#1f5fa8", width: 2, dash: [] },
@@ -29,9 +30,9 @@ const charts = (function () {
   }
 
   function clipToPlot(u) {
-    const { left, top, width, height } = u.bbox;
+    const box = u.bbox;
     u.ctx.beginPath();
-    u.ctx.rect(left, top, width, height);
+    u.ctx.rect(box.left, box.top, box.width, box.height);
     u.ctx.clip();
   }
 

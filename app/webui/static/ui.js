@@ -1,6 +1,7 @@
 // Shared by the pages: element building, number and date formats, links, the verdict symbols.
 "use strict";
 
+/* exported ui -- read by the scripts loaded after this one (index.html) */
 const ui = (function () {
   const app = document.getElementById("app");
   const SEVERITY = { drop: 0, ok: 1, warming_up: 2 };
@@ -64,8 +65,8 @@ const ui = (function () {
   function fileName(el, extension) {
     const heading = app.querySelector("h1");  // its first text: the name, not a picker's options
     const page = slug(heading && heading.firstChild ? heading.firstChild.textContent : "");
-    const figure = el.closest("figure");
-    const own = figure && figure.querySelector("h2") ? figure.querySelector("h2").textContent : el.id;
+    const caption = el.closest("figure") && el.closest("figure").querySelector("h2");
+    const own = caption ? caption.textContent : el.id;
     return `${page}-${slug(own)}.${extension}`;
   }
 
