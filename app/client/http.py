@@ -37,12 +37,20 @@ from app.client.columns import (
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# The problems str(error) lists, and how long each may be: a notebook's traceback shows why a
+# batch was refused, and a refusal of 20 long problems stays a few lines (all in .details).
+SHOWN_PROBLEMS = 5
+MAX_PROBLEM_CHARS = 200
 
 T = TypeVar("T")
 
 
 class CalmonAPIError(Exception):
-    """The service refused a request (4xx), or kept failing (5xx) after every retry."""
+    """The service refused a request (4xx), or kept failing (5xx) after every retry.
+
+    ``str(error)`` is the service's message and its first problems, one a line (``row 3,
+    score: must be a finite number``); ``details`` holds every problem the service listed.
+    """
 
     def __init__(self, status_code: int, body: Any) -> None:
         error = body.get("error", {}) if isinstance(body, dict) else {}
@@ -51,7 +59,24 @@ class CalmonAPIError(Exception):
         self.details: list[dict[str, Any]] = error.get("details", [])
         self.body = body
         message = error.get("message") or str(body)[:500]
-        super().__init__(f"HTTP {status_code} {self.code}: {message}")
+        # The first line alone (the service's message): for a caller that names the rows its
+        # own way, as `calmon send` does with rows of the file.
+        self.summary = f"HTTP {status_code} {self.code}: {message}"
+        lines = [self.summary]
+        lines += [f"  {problem_line(detail)}" for detail in self.details[:SHOWN_PROBLEMS]]
+        if len(self.details) > SHOWN_PROBLEMS:
+            lines.append(f"  ... {len(self.details) - SHOWN_PROBLEMS} more in .details")
+        super().__init__("\n".join(lines))
+
+
+def problem_line(detail: Any) -> str:
+    """One problem of an error body as a line: where (row, field) and what."""
+    if not isinstance(detail, dict):
+        return str(detail)[:MAX_PROBLEM_CHARS]
+    where = [f"row {detail['row']}"] if "row" in detail else []
+    where += [str(detail["field"])] if "field" in detail else []
+    text = f"{', '.join(where)}: {detail.get('message', '')}" if where else str(detail)
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -328,8 +353,15 @@ class CalmonClient:
 
     def metrics_frame(self, model: str, metric: str, **query: Any) -> Any:
         """``metrics`` as a pandas DataFrame indexed by window start (pandas must be
-        installed; calmon does not depend on it)."""
-        import pandas as pd  # noqa: PLC0415 - optional, only for this method
+        installed: ``pip install 'calmon[pandas]'``; calmon does not depend on it)."""
+        try:
+            import pandas as pd  # noqa: PLC0415 - optional, only for this method
+        except ImportError as error:
+            raise ImportError(
+                "metrics_frame() needs pandas: pip install 'calmon[pandas]' "
+                "(or use metrics(), which returns plain records)",
+                name=error.name,
+            ) from None
 
         frame = pd.DataFrame.from_records(self.metrics(model, metric, **query))
         if frame.empty:
