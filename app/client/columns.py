@@ -104,7 +104,7 @@ def timestamp_column(values: Any) -> Column:
     """Timestamps as the API takes them.
 
     One rule for every date-time the client is given as a value rather than text: one
-    without a time zone is UTC (NAIVE_IS_UTC), whether numpy ``datetime64``, a naive pandas
+    without a time zone is UTC, whether numpy ``datetime64``, a naive pandas
     column or a naive ``datetime``; an aware one is converted to UTC. numpy and pandas
     datetimes become a datetime64[us] array, sent as ISO strings with ``Z``; strings pass as
     they are (text must carry its offset: the server refuses it otherwise, showing the value
@@ -122,12 +122,9 @@ def timestamp_column(values: Any) -> Column:
     return [_timestamp_value(value) for value in array.tolist()]
 
 
-NAIVE_IS_UTC = "a date-time without a time zone is read as UTC"
-
-
 def _timestamp_value(value: Any) -> Any:
-    """An aware ``datetime`` as ISO text with its offset, a naive one as UTC (NAIVE_IS_UTC),
-    anything else as it is."""
+    """An aware ``datetime`` as ISO text with its offset, a naive one as UTC (the client's one
+    rule for a date-time without a zone: :func:`timestamp_column`), anything else as it is."""
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             return value.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")

@@ -322,7 +322,7 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
                 columns[name] = column.to_numpy()  # written by orjson straight from the array
                 continue
             if name in ("timestamp", "labelled_at") and pa.types.is_timestamp(column.type):
-                # Without a time zone: UTC, the client's one rule (columns.NAIVE_IS_UTC).
+                # Without a time zone: UTC, the client's one rule (columns.timestamp_column).
                 zone = "UTC" if column.type.tz is not None else None
                 utc = column.cast(pa.timestamp("us", zone)).to_numpy(zero_copy_only=False)
                 instants = np.asarray(utc).astype("datetime64[us]")
