@@ -79,7 +79,7 @@ def test_unix_seconds_in_a_csv_are_the_same_instants_as_iso_text(
 def test_an_excel_date_is_refused_with_an_accepted_example(
     client: TestClient, headers: dict[str, str]
 ) -> None:
-    detail = _refusal(_csv(client, headers, "id;timestamp;score\ntx-1;02/11/2026 10:00;0.5\n", "x"))
+    detail = _refusal(_csv(client, headers, "id,timestamp,score\ntx-1,02/11/2026 10:00,0.5\n", "x"))
     assert (detail["row"], detail["field"]) == (0, "timestamp")
     assert "'02/11/2026 10:00' is not an ISO-8601 timestamp" in detail["message"]
     assert "'2026-11-26T14:03:00Z'" in detail["message"]

@@ -60,7 +60,8 @@ def test_naive_datetimes_are_utc_as_numpy_datetime64_are(
         first = client.send("naive", ids=["a", "b"], timestamps=as_numpy, scores=[0.1, 0.2])
         assert first.rows_inserted == 2
         second = client.send("naive", ids=["a", "b"], timestamps=WHEN, scores=[0.1, 0.2])
-        assert second.rows_unchanged == 2
+        # The same instants make the same request, byte for byte: a replay of the first.
+        assert second.replayed_batches == 1
         # As labelled_at too: the same rule wherever a date-time is given.
         labelled = client.send_labels("naive", ids=["a"], labels=[1], labelled_at=[WHEN[1]])
         assert labelled.rows_updated == 1
