@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import httpx
 import orjson
@@ -34,49 +32,21 @@ from app.client.columns import (
     frame_arrays,
     label_entries,
 )
+from app.client.errors import CalmonAPIError
+from app.client.prefetch import prefetched
+
+# CalmonAPIError is defined in app.client.errors and raised here: importable from both.
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "BatchResult",
+    "CalmonAPIError",
+    "CalmonClient",
+    "LabelResult",
+    "SendResult",
+]
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# The problems str(error) lists, and how long each may be: a notebook's traceback shows why a
-# batch was refused, and a refusal of 20 long problems stays a few lines (all in .details).
-SHOWN_PROBLEMS = 5
-MAX_PROBLEM_CHARS = 200
-
-T = TypeVar("T")
-
-
-class CalmonAPIError(Exception):
-    """The service refused a request (4xx), or kept failing (5xx) after every retry.
-
-    ``str(error)`` is the service's message and its first problems, one a line (``row 3,
-    score: must be a finite number``); ``details`` holds every problem the service listed.
-    """
-
-    def __init__(self, status_code: int, body: Any) -> None:
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        self.status_code = status_code
-        self.code: str = error.get("code", "http_error")
-        self.details: list[dict[str, Any]] = error.get("details", [])
-        self.body = body
-        message = error.get("message") or str(body)[:500]
-        # The first line alone (the service's message): for a caller that names the rows its
-        # own way, as `calmon send` does with rows of the file.
-        self.summary = f"HTTP {status_code} {self.code}: {message}"
-        lines = [self.summary]
-        lines += [f"  {problem_line(detail)}" for detail in self.details[:SHOWN_PROBLEMS]]
-        if len(self.details) > SHOWN_PROBLEMS:
-            lines.append(f"  ... {len(self.details) - SHOWN_PROBLEMS} more in .details")
-        super().__init__("\n".join(lines))
-
-
-def problem_line(detail: Any) -> str:
-    """One problem of an error body as a line: where (row, field) and what."""
-    if not isinstance(detail, dict):
-        return str(detail)[:MAX_PROBLEM_CHARS]
-    where = [f"row {detail['row']}"] if "row" in detail else []
-    where += [str(detail["field"])] if "field" in detail else []
-    text = f"{', '.join(where)}: {detail.get('message', '')}" if where else str(detail)
-    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -265,7 +235,7 @@ class CalmonClient:
         """
         encoded = (encode_chunk(chunk, prefix, compress=self.compress) for chunk in chunks)
         total = SendResult()
-        for batch in _prefetched(encoded):
+        for batch in prefetched(encoded):
             result = self.send_batch(model, batch)
             total.add(result)
             if on_batch is not None:
@@ -434,45 +404,3 @@ def _body(response: httpx.Response) -> Any:
         return response.json()
     except ValueError:
         return response.text
-
-
-_DONE = object()
-
-
-def _prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
-    """``items`` produced on a helper thread, at most ``depth`` ahead of the consumer.
-
-    An exception in the producer is raised in the consumer; a consumer that stops early (an
-    error while sending) tells the producer to stop.
-    """
-    slots: queue.Queue[object] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        slots.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            slots.put(_DONE)
-        except BaseException as exc:  # handed over to the consumer, re-raised there
-            slots.put(exc)
-
-    thread = threading.Thread(target=produce, name="calmon-client-encoder", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = slots.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield cast(T, item)
-    finally:
-        stop.set()
-        thread.join(timeout=5)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from app.client import CalmonAPIError, CalmonClient
-from app.client.http import MAX_PROBLEM_CHARS
+from app.client.errors import MAX_PROBLEM_CHARS
 
 
 def test_a_refusal_lists_its_first_problems_each_bounded() -> None:
