@@ -24,7 +24,8 @@ _JSON_REF: Final = "#/components/schemas/{}"
 BATCH_BODY: Final[dict[str, Any]] = {
     "required": True,
     "description": "Row JSON, columnar JSON or CSV (the Content-Type says which); gzip "
-    "with Content-Encoding: gzip. CSV takes its batch_id from X-Batch-Id or ?batch_id=.",
+    "with Content-Encoding: gzip, or without it (recognised by its first bytes). CSV takes "
+    "its batch_id from X-Batch-Id or ?batch_id=.",
     "content": {
         "application/json": {
             "schema": {
@@ -44,7 +45,10 @@ BATCH_BODY: Final[dict[str, Any]] = {
                 "description": "A header naming the columns (id, timestamp, score and "
                 "optionally label, segment, labelled_at, source, amount and entity), then one "
                 "line per prediction; an empty label is unknown, an empty segment 'all', an "
-                "empty labelled_at, source, amount or entity not sent.",
+                "empty labelled_at, source, amount or entity not sent. UTF-8 with or without "
+                "a byte-order mark; fields separated by commas, semicolons or tabs (the "
+                "header line tells which); decimals with a point; a timestamp written as a "
+                "number is Unix seconds.",
             },
             "example": examples.CSV_BATCH,
         },
