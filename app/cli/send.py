@@ -78,7 +78,9 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
             print(f"calmon: {error}", file=sys.stderr)
             return 1
         except CalmonAPIError as error:
-            print(f"calmon: {error}{_rows_in_file(error, progress.sent)}", file=sys.stderr)
+            # The problems' rows as rows of the file, not of the batch (error's own lines).
+            where = _rows_in_file(error, progress.sent)
+            print(f"calmon: {error.summary if where else error}{where}", file=sys.stderr)
             return 1
         except httpx.TransportError as error:
             # Raised once the retries are spent: the service is down or unreachable.

@@ -14,6 +14,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -99,16 +100,19 @@ def column_json(values: Column) -> bytes:
 def timestamp_column(values: Any) -> Column:
     """Timestamps as the API takes them.
 
-    numpy ``datetime64`` (naive, read as UTC) and pandas datetimes (aware ones converted to
-    UTC) become a datetime64[us] array, sent as ISO strings with ``Z``; strings pass as they
-    are (they must carry an offset); numbers are Unix seconds.
+    One rule for every date-time the client is given as a value rather than text: one
+    without a time zone is UTC, whether numpy ``datetime64``, a naive pandas
+    column or a naive ``datetime``; an aware one is converted to UTC. numpy and pandas
+    datetimes become a datetime64[us] array, sent as ISO strings with ``Z``; strings pass as
+    they are (text must carry its offset: the server refuses it otherwise, showing the value
+    with ``Z``); numbers are Unix seconds.
     """
     datetimes = _utc_datetimes(values)  # a tz-aware pandas column: its UTC instants
-    if datetimes is not None:
-        if np.isnat(datetimes).any():
+    array = np.asarray(values) if datetimes is None else datetimes
+    if array.dtype.kind == "M":  # a list of numpy datetime64 values too
+        if np.isnat(array).any():
             raise ValueError("timestamp column has missing values (NaT)")
-        return datetimes.astype("datetime64[us]")
-    array = np.asarray(values)
+        return array.astype("datetime64[us]")
     if array.dtype.kind in "iuf":
         result: list[Any] = array.tolist()
         return result
@@ -116,9 +120,12 @@ def timestamp_column(values: Any) -> Column:
 
 
 def _timestamp_value(value: Any) -> Any:
-    isoformat = getattr(value, "isoformat", None)
-    if isoformat is not None and getattr(value, "tzinfo", None) is not None:
-        return isoformat()
+    """An aware ``datetime`` as ISO text with its offset, a naive one as UTC (the client's one
+    rule for a date-time without a zone: :func:`timestamp_column`), anything else as it is."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            return value.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+        return value.isoformat()
     return value
 
 
@@ -154,10 +161,10 @@ def _label_value(value: Any) -> Any:
 def label_time_column(values: Any) -> Column:
     """When each label arrived, as the API takes it: ISO 8601 with an offset.
 
-    numpy ``datetime64`` (naive, read as UTC) and pandas datetimes (aware ones converted to
-    UTC) are sent as text with ``Z``; strings pass as they are; a missing time (None, NaT, NaN)
-    is null, for which the server takes the moment it receives the label. Numbers are sent as
-    they are, for the server to refuse: a label time is never Unix seconds.
+    Datetimes of numpy, pandas or Python (naive ones read as UTC, as in
+    :func:`timestamp_column`) are sent as text; strings pass as they are; a missing time
+    (None, NaT, NaN) is null, for which the server takes the moment it receives the label.
+    Numbers are sent as they are, for the server to refuse: a label time is never Unix seconds.
     """
     array = _utc_datetimes(values)
     if array is not None:

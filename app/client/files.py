@@ -6,7 +6,9 @@ label file (no
 ``timestamp`` and no ``score``) has ``id``, ``label`` and optionally ``labelled_at``, ``source``,
 and goes to the label endpoint (a chargeback export as it is). Values are converted only as far
 as JSON needs (a CSV score is text); checking them is the server's job, which names the row and
-field of every bad value.
+field of every bad value. A CSV is read by the API's rules (app.ingest.csv_text): a
+byte-order mark, a comma, semicolon or tab separator, and timestamps written as numbers
+(Unix seconds) are taken as the API takes them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from app.client.columns import (
 )
 from app.client.file_kinds import FeedKind, FileFormatError, check_names, feed_kind
 from app.client.json_lines import jsonl_chunks
+from app.ingest.csv_text import header_names, separator_of, timestamp_field, timestamp_fields
 
 __all__ = ["FeedKind", "FileFormat", "FileFormatError", "PredictionFile", "feed_kind"]
 
@@ -91,14 +94,19 @@ def _first_names(path: Path, file_format: FileFormat) -> list[str]:
             if not line.strip():
                 continue
             if file_format == "csv":
-                header = next(csv.reader([line.decode("utf-8", "replace")]), [])
-                return [name.strip() for name in header]
+                return _csv_header(line.decode("utf-8-sig", "replace"))[1]
             try:
                 record = json_arrays.loads(line)
             except json_arrays.DecodeError:
                 return []
             return list(record) if isinstance(record, dict) else []
     return []
+
+
+def _csv_header(line: str) -> tuple[str, list[str]]:
+    """A CSV header line's separator and its column names (app.ingest.csv_text's rules)."""
+    separator = separator_of(line)
+    return separator, header_names(next(csv.reader([line], delimiter=separator), []))
 
 
 def _count_lines(path: Path) -> int:
@@ -145,11 +153,13 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
     import pyarrow.csv as pcsv  # noqa: PLC0415
 
     with path.open("rb") as handle:
-        header = next(csv.reader([handle.readline().decode("utf-8")]), [])
-    names = [name.strip() for name in header]
+        line = handle.readline().decode("utf-8-sig")  # pyarrow skips the BOM too
+    separator, names = _csv_header(line)
     check_names(names, f"{path}: header line")
+    # pyarrow names the columns as written (BOM aside): the text types are keyed so.
+    written = next(csv.reader([line], delimiter=separator), [])
     options = pcsv.ConvertOptions(
-        column_types=dict.fromkeys(header, pa.string()),
+        column_types=dict.fromkeys(written, pa.string()),
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
@@ -159,6 +169,7 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
         reader = pcsv.open_csv(
             path,
             read_options=pcsv.ReadOptions(block_size=file_kinds.BLOCK_BYTES),
+            parse_options=pcsv.ParseOptions(delimiter=separator),
             convert_options=options,
         )
         for block in reader:
@@ -186,7 +197,7 @@ def _arrow_columns(table: Any, names: list[str]) -> dict[str, Column]:
         text = table.column(index)
         # A column of numbers in C++ (timestamps as Unix seconds); ISO timestamps are told by
         # their first value, since a failing cast costs as much as a whole successful one.
-        if name == "score" or (name == "timestamp" and _is_number(text[0].as_py())):
+        if name == "score" or (name == "timestamp" and _unix_seconds(text[0].as_py())):
             try:
                 columns[name] = text.cast(pa.float64()).to_numpy()
                 continue
@@ -205,18 +216,14 @@ def _arrow_columns(table: Any, names: list[str]) -> dict[str, Column]:
     return columns
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def _unix_seconds(field: str) -> bool:
+    return isinstance(timestamp_field(field), float)
 
 
 def _csv_module_blocks(path: Path) -> Iterator[dict[str, list[str]]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = [name.strip() for name in next(reader, [])]
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        separator, header = _csv_header(handle.readline())
+        reader = csv.reader(handle, delimiter=separator)
         check_names(header, f"{path}: header line")
         line = 2
         while rows := list(islice(reader, 50_000)):
@@ -273,20 +280,12 @@ def _csv_amount(value: str) -> Any:
     return number if math.isfinite(number) else value
 
 
-def _csv_timestamps(values: list[str]) -> list[Any]:
-    # A column of bare numbers is Unix seconds; anything else is ISO 8601 text for the server.
-    try:
-        numbers: list[Any] = np.array(values, dtype=np.float64).tolist()
-    except ValueError:
-        return values
-    return numbers
-
-
 _LABELS: dict[str, int | None] = {"": None, "0": 0, "1": 1}
 
 _CSV_COLUMNS: dict[str, Callable[[list[str]], list[Any]]] = {
     "id": lambda values: values,
-    "timestamp": _csv_timestamps,
+    # A field written as a number is Unix seconds, other text ISO 8601 (the API's CSV rule).
+    "timestamp": timestamp_fields,
     "score": _csv_numbers,
     "label": lambda values: [_LABELS.get(value, value) for value in values],
     "segment": lambda values: [value or None for value in values],
@@ -322,12 +321,9 @@ def _parquet_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
                 columns[name] = column.to_numpy()  # written whole, not value by value
                 continue
             if name in ("timestamp", "labelled_at") and pa.types.is_timestamp(column.type):
-                if column.type.tz is None:
-                    raise FileFormatError(
-                        f"{path}: the {name} column has no time zone; store it as UTC "
-                        "(timestamp with tz) so that no instant is guessed"
-                    )
-                utc = column.cast(pa.timestamp("us", "UTC")).to_numpy(zero_copy_only=False)
+                # Without a time zone: UTC, the client's one rule (columns.timestamp_column).
+                zone = "UTC" if column.type.tz is not None else None
+                utc = column.cast(pa.timestamp("us", zone)).to_numpy(zero_copy_only=False)
                 instants = np.asarray(utc).astype("datetime64[us]")
                 convert = timestamp_column if name == "timestamp" else label_time_column
                 columns[name] = convert(instants)

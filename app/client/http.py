@@ -14,14 +14,10 @@ server stored before the connection broke is answered as a replay (200) and writ
 from __future__ import annotations
 
 import gzip
-import ipaddress
-import queue
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import httpx
 
@@ -34,41 +30,28 @@ from app.client.columns import (
     frame_arrays,
     label_entries,
 )
+from app.client.errors import CalmonAPIError
+from app.client.prefetch import prefetched
+from app.client.retry import Retry, sleep_through
 from app.client.service_reads import ServiceReads, period_params
+from app.client.transport import is_loopback, response_body
+
+# CalmonAPIError is defined in app.client.errors and raised here: importable from both.
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "BatchResult",
+    "CalmonAPIError",
+    "CalmonClient",
+    "LabelResult",
+    "Retry",
+    "SendResult",
+    "sleep_through",
+]
 
 DEFAULT_BATCH_ROWS = 50_000  # the size bench/ingest.py measures; the server takes up to 100,000
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Retry:
-    """A request about to be sent again: why, in how many seconds, and which re-send of how
-    many (``attempt`` 1 is the first)."""
-
-    attempt: int
-    retries: int
-    delay: float
-    reason: str
-
-
-def sleep_through(retry: Retry) -> None:
-    """The default wait before a retry: a silent sleep (a terminal shows a countdown instead)."""
-    time.sleep(retry.delay)
-
-
-class CalmonAPIError(Exception):
-    """The service refused a request (4xx), or kept failing (5xx) after every retry."""
-
-    def __init__(self, status_code: int, body: Any) -> None:
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        self.status_code = status_code
-        self.code: str = error.get("code", "http_error")
-        self.details: list[dict[str, Any]] = error.get("details", [])
-        self.body = body
-        message = error.get("message") or str(body)[:500]
-        super().__init__(f"HTTP {status_code} {self.code}: {message}")
 
 
 @dataclass(frozen=True)
@@ -157,7 +140,7 @@ class CalmonClient(ServiceReads):
         self.wait = wait
         # Default: gzip unless the service is on this machine, where the bytes cross no
         # network and compressing (and decompressing) them only costs CPU on both sides.
-        self.compress = not _is_loopback(self._http.base_url.host) if compress is None else compress
+        self.compress = not is_loopback(self._http.base_url.host) if compress is None else compress
 
     @property
     def base_url(self) -> str:
@@ -260,7 +243,7 @@ class CalmonClient(ServiceReads):
         """
         encoded = (encode_chunk(chunk, prefix, compress=self.compress) for chunk in chunks)
         total = SendResult()
-        for batch in _prefetched(encoded):
+        for batch in prefetched(encoded):
             result = self.send_batch(model, batch)
             total.add(result)
             if on_batch is not None:
@@ -345,8 +328,15 @@ class CalmonClient(ServiceReads):
 
     def metrics_frame(self, model: str, metric: str, **query: Any) -> Any:
         """``metrics`` as a pandas DataFrame indexed by window start (pandas must be
-        installed; calmon does not depend on it)."""
-        import pandas as pd  # noqa: PLC0415 - optional, only for this method
+        installed: ``pip install 'calmon[pandas]'``; calmon does not depend on it)."""
+        try:
+            import pandas as pd  # noqa: PLC0415 - optional, only for this method
+        except ImportError as error:
+            raise ImportError(
+                "metrics_frame() needs pandas: pip install 'calmon[pandas]' "
+                "(or use metrics(), which returns plain records)",
+                name=error.name,
+            ) from None
 
         frame = pd.DataFrame.from_records(self.metrics(model, metric, **query))
         if frame.empty:
@@ -395,7 +385,7 @@ class CalmonClient(ServiceReads):
                 if response.status_code < 400:
                     return response
                 if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
-                    raise CalmonAPIError(response.status_code, _body(response))
+                    raise CalmonAPIError(response.status_code, response_body(response))
                 reason = f"{self.base_url} answered HTTP {response.status_code}"
             attempt += 1
             self.wait(Retry(attempt, self.retries, self._delay(attempt - 1, response), reason))
@@ -405,61 +395,3 @@ class CalmonClient(ServiceReads):
         if retry_after.isdigit():
             return min(float(retry_after), 30.0)
         return float(min(self.backoff * 2**attempt, 30.0))
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return response.text
-
-
-_DONE = object()
-
-
-def _prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
-    """``items`` produced on a helper thread, at most ``depth`` ahead of the consumer.
-
-    An exception in the producer is raised in the consumer; a consumer that stops early (an
-    error while sending) tells the producer to stop.
-    """
-    slots: queue.Queue[object] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        slots.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            slots.put(_DONE)
-        except BaseException as exc:  # handed over to the consumer, re-raised there
-            slots.put(exc)
-
-    thread = threading.Thread(target=produce, name="calmon-client-encoder", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = slots.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield cast(T, item)
-    finally:
-        stop.set()
-        thread.join(timeout=5)

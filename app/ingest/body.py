@@ -1,5 +1,8 @@
 """Request bodies: Content-Encoding (gzip, bounded as it is decoded) and Content-Type dispatch.
 
+A body is gzip when its Content-Encoding says so or when it starts with gzip's magic bytes
+(a .gz file sent as it is); either way the limits below apply.
+
 Every limit applies while the body is decoded, before anything is parsed, so the cost of a
 hostile body stays near the byte limit however it was built:
 
@@ -8,10 +11,11 @@ hostile body stays near the byte limit however it was built:
   restarts the decoder; 160,000 empty members once cost minutes of CPU);
 - ratio: beyond ``max_gzip_ratio`` decoded bytes per compressed byte (past the first MiB) the
   body is refused, so a small request cannot make the server decode megabytes of padding;
-- rows: a row needs a few separators (JSON: commas and opening brackets; CSV: commas and line
-  breaks). Counting them is a C-speed scan of each decoded chunk; more of them than
-  ``max_rows`` rows can need means more rows than allowed, or a body that is not a batch, and is
-  refused before the parser turns it into millions of Python objects;
+- rows: a row needs a few separators (JSON: commas and opening brackets; CSV: line breaks
+  and its field separator, a comma, semicolon or tab). Counting them is a C-speed scan of each
+  decoded chunk; more of them than ``max_rows`` rows can need means more rows than allowed, or
+  a body that is not a batch, and is refused before the parser turns it into millions of
+  Python objects;
 - wide text: Python stores a string in 1, 2 or 4 bytes a character, by its widest character, so
   a few bytes of UTF-8 (one emoji in a long id) can make a string weigh 4 times its bytes. A
   body holding a character beyond U+00FF may therefore be at most a half of ``max_bytes``, one
@@ -28,6 +32,7 @@ from typing import Any, Final, Literal
 import numpy as np
 
 from app.errors import PayloadTooLargeError
+from app.ingest.csv_text import SEPARATORS
 from app.ingest.errors import UnsupportedMediaTypeError
 from app.ingest.parse import RawBatch, parse_csv, parse_json
 
@@ -51,8 +56,17 @@ SEPARATORS_PER_LABEL: Final = 5
 times CALMON_MAX_BODY_BYTES (bench.body_memory)."""
 _SEPARATORS: Final[dict[Media, tuple[bytes, ...]]] = {
     "json": (b",", b"{", b"["),
-    "csv": (b",", b"\n"),
+    "csv": (b"\n",),
 }
+# A CSV's fields are separated by one of these (app.ingest.csv_text): only the most frequent
+# counts, so that a semicolon in a comma file's text costs nothing.
+_FIELD_SEPARATORS: Final[dict[Media, tuple[bytes, ...]]] = {
+    "json": (),
+    "csv": tuple(separator.encode() for separator in SEPARATORS),
+}
+GZIP_MAGIC: Final = b"\x1f\x8b"
+"""How every gzip stream starts (RFC 1952): a body starting so is gzip whatever its
+Content-Encoding says, since neither JSON nor CSV text can start with these bytes."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +127,21 @@ class _SeparatorCount:
 
     def __init__(self, media: Media, limits: BodyLimits) -> None:
         self.separators = _SEPARATORS[media]
+        self.field_separators = _FIELD_SEPARATORS[media]
         self.limits = limits
-        self.seen = 0
+        self.always = 0
+        self.fields = [0] * len(self.field_separators)
+
+    @property
+    def seen(self) -> int:
+        """Separators that may make objects: every line break or bracket, and the most
+        frequent field separator (the one the body uses)."""
+        return self.always + max(self.fields, default=0)
 
     def feed(self, chunk: bytes) -> None:
-        self.seen += sum(chunk.count(separator) for separator in self.separators)
+        self.always += sum(chunk.count(separator) for separator in self.separators)
+        for index, separator in enumerate(self.field_separators):
+            self.fields[index] += chunk.count(separator)
         if self.seen > self.limits.max_separators:
             raise PayloadTooLargeError(
                 f"the body holds more than {self.limits.max_separators} separators (commas, "
@@ -154,6 +178,10 @@ class BodyDecoder:
                 f"Content-Encoding {content_encoding!r} is not supported (use gzip or none)"
             )
         self.gzip = encoding == "gzip"
+        # Without the header, the first bytes decide (GZIP_MAGIC): a gzipped file sent as it
+        # is would otherwise be refused as "not valid JSON: invalid character (byte 0)".
+        self.sniffing = not self.gzip
+        self.head = b""
         self.limits = limits
         self.count = _SeparatorCount(media, limits)
         self.text_width = TextWidth()
@@ -164,6 +192,13 @@ class BodyDecoder:
 
     def feed(self, data: bytes) -> None:
         """Take the next chunk of the body as sent."""
+        if self.sniffing:
+            data = self.head + data
+            if len(data) < len(GZIP_MAGIC):  # a body may arrive a byte at a time
+                self.head = data
+                return
+            self.sniffing = False
+            self.gzip = data.startswith(GZIP_MAGIC)
         if not self.gzip:
             self.received += len(data)
             self._accept(data)
@@ -203,6 +238,9 @@ class BodyDecoder:
 
     def finish(self) -> bytearray:
         """The whole decoded body (the stream has ended)."""
+        if self.sniffing and self.head:  # a one-byte body: too short to be gzip
+            self.sniffing = False
+            self.feed(self.head)
         if self.gzip and self.decompressor is not None and not self.decompressor.eof:
             raise UnsupportedMediaTypeError("gzip body is truncated")
         return self.decoded

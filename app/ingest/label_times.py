@@ -60,7 +60,7 @@ def label_times(values: list[object], latest: int, problems: Problems) -> npt.ND
             elif value is not None:
                 problems.add(RowError(row, LABELLED_AT, NOT_A_TIME))
         at = np.flatnonzero([isinstance(value, str) for value in values])
-    parsed = parse_timestamps(strings)
+    parsed = parse_timestamps(strings, unix_seconds=False)
     micros[at] = parsed.micros
     failed = np.zeros(len(values), dtype=bool)
     for index, message in parsed.errors:

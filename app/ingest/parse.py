@@ -14,9 +14,11 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Final
 
 from app.errors import PayloadTooLargeError, PayloadValidationError
+from app.ingest.csv_text import header_names, separator_of, timestamp_fields
 from app.ingest.errors import BATCH_LEVEL, MAX_REPORTED_ERRORS, BatchValidationError, RowError
 from app.ingest.json_body import InvalidJsonError, load_json
 from app.ingest.label_times import LABELLED_AT, SOURCE
@@ -86,7 +88,8 @@ def parse_csv(
     """Parse a CSV upload: a header naming the columns, then one line per row.
 
     Empty ``label`` means unknown, empty ``segment`` means ``all``, an empty ``labelled_at``,
-    ``source``, ``amount`` or ``entity`` none sent. Row indexes in errors count
+    ``source``, ``amount`` or ``entity`` none sent; a timestamp written as a number is Unix
+    seconds (app.ingest.csv_text: the rules of a CSV's text). Row indexes in errors count
     data lines from 0 (the header is not a row). More than ``max_rows`` lines is a 413 as soon
     as the line after the last allowed one is read.
     """
@@ -101,7 +104,7 @@ def parse_csv(
     by_name = dict(zip(header, (list(column) for column in transposed), strict=True))
     columns: dict[str, list[object]] = {
         "id": list(by_name["id"]) if n else [],
-        "timestamp": list(by_name["timestamp"]) if n else [],
+        "timestamp": timestamp_fields(by_name["timestamp"]) if n else [],
         "score": _csv_floats(by_name["score"]) if n else [],
         "label": [_CSV_LABELS.get(v.strip(), v) for v in by_name["label"]]
         if "label" in by_name
@@ -143,9 +146,19 @@ def _lines(body: bytes | bytearray) -> Iterator[str]:
         yield body[start:].decode(encoding)
 
 
+def _records(body: bytes | bytearray) -> Iterator[list[str]]:
+    """The body's records, split at the separator its first non-blank line (the header) uses."""
+    lines = _lines(body)
+    for line in lines:
+        if line.strip():
+            yield from csv.reader(chain([line], lines), delimiter=separator_of(line))
+            return
+
+
 @dataclass(frozen=True)
 class CsvTable:
-    """A CSV body's header (names lower-cased) and its lines of as many fields as the header.
+    """A CSV body's header (its names as app.ingest.csv_text.header_names gives them) and its
+    lines of as many fields as the header.
 
     Lines of another width are only counted and the first ones named: a body of short lines
     with many fields each must not cost more than the rows it may hold.
@@ -162,7 +175,8 @@ def read_csv(
     refusal: Callable[[list[RowError]], PayloadValidationError],
     max_rows: int | None = None,
 ) -> CsvTable:
-    """The non-empty records of a CSV body; a body that is not UTF-8, has no header or holds a
+    """The non-empty records of a CSV body, separated by commas, semicolons or tabs as its
+    header line is (app.ingest.csv_text); a body that is not UTF-8, has no header or holds a
     record the csv module cannot read is ``refusal`` (a 422), one of more than ``max_rows``
     lines a PayloadTooLargeError (413), raised before the lines past the limit are read."""
     header: list[str] | None = None
@@ -171,11 +185,11 @@ def read_csv(
     wrong_width_count = 0
     row = -1  # data lines are counted from 0, the header is not one
     try:
-        for record in csv.reader(_lines(body)):
+        for record in _records(body):
             if not record:
                 continue
             if header is None:
-                header = [name.strip().lower() for name in record]
+                header = header_names(record)
                 continue
             row += 1
             if max_rows is not None and row == max_rows:

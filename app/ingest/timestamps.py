@@ -8,6 +8,10 @@ library. Only a column that fails is walked again row by row, to name each bad r
 
 Timestamps without an offset are refused: in a model whose windows live in Europe/Paris a naive
 ``10:00`` could be either of two instants, and guessing shifts rows into the wrong window.
+
+A number is seconds since the Unix epoch: a JSON number, or a CSV field written as a number
+(app.ingest.csv_text); a JSON string holding a number is refused (a number is a JSON number,
+as every numeric field of the API). Each refusal shows a form that is accepted.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ _EXACT_FLOAT_SECONDS: Final = 2.0**32
 _MAX_UNIX_SECONDS: Final = 1e11  # the year 5138
 # A count of milliseconds (or micro-, nanoseconds) since the epoch, for the years 1973 to 5138.
 _FINER_UNITS: Final = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
+ISO_FORM: Final = (
+    "send ISO 8601 with an offset, e.g. '2026-11-26T14:03:00Z' or '2026-11-26T15:03:00+01:00'"
+)
+ACCEPTED_FORMS: Final = f"{ISO_FORM}, or seconds since the Unix epoch as a number, e.g. 1795701780"
+_NOT_A_TIMESTAMP: Final = f"must be a timestamp: {ACCEPTED_FORMS}"
 
 
 @dataclass(frozen=True)
@@ -40,13 +49,16 @@ class ParsedTimestamps:
     errors: list[tuple[int, str]]
 
 
-def parse_timestamps(values: list[object]) -> ParsedTimestamps:
+def parse_timestamps(values: list[object], *, unix_seconds: bool = True) -> ParsedTimestamps:
     """Parse a column of timestamps into UTC epoch microseconds.
 
     Parameters
     ----------
     values
         ISO-8601 strings with an offset (``Z`` or ``±HH:MM``) or Unix seconds (int or float).
+    unix_seconds
+        Whether a number is taken (a label time is never Unix seconds: the caller refuses
+        numbers before, and the messages then speak of ISO 8601 only).
 
     Returns
     -------
@@ -66,10 +78,14 @@ def parse_timestamps(values: list[object]) -> ParsedTimestamps:
             if np.abs(seconds).max() < _EXACT_FLOAT_SECONDS:
                 micros = np.round(seconds * MICROS_PER_SECOND).astype(np.int64)
                 return ParsedTimestamps(micros=micros, errors=[])
+    elif n and set(map(type, values)) <= {float, int}:
+        seconds = np.array(values, dtype=np.float64)  # a CSV of Unix seconds, JSON numbers
+        if np.isfinite(seconds).all() and np.abs(seconds).max() < _EXACT_FLOAT_SECONDS:
+            return ParsedTimestamps(np.round(seconds * MICROS_PER_SECOND).astype(np.int64), [])
     micros = np.zeros(n, dtype=np.int64)
     errors: list[tuple[int, str]] = []
     for row, value in enumerate(values):
-        row_micros, message = _parse_one(value)
+        row_micros, message = _parse_one(value, unix_seconds)
         if message is None:
             micros[row] = row_micros
         else:
@@ -77,23 +93,43 @@ def parse_timestamps(values: list[object]) -> ParsedTimestamps:
     return ParsedTimestamps(micros=micros, errors=errors)
 
 
-def _parse_one(value: object) -> tuple[int, str | None]:
+def _parse_one(value: object, unix_seconds: bool) -> tuple[int, str | None]:
     """Parse a single timestamp the slow, precise way; return (micros, error message)."""
     if isinstance(value, bool) or value is None:
-        return 0, "must be an ISO-8601 string with a UTC offset or Unix seconds"
+        return 0, _NOT_A_TIMESTAMP
     if isinstance(value, int | float):
         if not math.isfinite(value) or abs(value) > _MAX_UNIX_SECONDS:
             return 0, _out_of_range(value)
         return round(value * MICROS_PER_SECOND), None
     if not isinstance(value, str):
-        return 0, "must be an ISO-8601 string with a UTC offset or Unix seconds"
+        return 0, _NOT_A_TIMESTAMP
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        return 0, f"{value[:40]!r} is not an ISO-8601 timestamp"
+        return 0, _not_iso(
+            value
+        ) if unix_seconds else f"{value[:40]!r} is not an ISO-8601 timestamp; {ISO_FORM}"
     if parsed.tzinfo is None or parsed.utcoffset() is None:
-        return 0, f"{value[:40]!r} has no UTC offset; append 'Z' or '+HH:MM'"
+        # The hint is the value itself made whole (a date-only one gets its midnight), so
+        # that following it works: "2026-11-26Z" would be refused in turn.
+        as_utc = iso_utc(parsed.replace(tzinfo=UTC))
+        return 0, (
+            f"{value[:40]!r} has no UTC offset; send {as_utc!r} if it is UTC, "
+            "or add its offset (e.g. +01:00)"
+        )
     return datetime_to_micros(parsed), None
+
+
+def _not_iso(value: str) -> str:
+    """Why a string is no timestamp, with a form that is accepted."""
+    try:
+        float(value)
+    except ValueError:
+        return f"{value[:40]!r} is not an ISO-8601 timestamp; {ACCEPTED_FORMS}"
+    return (
+        f"{value[:40]!r} is a number in a string; send Unix seconds as a JSON number "
+        f'({value.strip()}, not "{value.strip()}"), or ISO 8601 with an offset'
+    )
 
 
 def _out_of_range(value: float) -> str:

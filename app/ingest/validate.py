@@ -8,6 +8,7 @@ the first ones by row are reported.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -31,6 +32,7 @@ MAX_ID_LENGTH: Final = 200  # predictions.prediction_id and batches.batch_id are
 MAX_SEGMENT_LENGTH: Final = 100  # predictions.segment is String(100)
 DEFAULT_SEGMENT: Final = "all"
 _LABEL_RULE: Final = "must be 0, 1 or null"
+_DECIMAL_COMMA: Final = re.compile(r"[+-]?\d*,\d+")
 NO_LABEL: Final = -1
 """Label value meaning "not known yet" in ``ValidBatch.labels`` (NULL in the database)."""
 _DEFAULT_CODE: Final = LABEL_SOURCE_CODES[DEFAULT_LABEL_SOURCE]
@@ -232,7 +234,7 @@ def _scores(values: list[object], problems: Problems) -> npt.NDArray[np.float64]
     scores = np.zeros(len(values), dtype=np.float64)
     for row, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, float | int):
-            problems.add(RowError(row, "score", "must be a number"))
+            problems.add(RowError(row, "score", not_a_number(value)))
             continue
         number = float(value) if abs(value) < 1e308 else float("inf")
         if np.isfinite(number):
@@ -240,6 +242,22 @@ def _scores(values: list[object], problems: Problems) -> npt.NDArray[np.float64]
         else:
             problems.add(RowError(row, "score", "must be a finite number"))
     return scores
+
+
+def not_a_number(value: object) -> str:
+    """Why a value is no number, saying what would be: a number is a JSON number (a string
+    holding one is refused, as in every numeric field), with a decimal point."""
+    if not isinstance(value, str):
+        return "must be a number"
+    shown = repr(value[:40])
+    if _DECIMAL_COMMA.fullmatch(value.strip()):
+        pointed = value.strip().replace(",", ".")
+        return f"{shown} is not a number: write its decimal mark as a point ({pointed})"
+    try:
+        float(value)
+    except ValueError:
+        return f"must be a number, not the text {shown}"
+    return f"must be a JSON number, not the string {shown} (send {value.strip()} unquoted)"
 
 
 def _labels(values: list[object], problems: Problems) -> npt.NDArray[np.int8]:

@@ -292,3 +292,38 @@ def test_json_lines_and_parquet_carry_amount_and_entity_and_files_without_keep_t
     body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
     assert body["columns"]["amount"] == [12.5, None, None]
     assert body["columns"]["entity"] == ["card-1", None, "card-3"]
+
+
+@pytest.mark.parametrize("reader", ["pyarrow", "csv module"])
+@pytest.mark.parametrize("separator", [",", ";", "\t"])
+def test_an_excel_csv_is_read_by_the_apis_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, separator: str
+) -> None:
+    """A byte-order mark, semicolons or tabs, capitalised names and a mixed timestamp column:
+    read as the API reads a CSV body (app.ingest.csv_text), whichever reader runs."""
+    if reader == "csv module":
+        monkeypatch.setattr(files, "_arrow_csv_chunks", files._csv_module_chunks)
+    lines = [["ID", "Timestamp", "Score"], ["a", "1767607200", "0.5"]]
+    lines.append(["b", "2026-01-05T10:00:01Z", "0.25"])
+    path = tmp_path / "excel.csv"
+    path.write_bytes(("\ufeff" + "\r\n".join(map(separator.join, lines)) + "\r\n").encode())
+    feed = PredictionFile.open(path)
+    assert (feed.rows, feed.kind) == (2, "predictions")
+    [chunk] = feed.chunks(10)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"] == {
+        "id": ["a", "b"],
+        "timestamp": [1767607200.0, "2026-01-05T10:00:01Z"],
+        "score": [0.5, 0.25],
+    }
+
+
+def test_a_parquet_timestamp_without_a_zone_is_utc(tmp_path: Path) -> None:
+    """The client's one rule for a date-time without a zone (numpy, pandas, datetime, here
+    Parquet): UTC."""
+    path = tmp_path / "naive.parquet"
+    stamps = pa.array([1_767_607_200_000_000], pa.timestamp("us"))
+    pq.write_table(pa.table({"id": ["a"], "timestamp": stamps, "score": [0.5]}), path)
+    [chunk] = PredictionFile.open(path).chunks(10)
+    body = msgspec.json.decode(encode_chunk(chunk, "p", compress=False).body)
+    assert body["columns"]["timestamp"] == ["2026-01-05T10:00:00Z"]
