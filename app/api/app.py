@@ -22,6 +22,7 @@ from app.api.routers import (
     metrics,
     models,
     monitoring,
+    service_status,
     tokens,
 )
 from app.api.webui import install_webui
@@ -40,7 +41,17 @@ It is entered after the engine exists (``app.state.engine``, ``app.state.session
 ``app.state.settings``) and exited before the engine is disposed.
 """
 
-ROUTER_MODULES = (health, models, tokens, audit, batches, metrics, monitoring, analyses)
+ROUTER_MODULES = (
+    health,
+    models,
+    tokens,
+    audit,
+    batches,
+    metrics,
+    monitoring,
+    analyses,
+    service_status,
+)
 """The API's routers, in the order the OpenAPI document lists them."""
 
 

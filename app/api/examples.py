@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from app.api.analysis_examples import ANALYSIS_REQUESTS, ANALYSIS_RESPONSES
+
 _MODEL: Final[dict[str, Any]] = {
     "name": "card-fraud",
     "threshold": 0.62,
@@ -352,156 +354,16 @@ PROMETHEUS_TEXT: Final = (
 )
 
 # The analyses (app.api.routers.analyses): numbers from the README's simulated 30-day run.
-_PERIOD: Final[dict[str, Any]] = {
-    "segment": "all",
-    "first_window": "2026-10-01T00:00:00Z",
-    "last_window": "2026-10-30T00:00:00Z",
-    "windows": 30,
-    "labelled": 600000,
-    "positives": 2380,
-    "pi": 0.00397,
-    "pi_mean": 0.00397,
-    "pi_std": 0.00087,
-    "current_pi": 0.0049,
-    "current_window": "2026-10-30T00:00:00Z",
-    "pi0": 0.00425,
-    "pi0_version": 1,
-    "threshold": 2.5,
-}
-_AP_AT_0_008: Final[dict[str, Any]] = {"value": 0.349, "ci": [0.330, 0.368], "reason": None}
-REQUESTS[("post", "/v1/models/{name}/whatif")] = {
-    "priors": [0.008],
-    "trajectory": {"points": [[0, 0.004], [30, 0.008]], "interpolation": "log"},
-}
-RESPONSES[("post", "/v1/models/{name}/whatif")] = {
-    "model": "card-fraud",
-    "period": _PERIOD,
-    "priors": [{"pi": 0.008, "metrics": {"average_precision": _AP_AT_0_008}}],
-    "range": {
-        "pi_lo": 0.00137,
-        "pi_hi": 0.00657,
-        "source": "history",
-        "weighted": False,
-        "precision": 0.195,
-        "precision_ci": [0.186, 0.203],
-        "precision_at_ends": [0.079, 0.293],
-        "average_precision": 0.268,
-        "average_precision_ci": [0.249, 0.286],
-        "average_precision_at_ends": [0.183, 0.327],
-        "min_average_precision": 0.0020,
-        "normalised_average_precision": 0.266,
-        "random_average_precision": 0.00397,
-        "reason": None,
-    },
-    "trajectory": {
-        "t_start": 0.0,
-        "t_end": 30.0,
-        "interpolation": "log",
-        "precision": 0.265,
-        "average_precision": 0.311,
-        "random_average_precision": 0.00577,
-        "reason": None,
-    },
-}
-_COMPARISON: Final[dict[str, Any]] = {
-    "pi": 0.00425,
-    "champion": 0.268,
-    "challenger": 0.301,
-    "difference": 0.033,
-    "ci": [0.012, 0.054],
-    "leader": "challenger",
-    "decided": True,
-}
-RESPONSES[("get", "/v1/models/{name}/compare")] = {
-    "champion": "card-fraud",
-    "challenger": "card-fraud-v2",
-    "metric": "average_precision",
-    "pi0": 0.00425,
-    "champion_period": _PERIOD,
-    "challenger_period": _PERIOD,
-    "series": [
-        {
-            "window_start": "2026-10-30T00:00:00Z",
-            "pi": 0.0049,
-            "champion": {"value": 0.27, "ci": None, "reason": None},
-            "challenger": {"value": 0.3, "ci": None, "reason": None},
-            "difference": 0.03,
-        }
-    ],
-    "at_pi0": _COMPARISON,
-    "at_current_pi": {**_COMPARISON, "pi": 0.0049},
-    "over_range": None,
-    "inversions": [],
-    "summary": "The challenger's AP is higher at pi0 (0.301 vs 0.268, interval excludes 0).",
-}
-RESPONSES[("get", "/v1/models/{name}/metric-catalogue")] = {
-    "model": "card-fraud",
-    "pi": 0.00397,
-    "ratio": 250.9,
-    "pi0": 0.00425,
-    "range": [0.0026, 0.0056],
-    "metrics": [
-        {
-            "name": "precision",
-            "label": "Precision",
-            "lo": 0.0,
-            "hi": 1.0,
-            "higher_is_better": True,
-            "prior_invariant": False,
-            "in_registry": True,
-            "sensitivity": {"regular": 0.99, "calibrated": 0.0, "reason": None},
-            "swing": {"at_pi_lo": 0.21, "at_pi_hi": 0.36},
-        }
-    ],
-}
-RESPONSES[("get", "/v1/models/{name}/threshold-advice")] = {
-    "model": "card-fraud",
-    "segment": "all",
-    "threshold": 2.0,
-    "alert_capacity": 300,
-    "reason": None,
-    "fraud_rate": {
-        "value": 0.0201,
-        "ci": [0.0171, 0.0236],
-        "source": "measured",
-        "window_start": "2026-11-07T23:00:00Z",
-    },
-    "rows_per_window": 10000.0,
-    "fraud_dispersion": 1.9,
-    "reference": {
-        "version": 1,
-        "first_window": "2026-10-31T23:00:00Z",
-        "last_window": "2026-11-04T23:00:00Z",
-        "pi": 0.0102,
-        "precision": 0.236,
-    },
-    "current": {
-        "threshold": 2.0,
-        "precision": 0.378,
-        "precision_ci": [0.341, 0.418],
-        "recall": 0.682,
-        "recall_ci": [0.658, 0.706],
-        "alerts": 361.2,
-        "alerts_interval": [322.0, 409.0],
-    },
-    "within_capacity": {
-        "threshold": 2.2,
-        "precision": 0.469,
-        "precision_ci": [0.431, 0.512],
-        "recall": 0.615,
-        "recall_ci": [0.591, 0.642],
-        "alerts": 262.3,
-        "alerts_interval": [225.0, 299.0],
-    },
-    "within_capacity_reason": None,
-    "restoring_precision": {
-        "threshold": 1.63,
-        "precision": 0.236,
-        "precision_ci": [0.21, 0.267],
-        "recall": 0.794,
-        "recall_ci": [0.773, 0.815],
-        "alerts": 672.3,
-        "alerts_interval": [619.0, 733.0],
-    },
-    "restoring_precision_reason": None,
+
+# The analyses' examples (what-if, compare, catalogue, advice, segments) live in their own module.
+REQUESTS.update(ANALYSIS_REQUESTS)
+RESPONSES.update(ANALYSIS_RESPONSES)
+RESPONSES[("get", "/v1/status")] = {
+    "models": 4,
+    "dirty_windows": 2,
+    "failing_windows": 0,
+    "parked_windows": 0,
+    "oldest_dirty_update": "2026-10-30T08:14:05Z",
+    "worker_lag_seconds": 3.2,
+    "workers_alive": 1,
 }

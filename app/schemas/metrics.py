@@ -226,16 +226,18 @@ class RocCurveOut(ResponseModel):
     """The ROC curve's corners, (0, 0) to (1, 1), downsampled for plotting (fpr ascending).
     Empty when the window lacks frauds or legitimate rows. The same at every fraud rate."""
 
-    fpr: list[float]
-    tpr: list[float]
+    fpr: list[float] = Field(description="False positive rate at each corner, ascending.")
+    tpr: list[float] = Field(description="True positive rate (recall) at each corner.")
 
 
 class GainCurveOut(ResponseModel):
     """A PR-Gain curve (Flach & Kull 2015) from recall gain 0 to 1, downsampled for plotting;
     its area is ``pr_gain_auc``. Empty when the window lacks frauds or legitimate rows."""
 
-    recall_gain: list[float]
-    precision_gain: list[float]
+    recall_gain: list[float] = Field(description="Recall gain at each point, 0 to 1.")
+    precision_gain: list[float] = Field(
+        description="Precision gain at each point (below 0: worse than flagging every row)."
+    )
     pi0: float | None = Field(description="Prior of the recall gain; null: as measured.")
 
 

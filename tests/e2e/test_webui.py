@@ -585,6 +585,29 @@ def test_tables_download_as_csv_and_charts_as_png(seeded: Seeded, browser: Brows
     assert image[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_every_page_says_whether_the_worker_keeps_up(seeded: Seeded, browser: Browser) -> None:
+    """The header's worker status, on the models list and on a model page, is GET /v1/status:
+    the models the token reads and what waits, fails or is parked."""
+    shown = []
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        for fragment in ("#/", "#/models/steady"):
+            _open(page, seeded, fragment)
+            page.wait_for_selector("#worker-status[data-state]", state="attached")
+            status = page.locator("#worker-status")
+            shown.append((status.get_attribute("data-state"), status.get_attribute("title") or ""))
+        assert not log.problems(), log.problems()
+    api = seeded.api.get("/v1/status").json()
+    expected = (
+        f"{api['models']} models; {api['workers_alive']} worker"
+        f"{'' if api['workers_alive'] == 1 else 's'} alive; {api['dirty_windows']} waiting, "
+        f"{api['failing_windows']} failing, {api['parked_windows']} parked"
+    )
+    for state, title in shown:
+        assert title == expected
+        assert state == ("ok" if api["dirty_windows"] + api["parked_windows"] == 0 else state)
+    assert api["workers_alive"] >= 1
+
+
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:
     """A mistyped address gets a "no such page" with a way back, not the models list as if it
     had been asked for."""

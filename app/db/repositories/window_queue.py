@@ -18,7 +18,7 @@ which the worker-lag gauge measures from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -248,6 +248,11 @@ class WindowQueueRepository(Repository):
 
     def state(self, model_id: int) -> ModelQueue:
         """A model's queue: windows, dirty ones, failing ones, oldest change, newest done."""
+        return self.totals([model_id])
+
+    def totals(self, model_ids: Sequence[int]) -> ModelQueue:
+        """The queue of several models together (one query): the sums, the oldest change, the
+        newest complete window of any of them."""
         dirty = Window.dirty_version > Window.computed_version
         complete = Window.computed_version == Window.dirty_version
         row = self.session.execute(
@@ -258,6 +263,6 @@ class WindowQueueRepository(Repository):
                 func.min(Window.updated_at).filter(dirty),
                 func.max(Window.window_start).filter(complete, Window.computed_version > 0),
                 func.count().filter(_PARKED),
-            ).where(Window.model_id == model_id)
+            ).where(Window.model_id.in_(list(model_ids)))
         ).one()
         return ModelQueue(int(row[0]), int(row[1]), int(row[2]), row[3], row[4], int(row[5]))

@@ -49,6 +49,33 @@
       h("p", { role: "alert" }, `calmon's web UI has no page at ${hash}. `, h("a", { href: "#/" }, "All models"), ".")));
   }
 
+  // ---- the worker, from every page --------------------------------------------------------------
+  const workerStatus = document.getElementById("worker-status");
+  const age = (seconds) => (seconds < 90 ? `${Math.round(seconds)} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`);
+  function workerText(s) {
+    if (s.workers_alive === 0 && s.dirty_windows > 0) return ["down", `no worker alive: ${s.dirty_windows} windows waiting`];
+    const parts = [];
+    if (s.dirty_windows > 0) parts.push(`${s.dirty_windows} window${s.dirty_windows === 1 ? "" : "s"} waiting (oldest ${age(s.worker_lag_seconds)})`);
+    if (s.failing_windows > 0) parts.push(`${s.failing_windows} failing`);
+    if (s.parked_windows > 0) parts.push(`${s.parked_windows} parked`);
+    if (!parts.length) return ["ok", "worker: up to date"];
+    return [s.failing_windows > 0 || s.parked_windows > 0 ? "failing" : "behind", `worker: ${parts.join(", ")}`];
+  }
+
+  async function showWorker() {
+    try {
+      const s = await calmon.get("/v1/status");
+      const [state, text] = workerText(s);
+      workerStatus.textContent = text;
+      workerStatus.dataset.state = state;
+      workerStatus.title = `${s.models} models; ${s.workers_alive} worker${s.workers_alive === 1 ? "" : "s"} alive; ` +
+        `${s.dirty_windows} waiting, ${s.failing_windows} failing, ${s.parked_windows} parked`;
+    } catch {
+      workerStatus.textContent = "";  // no token yet, or the service is away: the page says so
+      delete workerStatus.dataset.state;
+    }
+  }
+
   // ---- router -------------------------------------------------------------------------------
   // Each navigation's number: a page that finishes after a newer navigation began (a quick
   // second click) must not mark the document ready for the newer hash, nor show its error;
@@ -69,6 +96,7 @@
       showLogin(null);
       return;
     }
+    showWorker();
     try {
       if (parts[0] === "models" && parts.length === 2) await ui.pages.model(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
