@@ -393,7 +393,8 @@ def test_window_page_shows_every_metric_as_the_api_does(
     assert verdict == detail["verdict"] in DROPS
     assert curves == 1
     # ROC and PR-Gain (as measured and at pi0: the x series and two curves) beside it.
-    assert detail["roc"]["fpr"] and detail["pr_gain"]["calibrated"]["recall_gain"]
+    assert detail["roc"]["fpr"]
+    assert detail["pr_gain"]["calibrated"]["recall_gain"]
     assert roc == gains == 1
     assert gain_legend == 3
     assert not missing, missing
