@@ -1,5 +1,5 @@
 """Response schemas of the early estimates: what a window's labels so far say its complete
-labels will show (README, "Before the labels are complete")."""
+labels will show (docs/before-the-labels.md, "Before the labels are complete")."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ class FeedbackPrecisionOut(ResponseModel):
 
 
 class EarlyEvidenceOut(ResponseModel):
-    """The window's early evidence about a drop of calibrated AP (README, "Early pages")."""
+    """The window's early evidence about a drop of calibrated AP (docs/before-the-labels.md,
+    "Early pages")."""
 
     frauds: int = Field(description="Fraud labels it rests on.")
     llr: float = Field(description="Log-likelihood ratio: the design drop against no drop.")

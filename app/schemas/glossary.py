@@ -60,7 +60,7 @@ GLOSSARY: Final[Mapping[str, str]] = MappingProxyType(
         "p_value": "p-value of g.",
         "tilt_p_value": "p-value of tilt.",
         # verdicts and references
-        "verdict": "The window's verdict (see README, 'Verdicts').",
+        "verdict": "The window's verdict (docs/verdicts.md).",
         "verdict_reason": "Why the verdict is what it is.",
         "reference_version": "Version of the reference judged against.",
         "reference_average_precision": "Calibrated average precision of the reference.",

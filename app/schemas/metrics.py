@@ -22,7 +22,8 @@ CurveName = Literal["regular", "calibrated"]
 
 
 class NowcastPoint(ResponseModel):
-    """A window's label-free estimate of this metric (README, "Before the labels arrive")."""
+    """A window's label-free estimate of this metric (docs/before-the-labels.md, "Before the
+    labels arrive")."""
 
     estimate: bool = Field(
         default=True, description="Always true: estimated from scores alone, not measured."
@@ -68,7 +69,7 @@ class MetricPoint(ResponseModel):
     )
     verdict: Verdict = Field(
         description="The window's verdict: issued once when the window is mature and after "
-        "its reference, insufficient_data until then (see README)."
+        "its reference, insufficient_data until then (docs/verdicts.md)."
     )
     judged: bool = Field(description="Whether the verdict is issued (final) or provisional.")
     mature: bool = Field(
@@ -113,7 +114,7 @@ class WindowMetricOut(ResponseModel):
 
 
 class EvidenceOut(ResponseModel):
-    """The numbers behind a judged window's verdict (the drop detector, README)."""
+    """The numbers behind a judged window's verdict (the drop detector, docs/verdicts.md)."""
 
     reference_version: int
     signals: list[Signal]

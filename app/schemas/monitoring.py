@@ -93,7 +93,8 @@ class AwaitingLabelsOut(ResponseModel):
 
 class EarlyAlertOut(ResponseModel):
     """The drop statistic continued through the windows whose labels are still arriving, with
-    their early evidence (README, "Early pages"): what pages before the windows are judged."""
+    their early evidence (docs/before-the-labels.md, "Early pages"): what pages before the
+    windows are judged."""
 
     drop_evidence: float = Field(description="The continued statistic: it pages above threshold.")
     paging: bool = Field(description="Whether it pages (with its hysteresis across looks).")

@@ -5,9 +5,9 @@ fraud rate swings every day and whose model degrades from day 40 (two segments, 
 ``store``), and ``steady``, whose fraud rate swings and nothing else. Every page is loaded with
 requests to any other origin blocked, and must show zero console errors and zero failed
 requests; the numbers on screen are compared with the API's for the same window. Screenshots go
-to docs/img/, where the README takes them from, only when ``CI=true`` or
-``CALMON_WRITE_SCREENSHOTS=1`` (a local run would otherwise rewrite tracked files); else to a
-temporary directory.
+to docs/img/, where the docs site's web UI page (docs/web-ui.md) takes them from, only when
+``CI=true`` or ``CALMON_WRITE_SCREENSHOTS=1`` (a local run would otherwise rewrite tracked
+files); else to a temporary directory.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ SHOP_ALERT_CAPACITY = 80
 SHOP_REVIEW_COST = 2.5
 # ui-model.png and ui-window-early.png are taken by test_webui_early.py (a model whose newest
 # windows wait for labels, with early estimates).
-README_IMAGES = (
+WEB_UI_IMAGES = (
     "ui-models.png",
     "ui-model.png",
     "ui-window.png",
@@ -824,8 +824,8 @@ def test_api_reference_works_offline(seeded: Seeded, browser: Browser) -> None:
     assert "calmon" in title
 
 
-def test_screenshots_are_where_the_readme_takes_them(seeded: Seeded) -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
-    for name in README_IMAGES:
-        assert f"docs/img/{name}" in readme
+def test_screenshots_are_where_the_web_ui_page_takes_them(seeded: Seeded) -> None:
+    page = (REPO_ROOT / "docs" / "web-ui.md").read_text()
+    for name in WEB_UI_IMAGES:
+        assert f"](img/{name})" in page
         assert (SCREENSHOTS / name).stat().st_size > 10_000

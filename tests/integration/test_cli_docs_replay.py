@@ -36,8 +36,9 @@ ANALYSES = "### The analyses over HTTP"
 
 
 def page_blocks(heading: str, language: str) -> list[str]:
-    """The page's fenced ``language`` blocks under ``heading``."""
-    return blocks(heading, language, PAGE)
+    """The page's fenced ``language`` blocks under ``heading`` (a heading only this page has)."""
+    assert heading in PAGE
+    return blocks(heading.lstrip("# "), language)
 
 
 def write_feeds(directory: Path) -> None:

@@ -37,7 +37,7 @@ def make_token(
 
 
 def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where screenshots go: the README's docs/img under ``CI=true`` or
+    """Where screenshots go: docs/img (the docs site's web UI page shows them) under ``CI=true`` or
     ``CALMON_WRITE_SCREENSHOTS=1`` (a local run would otherwise rewrite tracked files), else a
     scratch directory."""
     if os.environ.get("CI") == "true" or os.environ.get("CALMON_WRITE_SCREENSHOTS") == "1":
