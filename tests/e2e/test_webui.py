@@ -218,6 +218,41 @@ def test_models_page_lists_worst_first_with_the_api_values(
     assert same(reference, shop_all["reference_average_precision"], 5.1e-5)
 
 
+def test_models_page_folds_segments_and_draws_trends(seeded: Seeded, browser: Browser) -> None:
+    """A model's segments sit under it (its whole first), folded unless they drop, and open with
+    its button; each row draws the trend of its newest mature windows: calibrated AP against
+    the reference, and pi."""
+    alerts = seeded.api.get("/v1/models/shop/alerts").json()
+    dropping = {s["segment"] for s in alerts["segments"] if s["state"] == "drop"} - {"all"}
+    steady = [p for p in _series(seeded, "steady") if p["mature"]][-30:]
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "")
+        keys = [
+            (row.get_attribute("data-model"), row.get_attribute("data-segment"))
+            for row in page.locator("#models-table tbody tr").all()
+        ]
+        shown_before = {
+            segment: page.locator(f'tr[data-model="shop"][data-segment="{segment}"]').is_visible()
+            for segment in SEGMENTS
+        }
+        page.click('button[data-fold="shop"]')
+        shown_after = {
+            segment: page.locator(f'tr[data-model="shop"][data-segment="{segment}"]').is_visible()
+            for segment in SEGMENTS
+        }
+        drawn = page.locator('tr[data-model="steady"][data-segment="all"] td[data-field="trend"]')
+        points = drawn.get_attribute("data-points")
+        lines = drawn.locator("polyline.spark-line").count()
+        assert not log.problems(), log.problems()
+    shop = [segment for model, segment in keys if model == "shop"]
+    assert shop[0] == "all"
+    assert keys.index(("shop", "all")) + len(shop) - 1 == keys.index(("shop", shop[-1]))
+    assert shown_before == {segment: segment in dropping for segment in SEGMENTS}
+    assert all(shown_after.values())
+    assert points == str(len([p for p in steady if p["calibrated"] is not None]))
+    assert lines == 2
+
+
 def test_model_page_shows_the_drop_in_the_verdict_strip(seeded: Seeded, browser: Browser) -> None:
     points = _series(seeded, "shop")
     with watched_page(browser, seeded.server.base_url) as (page, log):
