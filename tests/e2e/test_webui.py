@@ -643,6 +643,48 @@ def test_every_page_says_whether_the_worker_keeps_up(seeded: Seeded, browser: Br
     assert api["workers_alive"] >= 1
 
 
+def test_the_analyses_page_reads_a_trajectory_and_a_weighted_range(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """The analyses page's "what the fraud rate may do": a trajectory and a range weighted by
+    how likely each rate is, each as the what-if API answers it, with the random baseline."""
+    trajectory = {"points": [[0, 0.01], [30, 0.03]], "interpolation": "log"}
+    weight = [[0.005, 0], [0.01, 1], [0.03, 0]]
+    along = seeded.api.post(
+        "/v1/models/shop/whatif", json={"priors": [], "range": None, "trajectory": trajectory}
+    )
+    assert along.status_code == 200, along.text
+    ranged = seeded.api.post(
+        "/v1/models/shop/whatif",
+        json={"priors": [], "range": {"pi_lo": 0.005, "pi_hi": 0.03, "weight": weight}},
+    ).json()["range"]
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop/analyses")
+        page.fill("#trajectory-from", "1")
+        page.fill("#trajectory-to", "3")
+        page.click("#trajectory-form button[type=submit]")
+        page.wait_for_selector('body[data-outlook="trajectory"]', state="attached")
+        shown_along = {
+            field: _cell(page, f'#outlook-trajectory td[data-value="{field}"]')
+            for field in ("precision", "average_precision", "random_average_precision")
+        }
+        page.fill("#range-lo", "0.5")
+        page.fill("#range-likely", "1")
+        page.fill("#range-hi", "3")
+        page.click("#range-form button[type=submit]")
+        page.wait_for_selector('body[data-outlook="range"]', state="attached")
+        shown_range = {
+            field: _cell(page, f'#outlook-range td[data-value="{field}"]')
+            for field in ("precision", "average_precision", "random_average_precision")
+        }
+        assert page.locator("#outlook-error").is_hidden()
+        assert not log.problems(), log.problems()
+    for shown, api in ((shown_along, along.json()["trajectory"]), (shown_range, ranged)):
+        for field, (value, ci) in shown.items():
+            assert same(value, api[field], 5.1e-5), field
+            assert _same_ci(ci, api.get(f"{field}_ci"), 5.1e-5), field
+
+
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:
     """A mistyped address gets a "no such page" with a way back, not the models list as if it
     had been asked for."""

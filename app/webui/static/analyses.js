@@ -117,6 +117,71 @@
     return { section, chartBox: range ? box : null };
   }
 
+  // ---- What the fraud rate may do: a trajectory, or a range weighted by how likely ------------
+  // A rate typed in percent, as a fraction.
+  const percentInput = (id, label) => h("input", { id, type: "number", min: "0.001", max: "99.999", step: "any", required: true, size: 6, "aria-label": label });
+
+  function outlookTable(id, rows) {
+    return h("table", { id, class: "summary" },
+      h("tr", {}, ["", "value [95% CI]"].map((t) => h("th", {}, t))),
+      rows.map(([field, label, value, ci]) => h("tr", { "data-field": field },
+        h("th", { scope: "row" }, label),
+        h("td", { class: "num", "data-value": field }, num(value), ci ? h("span", { class: "ci" }, " ", interval(ci)) : null))));
+  }
+
+  function outlookSection(base, segment) {
+    const out = h("div", { id: "outlook-answer" });
+    const error = h("span", { id: "outlook-error", class: "error", hidden: true });
+    const from = percentInput("trajectory-from", "fraud rate now in percent");
+    const to = percentInput("trajectory-to", "fraud rate at the end in percent");
+    const days = h("input", { id: "trajectory-days", type: "number", min: "1", max: "3650", step: "1", value: "30", required: true, size: 4, "aria-label": "days" });
+    const shape = h("select", { id: "trajectory-shape", "aria-label": "how it moves" },
+      h("option", { value: "log" }, "growing steadily (log)"), h("option", { value: "linear" }, "in a straight line"));
+    const ask = async (kind, body) => {
+      delete document.body.dataset.outlook;
+      error.hidden = true;
+      try {
+        const answer = await calmon.post(`${base}/whatif`, { segment, priors: [], ...body });
+        out.replaceChildren(kind === "trajectory"
+          ? outlookTable("outlook-trajectory", [
+            ["precision", "temporal precision at the threshold", answer.trajectory.precision, answer.trajectory.precision_ci],
+            ["average_precision", "mean AP over the span", answer.trajectory.average_precision, answer.trajectory.average_precision_ci],
+            ["random_average_precision", "a random classifier's (the baseline to beat)", answer.trajectory.random_average_precision, null]])
+          : outlookTable("outlook-range", [
+            ["precision", "integrated precision at the threshold", answer.range.precision, answer.range.precision_ci],
+            ["average_precision", "integrated P-R area", answer.range.average_precision, answer.range.average_precision_ci],
+            ["random_average_precision", "a random classifier's area (the baseline to beat)", answer.range.random_average_precision, null]]));
+      } catch (e) {
+        error.textContent = String(e.message || e);
+        error.hidden = false;
+      }
+      document.body.dataset.outlook = kind;
+    };
+    const trajectoryForm = h("form", {
+      id: "trajectory-form",
+      onsubmit: (event) => {
+        event.preventDefault();
+        ask("trajectory", { range: null, trajectory: { points: [[0, Number(from.value) / 100], [Number(days.value), Number(to.value) / 100]], interpolation: shape.value } });
+      },
+    }, "If the fraud rate goes from ", from, " % to ", to, " % in ", days, " days, ", shape, " ", h("button", { type: "submit" }, "Compute"));
+    const lo = percentInput("range-lo", "lowest fraud rate in percent");
+    const likely = percentInput("range-likely", "most likely fraud rate in percent");
+    const hi = percentInput("range-hi", "highest fraud rate in percent");
+    const rangeForm = h("form", {
+      id: "range-form",
+      onsubmit: (event) => {
+        event.preventDefault();
+        const [a, m, b] = [lo, likely, hi].map((x) => Number(x.value) / 100);
+        // A triangle: most weight at the likely rate, none at the ends (Lampert's w(pi)).
+        ask("range", { range: { pi_lo: a, pi_hi: b, weight: [[a, 0], [m, 1], [b, 0]] } });
+      },
+    }, "If the fraud rate lies between ", lo, " % and ", hi, " %, most likely ", likely, " %, ", h("button", { type: "submit" }, "Compute"));
+    return h("section", { id: "outlook" },
+      h("h2", {}, "What the fraud rate may do"),
+      trajectoryForm, rangeForm, error, out,
+      howTo("a trajectory averages the model's precision and AP over time as the fraud rate moves (Lampert eq. 4); a weighted range averages them over the rates you think possible, weighted by how likely (a triangle peaking at the most likely rate). Each comes with its 95% bootstrap interval and a random classifier's value, the baseline to beat: its precision at any fraud rate is that rate."));
+  }
+
   // ---- Champion vs challenger ---------------------------------------------------------------
   function comparisonRow(key, label, c) {
     return h("tr", { "data-comparison": key },
@@ -189,7 +254,7 @@
     render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", h("a", { href: modelLink(name, segment) }, name), " / analyses"),
       h("h1", {}, `${name}: what-if and champion vs challenger`, segment !== "all" ? ` (segment ${segment})` : ""),
-      what.section, vs.section);
+      what.section, outlookSection(base, segment), vs.section);
     if (what.chartBox) {
       const marks = [
         { x: whatif.period.pi0, label: "pi0" },
