@@ -207,3 +207,21 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
         }
     ],
 }
+ANALYSIS_RESPONSES[("get", "/v1/models/{name}/metric-trust")] = {
+    "model": "card-fraud",
+    "segment": "all",
+    "pi": 0.00397,
+    "ratio": 250.9,
+    "pi0": 0.00425,
+    "ratios": [1.0, 10.0, 100.0, 1000.0, 10000.0],
+    "curves": [
+        {"metric": "f1", "sensitivity": [0.0, 0.2417, 0.4211, 0.4737, 0.4795]},
+        {"metric": "calibrated_f1", "sensitivity": [0.0, 0.0, 0.0, 0.0, 0.0]},
+    ],
+    "surface": {
+        "metric": "f1",
+        "centres": [0.25, 0.75],
+        "values": [[0.002, 0.005], [0.006, 0.016]],
+    },
+    "windows": [{"window_start": "2026-10-30T00:00:00Z", "tnr": 0.9981, "tpr": 0.612}],
+}

@@ -685,6 +685,36 @@ def test_the_analyses_page_reads_a_trajectory_and_a_weighted_range(
             assert _same_ci(ci, api.get(f"{field}_ci"), 5.1e-5), field
 
 
+def test_which_metric_to_trust_draws_the_curves_and_the_windows(
+    seeded: Seeded, browser: Browser, shots: Path
+) -> None:
+    """The "which metric to trust" page (from the model page's link): the metrics ranked by
+    their sensitivity at the model's ratio as the API gives them, the s(r) chart, and the
+    picked metric's surface with one point per mature window."""
+    out = seeded.api.get("/v1/models/steady/metric-trust", params={"metric": "precision"}).json()
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/steady")
+        page.click("#trust-link")
+        wait_ready(page, "#/models/steady/trust")
+        page.select_option("#surface-picker", "precision")
+        wait_ready(page, "#/models/steady/trust?metric=precision")
+        ranked = [
+            row.get_attribute("data-metric") for row in page.locator("#trust-table tbody tr").all()
+        ]
+        shown = shown_value(page, '#trust-table tr[data-metric="f1"] td[data-field="at_ratio"]')
+        curves = page.locator("#chart-sensitivity canvas").count()
+        points = page.locator("#chart-surface").get_attribute("data-points")
+        page.screenshot(path=shots / "ui-trust.png", full_page=True)
+        assert not log.problems(), log.problems()
+    at = out["ratios"].index(out["ratio"])
+    by_metric = {c["metric"]: c["sensitivity"][at] for c in out["curves"]}
+    assert ranked == sorted(by_metric, key=lambda m: by_metric[m])
+    assert same(shown, by_metric["f1"], 5.1e-4)
+    assert curves == 1
+    assert points == str(len(out["windows"]))
+    assert len(out["windows"]) > 10
+
+
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:
     """A mistyped address gets a "no such page" with a way back, not the models list as if it
     had been asked for."""

@@ -15,10 +15,12 @@ from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequ
 from app.schemas.instants import not_a_number
 from app.schemas.priors import check_prior
 from app.schemas.segment_compare import SegmentCompareOut
+from app.schemas.trust import TrustOut
 from app.services import catalogue as catalogue_service
 from app.services import compare as compare_service
 from app.services import segment_compare as segment_compare_service
 from app.services import threshold_advice as advice_service
+from app.services import trust as trust_service
 from app.services import whatif as whatif_service
 
 router = APIRouter(prefix="/v1/models/{name}", tags=["analyses"])
@@ -99,6 +101,28 @@ def get_segments_compare(
     bootstrap: a segment is part of the whole). A read: nothing is stored."""
     return segment_compare_service.segment_comparison(
         session, name, baseline=baseline, period=(start, end), replicates=replicates
+    )
+
+
+@router.get("/metric-trust")
+def get_metric_trust(
+    name: str,
+    session: SessionDep,
+    _: ReadAccess,
+    *,
+    metric: Annotated[
+        str, Query(max_length=100, description="The metric whose surface is drawn.")
+    ] = "f1",
+    segment: Segment = "all",
+    start: From = None,
+    end: To = None,
+) -> TrustOut:
+    """Which metric to trust at this model's class ratio (the seed paper on class-imbalance
+    sensitivity): every contingency-space metric's sensitivity s(r) from 1:1 to 1:10^4 and
+    beyond the model's ratio, ``metric``'s surface at the period's ratio, and each mature
+    window's operating point (TNR, TPR) on it. A read: nothing is stored."""
+    return trust_service.metric_trust(
+        session, name, metric=metric, segment=segment, period=(start, end)
     )
 
 

@@ -101,6 +101,7 @@
       if (parts[0] === "models" && parts.length === 2) await ui.pages.model(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "analyses" && parts.length === 3) await ui.pages.analyses(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "segments" && parts.length === 3) await ui.pages.segments(parts[1], params);
+      else if (parts[0] === "models" && parts[2] === "trust" && parts.length === 3) await ui.pages.trust(parts[1], params);
       else if (parts[0] === "models" && parts[2] === "windows" && parts.length === 4) await ui.pages.window(parts[1], parts[3], params);
       else if (parts.length === 0) await ui.pages.models();
       else notFound(location.hash);

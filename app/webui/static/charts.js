@@ -271,6 +271,79 @@ const charts = (function () {
     });
   }
 
+  // Each metric's imbalance sensitivity s(r) against the ratio 1:r on a log axis, with a dashed
+  // marker at the model's ratio. Metrics the imbalance does not move lie flat at 0.
+  const PALETTE = ["#1f5fa8", "#b35806", "#1b7837", "#762a83", "#b2182b", "#35978f", "#8c510a", "#5e3c99", "#d6604d", "#4d4d4d"];
+  function sensitivityChart(el, spec) {
+    const format = (v) => v.toFixed(3);
+    const series = [{ label: "ratio 1:r", value: (u, v) => (v == null ? "–" : `1:${Math.round(v)}`) }];
+    spec.curves.forEach((curve, i) => series.push({
+      label: curve.metric, stroke: PALETTE[i % PALETTE.length], width: curve.calibrated ? 2.5 : 1.5,
+      dash: curve.calibrated ? [] : [5, 3], points: { show: false }, value: (u, v) => (v == null ? "–" : format(v)),
+    }));
+    const opts = {
+      width: width(el),
+      height: 320,
+      scales: { x: { time: false, distr: 3, log: 10 }, y: { range: [0, 1] } },
+      series,
+      axes: [
+        // Only the powers of 10 are labelled (uPlot's log axis gives the ticks between as well).
+        { label: "imbalance ratio r (negatives per fraud, log scale)", labelSize: 20, values: (u, t) => t.map((v) => (v != null && Number.isInteger(Math.log10(v)) ? `1:${v.toLocaleString("en")}` : "")) },
+        { label: "sensitivity s(r)", labelSize: 20, size: 60, values: (u, t) => t.map(format) },
+      ],
+      hooks: { drawAxes: [(u) => drawMarks(u, [], spec.markers || [])] },
+    };
+    return new uPlot(opts, [spec.ratios, ...spec.curves.map((c) => c.sensitivity)], el);
+  }
+
+  // A metric's surface over contingency space (TNR across, TPR up) as a heat map from white (0)
+  // to dark blue (1), undefined cells hatched grey, with the windows' operating points on it.
+  function surfaceChart(el, spec) {
+    const px = window.devicePixelRatio || 1;
+    const size = Math.min(width(el), 420);
+    const canvas = document.createElement("canvas");
+    canvas.width = size * px;
+    canvas.height = size * px;
+    canvas.style.width = `${size}px`;
+    canvas.style.height = `${size}px`;
+    el.replaceChildren(canvas);
+    const ctx = canvas.getContext("2d");
+    ctx.scale(px, px);
+    const margin = 44, plot = size - margin - 8;
+    const n = spec.centres.length, cell = plot / n;
+    spec.values.forEach((row, i) => row.forEach((v, j) => {
+      if (v == null) ctx.fillStyle = "#bbbbbb";
+      else ctx.fillStyle = `rgb(${Math.round(255 - 224 * v)}, ${Math.round(255 - 160 * v)}, ${Math.round(255 - 87 * v)})`;
+      // row i is TPR = centres[i]: drawn from the bottom up.
+      ctx.fillRect(margin + j * cell, 8 + plot - (i + 1) * cell, cell + 0.5, cell + 0.5);
+    }));
+    ctx.strokeStyle = "#333";
+    ctx.strokeRect(margin, 8, plot, plot);
+    ctx.fillStyle = "#333";
+    ctx.font = "11px sans-serif";
+    ctx.textAlign = "center";
+    for (const t of [0, 0.5, 1]) {
+      ctx.fillText(t.toFixed(1), margin + t * plot, size - 22);
+      ctx.fillText(t.toFixed(1), margin - 16, 8 + plot - t * plot + 4);
+    }
+    ctx.fillText("TNR (1 - FPR)", margin + plot / 2, size - 6);
+    ctx.save();
+    ctx.translate(12, 8 + plot / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText("TPR (recall)", 0, 0);
+    ctx.restore();
+    ctx.strokeStyle = "#b35806";
+    ctx.fillStyle = "rgba(179, 88, 6, 0.35)";
+    for (const w of spec.points) {
+      ctx.beginPath();
+      ctx.arc(margin + w.tnr * plot, 8 + plot - w.tpr * plot, 3.5, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.stroke();
+    }
+    el.dataset.points = String(spec.points.length);
+    return canvas;
+  }
+
   // Values against the fraud rate (x in 0-1, shown in %): what-if curves, with their bands and
   // dashed vertical markers at the fraud rates named on the page.
   function priorChart(el, spec) {
@@ -299,5 +372,5 @@ const charts = (function () {
     return new uPlot(opts, [spec.x, ...spec.lines.map((line) => line.values)], el);
   }
 
-  return { timeChart, prChart, rocChart, gainChart, priorChart, STYLE, EARLY };
+  return { timeChart, prChart, rocChart, gainChart, priorChart, sensitivityChart, surfaceChart, STYLE, EARLY };
 })();
