@@ -715,6 +715,33 @@ def test_which_metric_to_trust_draws_the_curves_and_the_windows(
     assert len(out["windows"]) > 10
 
 
+def test_the_model_page_shows_a_chosen_period_and_refreshes_in_place(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """The model page's period: the last N windows, or days from .. to, in its address (so a
+    reload keeps it); Refresh draws the page again with the same period."""
+    starts = [p["window_start"] for p in _series(seeded, "shop")]
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        _open(page, seeded, "#/models/shop")
+        page.select_option("#period-last", "30")
+        page.click("#period-form button[type=submit]")
+        wait_ready(page, "#/models/shop?last=30")
+        last = [c.get_attribute("data-window") for c in page.locator("#verdict-strip .cell").all()]
+        page.fill("#period-from", starts[4][:10])
+        page.fill("#period-to", starts[8][:10])
+        page.select_option("#period-last", "")
+        page.click("#period-form button[type=submit]")
+        fragment = f"#/models/shop?from={starts[4][:10]}&to={starts[8][:10]}"
+        wait_ready(page, fragment)
+        days = page.locator("#verdict-strip .cell").count()
+        page.click("#refresh")
+        wait_ready(page, fragment)
+        again = page.locator("#verdict-strip .cell").count()
+        assert not log.problems(), log.problems()
+    assert last == starts[-30:]
+    assert days == again == 5
+
+
 def test_an_unknown_address_says_so(seeded: Seeded, browser: Browser) -> None:
     """A mistyped address gets a "no such page" with a way back, not the models list as if it
     had been asked for."""

@@ -122,6 +122,13 @@
     }
   }
 
+  // A refresh draws the page again where the reader is (its scroll position kept).
+  ui.refresh = async () => {
+    const y = window.scrollY;
+    await route();
+    window.scrollTo(0, y);
+  };
+
   forget.addEventListener("click", () => {
     calmon.forgetToken();
     route();

@@ -196,6 +196,46 @@
         calibrated("calibrated_net_savings", net, money)));
   }
 
+  // ---- the shown period: the last N windows, or days from .. to (in the model's zone) ----------
+  const LASTS = ["30", "90", "365"];
+
+  function periodLink(name, segment, period) {
+    const query = new URLSearchParams();
+    if (segment && segment !== "all") query.set("segment", segment);
+    for (const [key, value] of Object.entries(period)) if (value) query.set(key, value);
+    const text = query.toString();
+    return `#/models/${enc(name)}` + (text ? `?${text}` : "");
+  }
+
+  // Keeps the series' windows in the period (days compared as the page shows them: in the
+  // model's zone); the last N are the newest N windows of the AP series.
+  function shownPeriod(params, ap) {
+    const from = params.get("from"), to = params.get("to"), last = Number(params.get("last")) || null;
+    const within = (p) => (!from || day(p.window_start).slice(0, 10) >= from) && (!to || day(p.window_start).slice(0, 10) <= to);
+    const starts = ap.points.filter(within).map((p) => p.window_start);
+    const kept = new Set(last ? starts.slice(-last) : starts);
+    const keep = (seriesList) => {
+      for (const series of seriesList) series.points = series.points.filter((p) => kept.has(p.window_start));
+    };
+    return { from, to, last, keep };
+  }
+
+  function periodForm(name, segment, period) {
+    const last = h("select", { id: "period-last", "aria-label": "windows shown" },
+      h("option", { value: "" }, "all windows"),
+      LASTS.map((n) => h("option", { value: n, selected: String(period.last) === n }, `the last ${n} windows`)));
+    const from = h("input", { id: "period-from", type: "date", value: period.from || "", "aria-label": "first day" });
+    const to = h("input", { id: "period-to", type: "date", value: period.to || "", "aria-label": "last day" });
+    return h("form", {
+      id: "period-form", class: "period",
+      onsubmit: (event) => {
+        event.preventDefault();
+        location.hash = periodLink(name, segment, { last: last.value, from: from.value, to: to.value });
+      },
+    }, "Show ", last, " from ", from, " to ", to, " ", h("button", { type: "submit" }, "Apply"), " ",
+    h("button", { type: "button", id: "refresh", onclick: () => ui.refresh() }, "Refresh"));
+  }
+
   async function modelPage(name, params) {
     const segment = params.get("segment") || "all";
     const base = `/v1/models/${enc(name)}`;
@@ -209,6 +249,8 @@
       calmon.get(`${base}/status`),
     ]);
     ui.setZone(model.timezone);
+    const period = shownPeriod(params, ap);
+    period.keep([ap, f1]);
     const points = ap.points;
     // The alert budget's series only for a model that has one.
     const budget = model.alert_capacity == null ? null : await Promise.all([
@@ -219,6 +261,7 @@
     ]);
     const money = await Promise.all(["value_recall", "value_precision", "net_savings"].map(
       (metric) => calmon.get(`${base}/metrics`, { metric, segment })));
+    period.keep([...(budget || []), ...money]);
     // The catalogue needs a mature window; asked after the series so it does not delay them.
     const catalogue = points.some((p) => p.judged) ? calmon.get(`${base}/metric-catalogue`, { segment }) : null;
     const advice = points.length ? calmon.get(`${base}/threshold-advice`, { segment }) : null;
@@ -286,6 +329,7 @@
     render(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Models"), " / ", name),
       h("h1", {}, name, " ", h("label", { class: "picker" }, "segment ", picker)),
+      periodForm(name, segment, period),
       h("p", {}, h("a", { id: "analyses-link", href: ui.analysesLink(name, segment) }, "What-if at other fraud rates, champion vs challenger →"),
         segments.length > 1 ? [" · ", h("a", { id: "segments-link", href: ui.segmentsLink(name) }, "Segments side by side at pi0 →")] : null,
         " · ", h("a", { id: "trust-link", href: ui.trustLink(name) }, "Which metric to trust →")),
