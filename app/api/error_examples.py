@@ -75,7 +75,7 @@ BY_OPERATION: Final[dict[tuple[str, str], dict[int, CalmonError]]] = {
         422: BatchValidationError(
             [
                 RowError(1, "label", "must be 0, 1 or null"),
-                RowError(2, "score", "must be a number"),
+                RowError(2, "score", "must be a finite number, not the string 'NaN'"),
             ]
         ),
     },

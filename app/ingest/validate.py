@@ -8,6 +8,7 @@ the first ones by row are reported.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Final, cast
@@ -254,9 +255,11 @@ def not_a_number(value: object) -> str:
         pointed = value.strip().replace(",", ".")
         return f"{shown} is not a number: write its decimal mark as a point ({pointed})"
     try:
-        float(value)
+        number = float(value)
     except ValueError:
         return f"must be a number, not the text {shown}"
+    if not math.isfinite(number):  # "NaN", "inf": no finite number to send instead
+        return f"must be a finite number, not the string {shown}"
     return f"must be a JSON number, not the string {shown} (send {value.strip()} unquoted)"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.integration.test_readme_replay import (
+from tests.support.replay import (
     README_URL,
     assert_printed,
     background_script,
