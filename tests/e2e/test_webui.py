@@ -508,7 +508,9 @@ def _same_ci(shown: list[float] | None, api: list[float] | None, abs_: float) ->
     return shown == pytest.approx(api, abs=abs_)
 
 
-def test_segments_side_by_side_show_the_api_values(seeded: Seeded, browser: Browser) -> None:
+def test_segments_side_by_side_show_the_api_values(
+    seeded: Seeded, browser: Browser, shots: Path
+) -> None:
     """The segments page (from the model page's link) shows each segment's calibrated values
     and differences as GET .../segments/compare gives them, and the baseline picker switches
     the comparison to a segment."""
@@ -536,6 +538,7 @@ def test_segments_side_by_side_show_the_api_values(seeded: Seeded, browser: Brow
         page.click("#segments-link")
         wait_ready(page, "#/models/shop/segments")
         to_whole = read(page)
+        page.screenshot(path=shots / "ui-segments.png", full_page=True)
         page.select_option("#baseline-picker", first)
         wait_ready(page, f"#/models/shop/segments?baseline={first}")
         to_first = read(page)
