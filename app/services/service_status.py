@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from app.db.clock import database_now
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.window_queue import WindowQueueRepository
-from app.observability.collector import worker_totals
+from app.observability.snapshot import worker_totals
 from app.schemas.service_status import ServiceStatusOut
 from app.services.model_access import ModelSet
 from app.settings import Settings

@@ -87,7 +87,7 @@ def missing_worker_hook(
 
 def _alive_workers(factory: sessionmaker[Session], settings: Settings) -> int:
     # Imported here: the collector's repository pulls in the metrics vocabulary.
-    from app.observability.collector import worker_totals  # noqa: PLC0415
+    from app.observability.snapshot import worker_totals  # noqa: PLC0415
 
     try:
         with factory() as session:
