@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics._gain_curve import GainArea
 from app.metrics.types import FloatingArray
 
 # FloatingArray: float64 for point values, float32 for bootstrap replicates (one formula).
@@ -123,7 +124,7 @@ class Prepared:
     """The prior-free part of :func:`compute`, shared when calibrating at several priors."""
 
     curve: _Curve
-    gains: _GainCurve
+    gains: GainArea
     pi: FloatingArray
     invariant: Columns
     values: _Values
@@ -156,7 +157,7 @@ class Prepared:
             invariant["value_recall"] = values.caught / values.total
             return cls(
                 curve=c,
-                gains=_GainCurve.of(c),
+                gains=GainArea.of(c),
                 pi=pi,
                 invariant=invariant,
                 values=values,
@@ -349,55 +350,3 @@ class _Values:
             "value_precision": self.caught / (self.caught + flagged),
             "net_savings": caught - self.review_cost * alerts,
         }
-
-
-@dataclass(frozen=True)
-class _GainCurve:
-    """Area under the PR-Gain curve over recall gain in [0, 1] (Flach & Kull 2015).
-
-    Follows the reference implementation (meeliskull/prg, ``calc_auprg``): one point per
-    distinct score, trapezoids in (recall gain, precision gain) space for every segment whose
-    left end has recall gain >= 0, and the segment crossing recall gain 0 cut at the point
-    interpolated linearly in contingency space. Negative precision gains count (negative area).
-
-    Precision gain ``1 - (P/N)(FP/TP)`` is the same calibrated or not (so it is computed once);
-    recall gain ``(rec - p) / ((1 - p) rec) = (1 - p P / TP) / (1 - p)`` uses the prior p (pi,
-    or pi0 when calibrated). A segment from TP_l to TP therefore has width
-    ``p P (1/TP_l - 1/TP) / (1 - p)``.
-    """
-
-    inv_tp: FloatingArray
-    suffix: FloatingArray  # sum over entries i >= j of (1/TP_l - 1/TP)(pg_l + pg_r), per row
-    pg_r: FloatingArray
-    ratio: FloatingArray
-
-    @classmethod
-    def of(cls, c: _Curve) -> _GainCurve:
-        ratio = (c.npos / c.nneg)[:, None]
-        tp_l = c.tp - c.pos
-        inv_tp, inv_tp_l = 1.0 / c.tp, 1.0 / tp_l
-        fp_over_tp = c.fp * inv_tp
-        pg_r = 1.0 - ratio * fp_over_tp
-        pg_sum = 2.0 - ratio * (fp_over_tp + (c.fp - c.tied) * inv_tp_l)
-        # Segments starting at TP_l = 0 (recall gain -inf) give inf/NaN terms. They lie at or
-        # before the first entry with positives, which is at or before the crossing segment m,
-        # and only the suffixes after m are read, so they never reach a result.
-        h = (inv_tp_l - inv_tp) * pg_sum
-        suffix = np.cumsum(h[:, ::-1], axis=1)[:, ::-1]
-        return cls(inv_tp=inv_tp, suffix=suffix, pg_r=pg_r, ratio=ratio[:, 0])
-
-    def area(self, c: _Curve, prior: FloatingArray | float) -> FloatingArray:
-        """Area with recall gain at ``prior`` (a float, or one value per row)."""
-        tp_x = prior * c.npos  # recall gain is 0 where TP = p P
-        rows = c.rows
-        m = np.argmax(c.tp > tp_x[:, None], axis=1)  # the segment that crosses recall gain 0
-        scale = tp_x / (1.0 - prior)
-        last = self.suffix.shape[1] - 1
-        # The whole segments after m (none if m is the last entry).
-        after = np.where(m < last, self.suffix[rows, np.minimum(m + 1, last)], 0.0)
-        tp_r, pos, tied = c.tp[rows, m], c.pos[rows, m], c.tied[rows, m]
-        fp_x = c.fp[rows, m] - tied + (tp_x - (tp_r - pos)) / pos * tied
-        pg_x = 1.0 - self.ratio * (fp_x / tp_x)
-        rg_r = scale * (1.0 / tp_x - self.inv_tp[rows, m])
-        result: FloatingArray = scale * after / 2.0 + rg_r * (self.pg_r[rows, m] + pg_x) / 2.0
-        return result

@@ -16,7 +16,7 @@ from app.metrics.catalogue import (
 )
 from app.metrics.registry import METRICS_BY_NAME
 from app.metrics.whatif import at_prior
-from app.schemas.analyses import CatalogueEntry, CatalogueOut, SensitivityOut, SwingOut
+from app.schemas.catalogue import CatalogueEntry, CatalogueOut, SensitivityOut, SwingOut
 from app.services.models import get_model
 from app.services.periods import Period, load_period
 

@@ -11,7 +11,8 @@ from pydantic import AfterValidator, BeforeValidator
 
 from app.api.deps import ReadAccess, SessionDep
 from app.schemas.advice import ThresholdAdviceOut
-from app.schemas.analyses import CatalogueOut, CompareOut, WhatIfOut, WhatIfRequest
+from app.schemas.analyses import CompareOut, WhatIfOut, WhatIfRequest
+from app.schemas.catalogue import CatalogueOut
 from app.schemas.instants import not_a_number
 from app.schemas.priors import check_prior
 from app.schemas.segment_compare import SegmentCompareOut
