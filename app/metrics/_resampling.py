@@ -9,11 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from app.metrics._kernel import AmountCounts, ReplicateCounts
 from app.metrics.result import counts_of
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float32Array, Float64Array, Int64Array
+
+
+def block_bounds(
+    sketch: CurveSketch, max_entries: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(ends, starts)`` of blocks of consecutive entries with about equal positives, the
+    threshold's entry and the last one ending a block."""
+    cum_pos = np.cumsum(sketch.positives_at)
+    targets = np.linspace(0, cum_pos[-1], max_entries, endpoint=False)[1:]
+    ends = np.searchsorted(cum_pos, targets, side="left")
+    ends = np.unique(np.concatenate((ends, [sketch.threshold_index, sketch.scores.size - 1])))
+    return ends, np.concatenate(([0], ends[:-1] + 1))
 
 
 def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
@@ -23,12 +36,7 @@ def merge_blocks(sketch: CurveSketch, max_entries: int) -> ReplicateCounts:
     negatives. Counts at block ends (so AP's, F1's and the threshold's) stay exact, and a
     replicate draws two large Poisson counts per block instead of many small ones.
     """
-    size = sketch.scores.size
-    cum_pos = np.cumsum(sketch.positives_at)
-    targets = np.linspace(0, cum_pos[-1], max_entries, endpoint=False)[1:]
-    ends = np.searchsorted(cum_pos, targets, side="left")
-    ends = np.unique(np.concatenate((ends, [sketch.threshold_index, size - 1])))
-    starts = np.concatenate(([0], ends[:-1] + 1))
+    ends, starts = block_bounds(sketch, max_entries)
     negatives = np.add.reduceat(sketch.negatives_tied + sketch.negatives_between, starts)
 
     def row(a: Int64Array) -> Float64Array:

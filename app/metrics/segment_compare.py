@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.metrics._kernel import Prepared, ReplicateCounts
-from app.metrics._resampling import poisson_counts
+from app.metrics._resampling import block_bounds, poisson_counts
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import evaluate_sketch
@@ -124,12 +124,7 @@ class _Blocks:
 
     @classmethod
     def of(cls, whole: CurveSketch, max_blocks: int) -> _Blocks:
-        size = whole.scores.size
-        cum = np.cumsum(whole.positives_at)
-        targets = np.linspace(0, cum[-1], max_blocks, endpoint=False)[1:]
-        ends = np.searchsorted(cum, targets, side="left")
-        ends = np.unique(np.concatenate((ends, [whole.threshold_index, size - 1])))
-        starts = np.concatenate(([0], ends[:-1] + 1))
+        ends, starts = block_bounds(whole, max_blocks)
         return cls(ends, starts, int(np.searchsorted(ends, whole.threshold_index)))
 
     def merge(self, cells: _Cells) -> tuple[Float64Array, Float64Array, float]:
