@@ -20,22 +20,13 @@ from typing import Any
 import numpy as np
 
 from app.client import json_arrays
+from app.ingest.parse import FIELDS
 
 # A column as the client holds it: JSON-ready values, or a 1-D numpy array of float64 scores or
 # datetime64[us] UTC timestamps.
 Column = list[Any] | np.ndarray[Any, Any]
-# The API's column names, in its order.
-COLUMNS = (
-    "id",
-    "timestamp",
-    "score",
-    "label",
-    "segment",
-    "labelled_at",
-    "source",
-    "amount",
-    "entity",
-)
+# The API's column names, in its order (the server's own list).
+COLUMNS = FIELDS
 # The columns of a label update (POST .../labels).
 LABEL_COLUMNS = ("id", "label", "labelled_at", "source")
 # A batch id is at most 200 characters (README, "Idempotency"); the prefix leaves room for
