@@ -22,6 +22,7 @@ from tests.support.server import (
     LiveServer,
     clean_environment,
     free_port,
+    run_calmon,
     running_server,
 )
 from tests.support.waiting import wait_for
@@ -31,19 +32,7 @@ ROWS_PER_DAY = 400
 FIRST_DAY = datetime(2026, 1, 5, tzinfo=UTC)
 
 
-def calmon(
-    *args: str, env: dict[str, str] | None = None, cwd: Path = REPO_ROOT
-) -> subprocess.CompletedProcess[str]:
-    """``calmon <args>`` to the end, with a clean environment plus ``env``."""
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        cwd=cwd,
-        env=clean_environment({"PYTHONPATH": str(REPO_ROOT), **(env or {})}),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+calmon = run_calmon
 
 
 class Service:

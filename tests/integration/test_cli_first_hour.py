@@ -8,21 +8,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 from app.db.engine import redacted_url
-from tests.support.server import REPO_ROOT, clean_environment, free_port
+from tests.support.server import REPO_ROOT, clean_environment, free_port, run_calmon
 
-
-def _calmon(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        cwd=cwd,
-        env=clean_environment({"PYTHONPATH": str(REPO_ROOT), **(env or {})}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+_calmon = run_calmon
 
 
 def test_version(tmp_path: Path) -> None:

@@ -158,3 +158,18 @@ def bearer_client(base_url: str, token: str, timeout: float = 300.0) -> httpx.Cl
     return httpx.Client(
         base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
     )
+
+
+def run_calmon(
+    *args: str, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``calmon <args>`` run to its end in ``cwd``, with a clean environment plus ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=cwd,
+        env=clean_environment({"PYTHONPATH": str(REPO_ROOT), **(env or {})}),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
