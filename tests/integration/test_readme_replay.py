@@ -101,11 +101,10 @@ MORE_EXAMPLES = (
     "Before the labels arrive",
 )
 """Sections of the docs pages whose curl examples run on the first steps' model as written
-(each answer a JSON document, none an error). Not here, and why: `Champion vs challenger`
-compares with a second model the first steps do not register, `Early estimates` reads a January
-window they do not have, `What-if` asks for a trajectory over a period of more than one window,
-the CLI lines (`calmon whatif`) are the CLI's own tests' business, and the reference
-re-anchoring of `2. Against a frozen reference` needs usable windows."""
+(each answer a JSON document, none an error). The examples that need a longer history (what-if,
+champion vs challenger, segments side by side, the metric catalogue's table, the reference
+re-anchoring, the early estimates) run on the streams the pages describe, in
+tests/integration/test_docs_worlds_replay.py."""
 
 
 def more_examples(base_url: str, workdir: Path, env: Mapping[str, str] | None = None) -> None:
