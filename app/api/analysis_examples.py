@@ -1,5 +1,8 @@
 """Examples of the analyses' requests and answers in the OpenAPI document (app.api.examples
-holds the others; a test validates each against its route's model)."""
+holds the others; a test validates each against its route's model). The answers are a real
+server's, shortened and rounded, on the analyses' 30 days of tests/support/docs_worlds.py (the
+stream docs/analyses.md shows): tests/integration/test_docs_worlds_replay.py checks each against
+the answer it stands for. The threshold advice's is from a stream with an alert budget."""
 
 from __future__ import annotations
 
@@ -8,94 +11,156 @@ from typing import Any, Final
 ANALYSIS_REQUESTS: Final[dict[tuple[str, str], Any]] = {}
 ANALYSIS_RESPONSES: Final[dict[tuple[str, str], Any]] = {}
 
-_PERIOD: Final[dict[str, Any]] = {
-    "segment": "all",
-    "first_window": "2026-10-01T00:00:00Z",
-    "last_window": "2026-10-30T00:00:00Z",
-    "windows": 30,
-    "labelled": 600000,
-    "positives": 2380,
-    "pi": 0.00397,
-    "pi_mean": 0.00397,
-    "pi_std": 0.00087,
-    "current_pi": 0.0049,
-    "current_window": "2026-10-30T00:00:00Z",
-    "pi0": 0.00425,
-    "pi0_version": 1,
-    "threshold": 2.5,
-}
-_AP_AT_0_008: Final[dict[str, Any]] = {"value": 0.349, "ci": [0.330, 0.368], "reason": None}
 ANALYSIS_REQUESTS[("post", "/v1/models/{name}/whatif")] = {
     "priors": [0.008],
     "trajectory": {"points": [[0, 0.004], [30, 0.008]], "interpolation": "log"},
 }
+
 ANALYSIS_RESPONSES[("post", "/v1/models/{name}/whatif")] = {
     "model": "card-fraud",
-    "period": _PERIOD,
-    "priors": [{"pi": 0.008, "metrics": {"average_precision": _AP_AT_0_008}}],
+    "period": {
+        "segment": "all",
+        "first_window": "2026-01-01T00:00:00Z",
+        "last_window": "2026-01-30T00:00:00Z",
+        "windows": 30,
+        "labelled": 600000,
+        "positives": 2484,
+        "pi": 0.00414,
+        "pi_mean": 0.00414,
+        "pi_std": 0.00112,
+        "current_pi": 0.0056,
+        "current_window": "2026-01-30T00:00:00Z",
+        "pi0": 0.00431,
+        "pi0_version": 3,
+        "threshold": 2.5,
+    },
+    "priors": [
+        {
+            "pi": 0.008,
+            "metrics": {
+                "average_precision": {"value": 0.456, "ci": [0.438, 0.476], "reason": None}
+            },
+        }
+    ],
     "range": {
-        "pi_lo": 0.00137,
-        "pi_hi": 0.00657,
+        "pi_lo": 0.000795,
+        "pi_hi": 0.00749,
         "source": "history",
         "weighted": False,
-        "precision": 0.195,
-        "precision_ci": [0.186, 0.203],
-        "precision_at_ends": [0.079, 0.293],
-        "average_precision": 0.268,
-        "average_precision_ci": [0.249, 0.286],
-        "average_precision_at_ends": [0.183, 0.327],
-        "min_average_precision": 0.0020,
-        "normalised_average_precision": 0.266,
-        "random_average_precision": 0.00397,
+        "precision": 0.239,
+        "precision_ci": [0.23, 0.249],
+        "precision_at_ends": [0.0598, 0.376],
+        "average_precision": 0.364,
+        "average_precision_ci": [0.345, 0.384],
+        "average_precision_at_ends": [0.211, 0.448],
+        "min_average_precision": 0.00207,
+        "normalised_average_precision": 0.362,
+        "random_average_precision": 0.00414,
         "reason": None,
     },
     "trajectory": {
         "t_start": 0.0,
         "t_end": 30.0,
         "interpolation": "log",
-        "precision": 0.265,
-        "average_precision": 0.311,
+        "precision": 0.315,
+        "average_precision": 0.414,
         "random_average_precision": 0.00577,
         "reason": None,
     },
 }
-_COMPARISON: Final[dict[str, Any]] = {
-    "pi": 0.00425,
-    "champion": 0.268,
-    "challenger": 0.301,
-    "difference": 0.033,
-    "ci": [0.012, 0.054],
-    "leader": "challenger",
-    "decided": True,
-}
+
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
     "champion": "card-fraud",
     "challenger": "card-fraud-v2",
     "metric": "average_precision",
-    "pi0": 0.00425,
-    "champion_period": _PERIOD,
-    "challenger_period": _PERIOD,
+    "pi0": 0.00431,
+    "champion_period": {
+        "segment": "all",
+        "first_window": "2026-01-01T00:00:00Z",
+        "last_window": "2026-01-30T00:00:00Z",
+        "windows": 30,
+        "labelled": 600000,
+        "positives": 2484,
+        "pi": 0.00414,
+        "pi_mean": 0.00414,
+        "pi_std": 0.00112,
+        "current_pi": 0.0056,
+        "current_window": "2026-01-30T00:00:00Z",
+        "pi0": 0.00431,
+        "pi0_version": 3,
+        "threshold": 2.5,
+    },
+    "challenger_period": {
+        "segment": "all",
+        "first_window": "2026-01-01T00:00:00Z",
+        "last_window": "2026-01-30T00:00:00Z",
+        "windows": 30,
+        "labelled": 600000,
+        "positives": 2484,
+        "pi": 0.00414,
+        "pi_mean": 0.00414,
+        "pi_std": 0.00112,
+        "current_pi": 0.0056,
+        "current_window": "2026-01-30T00:00:00Z",
+        "pi0": 0.00431,
+        "pi0_version": 3,
+        "threshold": 2.5,
+    },
     "series": [
         {
-            "window_start": "2026-10-30T00:00:00Z",
-            "pi": 0.0049,
-            "champion": {"value": 0.27, "ci": None, "reason": None},
-            "challenger": {"value": 0.3, "ci": None, "reason": None},
-            "difference": 0.03,
+            "window_start": "2026-01-01T00:00:00Z",
+            "pi": 0.0057,
+            "champion": {"value": 0.361, "ci": [0.236, 0.441], "reason": None},
+            "challenger": {"value": 0.406, "ci": [0.331, 0.508], "reason": None},
+            "difference": 0.0448,
         }
     ],
-    "at_pi0": _COMPARISON,
-    "at_current_pi": {**_COMPARISON, "pi": 0.0049},
-    "over_range": None,
-    "inversions": [],
-    "summary": "The challenger's AP is higher at pi0 (0.301 vs 0.268, interval excludes 0).",
+    "at_pi0": {
+        "pi": 0.00431,
+        "champion": 0.382,
+        "challenger": 0.415,
+        "difference": 0.0329,
+        "ci": [0.00598, 0.059],
+        "leader": "challenger",
+        "decided": True,
+    },
+    "at_current_pi": {
+        "pi": 0.0056,
+        "champion": 0.413,
+        "challenger": 0.457,
+        "difference": 0.0444,
+        "ci": [0.018, 0.0696],
+        "leader": "challenger",
+        "decided": True,
+    },
+    "over_range": {
+        "pi": None,
+        "champion": 0.364,
+        "challenger": 0.39,
+        "difference": 0.0266,
+        "ci": [-1.21e-05, 0.0518],
+        "leader": "challenger",
+        "decided": False,
+        "pi_lo": 0.000795,
+        "pi_hi": 0.00749,
+        "flips_inside": [0.00189],
+    },
+    "inversions": [{"pi": 0.00189, "below": "champion", "above": "challenger"}],
+    "summary": (
+        "By average precision the champion leads below 0.189%, the challenger above "
+        "0.189%; at the current fraud rate 0.56% the challenger leads by 0.0444 "
+        "(challenger - champion: 95% interval +0.0180 to +0.0696, decided); over the "
+        "history's range 0.0795% to 0.749% neither leads throughout (the order flips at "
+        "0.189%)."
+    ),
 }
+
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/metric-catalogue")] = {
     "model": "card-fraud",
-    "pi": 0.00397,
-    "ratio": 250.9,
-    "pi0": 0.00425,
-    "range": [0.0026, 0.0056],
+    "pi": 0.00414,
+    "ratio": 240.5,
+    "pi0": 0.00431,
+    "range": [0.0023, 0.00615],
     "metrics": [
         {
             "name": "precision",
@@ -105,11 +170,12 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/metric-catalogue")] = {
             "higher_is_better": True,
             "prior_invariant": False,
             "in_registry": True,
-            "sensitivity": {"regular": 0.99, "calibrated": 0.0, "reason": None},
-            "swing": {"at_pi_lo": 0.21, "at_pi_hi": 0.36},
+            "sensitivity": {"regular": 0.488, "calibrated": 0.0, "reason": None},
+            "swing": {"at_pi_lo": 0.156, "at_pi_hi": 0.331},
         }
     ],
 }
+
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/threshold-advice")] = {
     "model": "card-fraud",
     "segment": "all",
@@ -162,33 +228,25 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/threshold-advice")] = {
     "restoring_precision_reason": None,
 }
 
-_SIDE_METRIC: Final[dict[str, Any]] = {
-    "value": 0.412,
-    "ci": [0.371, 0.455],
-    "difference": 0.063,
-    "difference_ci": [0.031, 0.096],
-    "decided": True,
-    "reason": None,
-}
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
     "model": "card-fraud",
-    "prior": 0.00425,
+    "prior": 0.00431,
     "prior_source": "pi0",
     "baseline": "all",
-    "first_window": "2026-10-01T00:00:00Z",
-    "last_window": "2026-10-30T00:00:00Z",
+    "first_window": "2026-01-01T00:00:00Z",
+    "last_window": "2026-01-30T00:00:00Z",
     "windows": 30,
     "replicates": 1000,
     "whole": {
         "segment": "all",
         "windows": 30,
         "labelled": 600000,
-        "positives": 2380,
-        "pi": 0.00397,
+        "positives": 2484,
+        "pi": 0.00414,
         "metrics": {
             "average_precision": {
-                "value": 0.349,
-                "ci": [0.330, 0.368],
+                "value": 0.382,
+                "ci": [0.362, 0.401],
                 "difference": 0.0,
                 "difference_ci": None,
                 "decided": None,
@@ -198,30 +256,40 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
     },
     "segments": [
         {
-            "segment": "web",
+            "segment": "DE",
             "windows": 30,
-            "labelled": 240000,
-            "positives": 610,
-            "pi": 0.00254,
-            "metrics": {"average_precision": _SIDE_METRIC},
+            "labelled": 200245,
+            "positives": 838,
+            "pi": 0.00418,
+            "metrics": {
+                "average_precision": {
+                    "value": 0.377,
+                    "ci": [0.344, 0.412],
+                    "difference": -0.00431,
+                    "difference_ci": [-0.0306, 0.0248],
+                    "decided": False,
+                    "reason": None,
+                }
+            },
         }
     ],
 }
+
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/metric-trust")] = {
     "model": "card-fraud",
     "segment": "all",
-    "pi": 0.00397,
-    "ratio": 250.9,
-    "pi0": 0.00425,
-    "ratios": [1.0, 10.0, 100.0, 1000.0, 10000.0],
+    "pi": 0.00414,
+    "ratio": 240.5,
+    "pi0": 0.00431,
+    "ratios": [1.0, 1.47, 2.15, 3.16, 4.64],
     "curves": [
-        {"metric": "f1", "sensitivity": [0.0, 0.2417, 0.4211, 0.4737, 0.4795]},
-        {"metric": "calibrated_f1", "sensitivity": [0.0, 0.0, 0.0, 0.0, 0.0]},
+        {"metric": "accuracy", "sensitivity": [0.0, 0.0316, 0.061, 0.0866, 0.108]},
+        {"metric": "precision", "sensitivity": [0.0, 0.0736, 0.144, 0.209, 0.267]},
     ],
     "surface": {
         "metric": "f1",
-        "centres": [0.25, 0.75],
-        "values": [[0.002, 0.005], [0.006, 0.016]],
+        "centres": [0.01, 0.03],
+        "values": [[8.36e-05, 8.53e-05], [0.000251, 0.000256]],
     },
-    "windows": [{"window_start": "2026-10-30T00:00:00Z", "tnr": 0.9981, "tpr": 0.612}],
+    "windows": [{"window_start": "2026-01-01T00:00:00Z", "tnr": 0.994, "tpr": 0.421}],
 }

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.api.analysis_examples import ANALYSIS_REQUESTS, ANALYSIS_RESPONSES
 from app.client.http import CalmonClient
 from tests.support.docs_worlds import CHALLENGER, CHAMPION, send_analyses_world, send_early_world
 from tests.support.replay import (
@@ -237,3 +238,28 @@ def test_early_estimates_answer_what_the_page_prints(tmp_path: Path) -> None:
     assert_shown(shown, answer)
     # "The model pages on that evidence:"
     assert_shown(readme_json(EARLY, 1), alerts.json())
+
+
+ANALYSIS_PATHS = {
+    ("post", "/v1/models/{name}/whatif"): "/v1/models/card-fraud/whatif",
+    ("get", "/v1/models/{name}/compare"): "/v1/models/card-fraud/compare?challenger=card-fraud-v2",
+    ("get", "/v1/models/{name}/metric-catalogue"): "/v1/models/card-fraud/metric-catalogue",
+    ("get", "/v1/models/{name}/segments/compare"): "/v1/models/card-fraud/segments/compare",
+    ("get", "/v1/models/{name}/metric-trust"): "/v1/models/card-fraud/metric-trust",
+}
+
+
+def test_the_analyses_openapi_examples_are_real_answers(
+    analyses_world: tuple[LiveServer, str],
+) -> None:
+    """The examples /docs shows for the analyses are this stream's answers, shortened."""
+    server, token = analyses_world
+    assert set(ANALYSIS_RESPONSES) - set(ANALYSIS_PATHS) == {
+        ("get", "/v1/models/{name}/threshold-advice")  # a stream with an alert budget
+    }
+    with bearer_client(server.base_url, token) as http:
+        for (method, route), path in ANALYSIS_PATHS.items():
+            body = ANALYSIS_REQUESTS.get((method, route))
+            answer = http.request(method.upper(), path, json=body)
+            assert answer.status_code == 200, answer.text
+            assert_shown(ANALYSIS_RESPONSES[(method, route)], answer.json(), route)
