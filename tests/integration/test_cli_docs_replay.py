@@ -20,6 +20,7 @@ from tests.support.replay import (
     blocks,
     link_venv,
     needs_curl,
+    replaced,
     run_blocks,
     wait_ready,
 )
@@ -118,3 +119,22 @@ def test_the_cli_pages_session_prints_what_the_page_shows(tmp_path: Path) -> Non
         whatif = json.loads((tmp_path / "whatif.json").read_text())
         assert whatif["model"] == "card-fraud"
         assert [prior["pi"] for prior in whatif["priors"]] == [0.01]
+        # docs/sending-data.md's `calmon send` lines, in the same directory: the predictions
+        # again (each batch already stored: nothing written twice) and a chargeback export,
+        # a label file told apart by its columns alone.
+        write_chargebacks(tmp_path)
+        sending = replaced(
+            "\n".join(blocks("From a file: `calmon send`", "bash")),
+            {"export CALMON_TOKEN=...": f"export CALMON_TOKEN={token}"},
+        )
+        run_blocks([f"export CALMON_URL={README_URL}", sending], base_url, tmp_path)
+
+
+def write_chargebacks(directory: Path) -> None:
+    """A chargeback export of the labels' frauds: id, label, labelled_at, source."""
+    with (directory / "labels.csv").open(newline="") as handle:
+        frauds = [row["id"] for row in csv.DictReader(handle) if row["label"] == "1"]
+    with (directory / "chargebacks.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "label", "labelled_at", "source"])
+        writer.writerows([i, 1, "2026-02-01T00:00:00Z", "chargeback"] for i in frauds)
