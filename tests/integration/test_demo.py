@@ -1,15 +1,14 @@
 """`calmon demo` leaves a model whose verdicts show the prior shift and whose degradation paged
 on early labels, the degraded days still waiting for theirs (tests/support/demo.py's checks).
 
-Its own SQLite service is run by the README's command, in tests/integration/test_readme_replay.py;
-here, the deployment with a running service and a worker of its own, and the options around
-the run."""
+Its own SQLite service is run by the README's command, beside the Quick start's `calmon serve`
+holding its port, in tests/integration/test_readme_replay.py; here, the deployment with a
+running service and a worker of its own, and the options around the run."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -111,31 +110,6 @@ def test_demo_refuses_a_port_asked_for_and_taken_naming_who_holds_it(tmp_path: P
     assert line.startswith(f"calmon demo: port {port} is in use (pid {os.getpid()}: "), line
     assert line.endswith("): pass another --port"), line
     assert not (tmp_path / local_service.DEMO_DATABASE).exists()  # refused before anything
-
-
-@pytest.mark.e2e
-def test_demo_beside_the_quick_starts_serve_uses_its_own_server(tmp_path: Path) -> None:
-    """The Quick start in order: `calmon serve` still running on its port (8000, here
-    CALMON_PORT), then `calmon demo` in the same directory with the same settings. The demo
-    serves on another port and talks to its own server only."""
-    port = free_port()
-    env = {"CALMON_PORT": str(port)}
-    database_url = f"sqlite:///{tmp_path / 'var' / 'calmon.sqlite3'}"
-    (tmp_path / "var").mkdir()
-    with calmon_process(["serve"], database_url, env=env) as (serve, log):
-        serve_url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _answers(serve_url), "calmon serve", timeout=60, diagnostics=log.read_text)
-        done = run_demo("--data-dir", str(tmp_path / "var"), env=env)
-        assert serve.poll() is None
-    assert done.returncode == 0, done.stderr
-    moved = re.search(
-        rf"port {port} is in use \(pid {serve.pid}: [^)]* serve\): "
-        r"the demo serves on port (\d+) instead",
-        done.stderr,
-    )
-    assert moved is not None, done.stderr
-    assert f"model demo-card-fraud registered at http://127.0.0.1:{moved[1]}" in done.stderr
-    check_printout(done.stdout)
 
 
 def _answers(url: str) -> bool:

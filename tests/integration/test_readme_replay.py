@@ -248,15 +248,33 @@ def test_quick_start_then_first_steps_answer_what_the_readme_shows(tmp_path: Pat
 
 
 @pytest.mark.e2e
-def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
+def test_quick_start_demo_beside_the_serve_pages_early_then_serves(tmp_path: Path) -> None:
+    """The Quick start in order: `calmon serve` still running on its port (8000, here
+    CALMON_PORT) in the same directory, then the demo's command. The demo serves on another
+    port, talks to its own server only, prints what the README shows and serves it."""
     [command] = blocks(DEMO, "bash")
     assert command.strip() == ".venv/bin/calmon demo"
     link_venv(tmp_path)
     port = free_port()
-    log = tmp_path / "demo.log"
     # Fewer bootstrap replicates and a quicker idle worker (tests/support/demo.py): no verdict
     # or page uses the replicates, and the worker gets through the windows sooner.
     env = {"CALMON_PORT": str(port), **DEMO_ENV}
+    serve_log, log = tmp_path / "serve.log", tmp_path / "demo.log"
+    with background_script(".venv/bin/calmon serve", tmp_path, env, serve_log) as serve:
+        wait_ready(f"http://127.0.0.1:{port}", serve, serve_log, timeout=60)
+        token, demo_port = _demo_beside(command, tmp_path, env, log)
+        assert serve.poll() is None
+        assert demo_port != port
+    # Its service stopped; its database still holds what it showed.
+    database_url = f"sqlite:///{tmp_path / 'var' / 'calmon-demo.sqlite3'}"
+    with running_server(database_url, log_dir=tmp_path) as server:
+        check_series(server.base_url, token)
+
+
+def _demo_beside(command: str, tmp_path: Path, env: dict[str, str], log: Path) -> tuple[str, int]:
+    """Run the demo's command while the Quick start's server holds CALMON_PORT; check what it
+    prints and serves, stop it with Ctrl-C; its token and port."""
+    port = env["CALMON_PORT"]
     with background_script(command, tmp_path, env, log) as process:
 
         def serving() -> bool:
@@ -265,6 +283,12 @@ def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
 
         wait_for(serving, "the demo serving", timeout=300, poll=0.5, diagnostics=log.read_text)
         shown = log.read_text()
+        moved = re.search(
+            rf"port {port} is in use \(pid \d+: [^)]* serve\): the demo serves on port (\d+)",
+            shown,
+        )
+        assert moved is not None, shown
+        demo_port = int(moved[1])
         # "on var/calmon-demo.sqlite3 (recreated on each run)"
         assert (tmp_path / "var" / "calmon-demo.sqlite3").is_file()
         # The README's run: the same seed, so the same stream and the same answers.
@@ -273,19 +297,16 @@ def test_quick_start_demo_pages_early_then_serves(tmp_path: Path) -> None:
         check_printout(shown)
         token = re.search(r"export CALMON_TOKEN=(\S+)", shown)
         assert token is not None, shown
-        # It serves what it printed, until Ctrl-C.
+        # It serves what it printed, until Ctrl-C; the Quick start's server has no such model.
+        headers = {"Authorization": f"Bearer {token[1]}"}
         alerts = httpx.get(
-            f"http://127.0.0.1:{port}/v1/models/demo-card-fraud/alerts",
-            headers={"Authorization": f"Bearer {token[1]}"},
+            f"http://127.0.0.1:{demo_port}/v1/models/demo-card-fraud/alerts", headers=headers
         )
         assert alerts.status_code == 200
         assert alerts.json()["state"] == "drop"
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
         assert process.wait(30) == 0, log.read_text()
-    # Its service stopped; its database still holds what it showed.
-    database_url = f"sqlite:///{tmp_path / 'var' / 'calmon-demo.sqlite3'}"
-    with running_server(database_url, log_dir=tmp_path) as server:
-        check_series(server.base_url, token[1])
+    return token[1], demo_port
 
 
 @pytest.mark.e2e
