@@ -20,6 +20,11 @@ UNAVAILABLE: Final = (
     "requests are in progress and none finished in time (Retry-After); retry (a batch with "
     "the same batch_id)"
 )
+# The answers both ingest routes give for the same reasons: a body past the limits, or no room.
+INGEST_LIMITS: Final[dict[int | str, dict[str, Any]]] = {
+    413: {"description": TOO_LARGE},
+    503: {"description": UNAVAILABLE},
+}
 _JSON_REF: Final = "#/components/schemas/{}"
 BATCH_BODY: Final[dict[str, Any]] = {
     "required": True,

@@ -37,10 +37,9 @@ router = APIRouter(prefix="/v1/models", tags=["ingest"])
         },
         201: {"description": "The batch is stored and its windows queued for the worker"},
         409: {"description": "batch_id already used for different content"},
-        413: {"description": docs.TOO_LARGE},
         415: {"description": "Unsupported Content-Type or Content-Encoding"},
         422: {"description": "Invalid rows: the first errors with row index and field"},
-        503: {"description": docs.UNAVAILABLE},
+        **docs.INGEST_LIMITS,
     },
 )
 def post_batch(
@@ -81,10 +80,9 @@ def post_batch(
     response_model=LabelsApplied,
     openapi_extra={"requestBody": docs.LABELS_BODY},
     responses={
-        413: {"description": docs.TOO_LARGE},
         415: {"description": "Unsupported Content-Encoding"},
         422: {"description": "Invalid labels: the first errors with entry index and field"},
-        503: {"description": docs.UNAVAILABLE},
+        **docs.INGEST_LIMITS,
     },
 )
 def post_labels(
