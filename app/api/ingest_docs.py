@@ -20,11 +20,6 @@ UNAVAILABLE: Final = (
     "requests are in progress and none finished in time (Retry-After); retry (a batch with "
     "the same batch_id)"
 )
-# The answers both ingest routes give for the same reasons: a body past the limits, or no room.
-INGEST_LIMITS: Final[dict[int | str, dict[str, Any]]] = {
-    413: {"description": TOO_LARGE},
-    503: {"description": UNAVAILABLE},
-}
 _JSON_REF: Final = "#/components/schemas/{}"
 BATCH_BODY: Final[dict[str, Any]] = {
     "required": True,
@@ -82,3 +77,14 @@ LABELS_BODY: Final[dict[str, Any]] = {
         },
     },
 }
+
+
+def ingest_responses(*, unsupported: str, invalid: str) -> dict[int | str, dict[str, Any]]:
+    """The answers both ingest routes give for the same reasons (a body past the limits, one
+    they cannot read, rows refused, no room), each route's words for what it reads."""
+    return {
+        413: {"description": TOO_LARGE},
+        415: {"description": unsupported},
+        422: {"description": invalid},
+        503: {"description": UNAVAILABLE},
+    }
