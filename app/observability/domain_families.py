@@ -230,16 +230,15 @@ def _alert_families(alerts: Sequence[scrape_rows.AlertRow]) -> Iterator[Metric]:
 
 
 def _awaiting_families(awaiting: Sequence[scrape_rows.AwaitingLabels]) -> Iterator[Metric]:
-    labels = ["model", "segment"]
     waiting_windows = GaugeMetricFamily(
         "calmon_windows_awaiting_labels",
         "Windows whose labels are not complete enough to judge them yet.",
-        labels=labels,
+        labels=["model", "segment"],
     )
     waiting_rows = GaugeMetricFamily(
         "calmon_rows_awaiting_labels",
         "Rows in the windows awaiting labels.",
-        labels=labels,
+        labels=["model", "segment"],
     )
     for entry in awaiting:
         waiting_windows.add_metric([entry.model, entry.segment], float(entry.windows))
