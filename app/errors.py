@@ -23,6 +23,17 @@ class CalmonError(Exception):
     status_code: ClassVar[int] = 500
     code: ClassVar[str] = "internal_error"
 
+    def __init_subclass__(
+        cls, *, status_code: int | None = None, code: str | None = None, **kwargs: Any
+    ) -> None:
+        # The status and code stand on the class line, where a reader looks for them; a
+        # subclass that names neither keeps its parent's (ModelNotFoundError is a 404).
+        super().__init_subclass__(**kwargs)
+        if status_code is not None:
+            cls.status_code = status_code
+        if code is not None:
+            cls.code = code
+
     def __init__(
         self,
         message: str,
@@ -46,18 +57,12 @@ class CalmonError(Exception):
         return {"error": error}
 
 
-class PayloadValidationError(CalmonError):
+class PayloadValidationError(CalmonError, status_code=422, code="validation_error"):
     """The payload is malformed: 422 with the offending fields (and rows)."""
 
-    status_code = 422
-    code = "validation_error"
 
-
-class AuthenticationError(CalmonError):
+class AuthenticationError(CalmonError, status_code=401, code="not_authenticated"):
     """No usable credentials: 401 with a WWW-Authenticate challenge."""
-
-    status_code = 401
-    code = "not_authenticated"
 
     def __init__(self, message: str, *, invalid_token: bool = False) -> None:
         challenge = 'Bearer realm="calmon"'
@@ -66,18 +71,12 @@ class AuthenticationError(CalmonError):
         super().__init__(message, headers={"WWW-Authenticate": challenge})
 
 
-class PermissionDeniedError(CalmonError):
+class PermissionDeniedError(CalmonError, status_code=403, code="forbidden"):
     """Valid credentials without the scope the operation needs: 403."""
 
-    status_code = 403
-    code = "forbidden"
 
-
-class NotFoundError(CalmonError):
+class NotFoundError(CalmonError, status_code=404, code="not_found"):
     """The named resource does not exist: 404."""
-
-    status_code = 404
-    code = "not_found"
 
 
 class ModelNotFoundError(NotFoundError):
@@ -88,22 +87,13 @@ class ModelNotFoundError(NotFoundError):
         super().__init__(f"no model named {name!r}", extra={"model": name})
 
 
-class ConflictError(CalmonError):
+class ConflictError(CalmonError, status_code=409, code="conflict"):
     """The request contradicts stored state (duplicate name, reused batch id): 409."""
 
-    status_code = 409
-    code = "conflict"
 
-
-class PayloadTooLargeError(CalmonError):
+class PayloadTooLargeError(CalmonError, status_code=413, code="payload_too_large"):
     """The request exceeds a configured row or byte limit: 413."""
 
-    status_code = 413
-    code = "payload_too_large"
 
-
-class ServiceUnavailableError(CalmonError):
+class ServiceUnavailableError(CalmonError, status_code=503, code="unavailable"):
     """A dependency (the database) is not reachable or not migrated: 503."""
-
-    status_code = 503
-    code = "unavailable"

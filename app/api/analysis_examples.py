@@ -11,6 +11,25 @@ from typing import Any, Final
 ANALYSIS_REQUESTS: Final[dict[tuple[str, str], Any]] = {}
 ANALYSIS_RESPONSES: Final[dict[tuple[str, str], Any]] = {}
 
+# The 30 days every analysis example reads: the champion and the challenger scored the same
+# rows, so both periods of the comparison are this one too.
+_PERIOD: Final[dict[str, Any]] = {
+    "segment": "all",
+    "first_window": "2026-01-01T00:00:00Z",
+    "last_window": "2026-01-30T00:00:00Z",
+    "windows": 30,
+    "labelled": 600000,
+    "positives": 2484,
+    "pi": 0.00414,
+    "pi_mean": 0.00414,
+    "pi_std": 0.00112,
+    "current_pi": 0.0056,
+    "current_window": "2026-01-30T00:00:00Z",
+    "pi0": 0.00431,
+    "pi0_version": 3,
+    "threshold": 2.5,
+}
+
 ANALYSIS_REQUESTS[("post", "/v1/models/{name}/whatif")] = {
     "priors": [0.008],
     "trajectory": {"points": [[0, 0.004], [30, 0.008]], "interpolation": "log"},
@@ -18,22 +37,7 @@ ANALYSIS_REQUESTS[("post", "/v1/models/{name}/whatif")] = {
 
 ANALYSIS_RESPONSES[("post", "/v1/models/{name}/whatif")] = {
     "model": "card-fraud",
-    "period": {
-        "segment": "all",
-        "first_window": "2026-01-01T00:00:00Z",
-        "last_window": "2026-01-30T00:00:00Z",
-        "windows": 30,
-        "labelled": 600000,
-        "positives": 2484,
-        "pi": 0.00414,
-        "pi_mean": 0.00414,
-        "pi_std": 0.00112,
-        "current_pi": 0.0056,
-        "current_window": "2026-01-30T00:00:00Z",
-        "pi0": 0.00431,
-        "pi0_version": 3,
-        "threshold": 2.5,
-    },
+    "period": _PERIOD,
     "priors": [
         {
             "pi": 0.008,
@@ -74,38 +78,8 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
     "challenger": "card-fraud-v2",
     "metric": "average_precision",
     "pi0": 0.00431,
-    "champion_period": {
-        "segment": "all",
-        "first_window": "2026-01-01T00:00:00Z",
-        "last_window": "2026-01-30T00:00:00Z",
-        "windows": 30,
-        "labelled": 600000,
-        "positives": 2484,
-        "pi": 0.00414,
-        "pi_mean": 0.00414,
-        "pi_std": 0.00112,
-        "current_pi": 0.0056,
-        "current_window": "2026-01-30T00:00:00Z",
-        "pi0": 0.00431,
-        "pi0_version": 3,
-        "threshold": 2.5,
-    },
-    "challenger_period": {
-        "segment": "all",
-        "first_window": "2026-01-01T00:00:00Z",
-        "last_window": "2026-01-30T00:00:00Z",
-        "windows": 30,
-        "labelled": 600000,
-        "positives": 2484,
-        "pi": 0.00414,
-        "pi_mean": 0.00414,
-        "pi_std": 0.00112,
-        "current_pi": 0.0056,
-        "current_window": "2026-01-30T00:00:00Z",
-        "pi0": 0.00431,
-        "pi0_version": 3,
-        "threshold": 2.5,
-    },
+    "champion_period": _PERIOD,
+    "challenger_period": _PERIOD,
     "series": [
         {
             "window_start": "2026-01-01T00:00:00Z",

@@ -41,26 +41,19 @@ _TOKEN: Final[dict[str, Any]] = {
     "revoked_at": None,
 }
 _WINDOW = "2026-10-31T23:00:00Z"
+_FIRST_VERSION: Final[dict[str, Any]] = {
+    "version": 1,
+    "kind": "automatic",
+    "start": None,
+    "end": None,
+    "as_of": None,
+    "created_at": "2026-10-01T08:00:00Z",
+}
 _REFERENCE: Final[dict[str, Any]] = {
     "model": "card-fraud",
-    "current": {
-        "version": 1,
-        "kind": "automatic",
-        "start": None,
-        "end": None,
-        "as_of": None,
-        "created_at": "2026-10-01T08:00:00Z",
-    },
-    "versions": [
-        {
-            "version": 1,
-            "kind": "automatic",
-            "start": None,
-            "end": None,
-            "as_of": None,
-            "created_at": "2026-10-01T08:00:00Z",
-        }
-    ],
+    # A model that never changed its reference: the current version is the only one.
+    "current": _FIRST_VERSION,
+    "versions": [_FIRST_VERSION],
     "segments": [
         {
             "segment": "all",

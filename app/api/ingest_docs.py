@@ -77,3 +77,14 @@ LABELS_BODY: Final[dict[str, Any]] = {
         },
     },
 }
+
+
+def ingest_responses(*, unsupported: str, invalid: str) -> dict[int | str, dict[str, Any]]:
+    """The answers both ingest routes give for the same reasons (a body past the limits, one
+    they cannot read, rows refused, no room), each route's words for what it reads."""
+    return {
+        413: {"description": TOO_LARGE},
+        415: {"description": unsupported},
+        422: {"description": invalid},
+        503: {"description": UNAVAILABLE},
+    }

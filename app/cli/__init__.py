@@ -17,12 +17,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
 from app.cli.analyses import add_advice, add_compare, add_whatif
+from app.cli.commands import Handler, Subparsers
 from app.cli.reads import add_alerts, add_metrics, add_status
 from app.cli.send import add_send
 from app.cli.server import add_migrate, add_serve, add_worker
@@ -33,9 +33,6 @@ from app.errors import CalmonError
 from app.observability.alert_log import add_alert_log
 from app.observability.logging import configure_logging
 from app.settings import Settings, SettingsError, describe_invalid, get_settings
-
-Handler = Callable[[argparse.Namespace, Settings], int]
-Subparsers = Any  # argparse's _SubParsersAction is private API
 
 COMMANDS: list[Callable[[Subparsers], None]] = [
     add_serve,

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.cli.commands import add_command
 from app.cli.connection import add_client_arguments, given_url, open_client
 from app.cli.database import read_only
 from app.cli.output import print_json
@@ -67,8 +68,10 @@ def _cmd_whatif(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_whatif(subparsers: Any) -> None:
     """Register `calmon whatif`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "whatif",
+        _cmd_whatif,
         help="a model's metrics at other fraud rates, over a range, along a trajectory",
         description="The period's mature windows pooled, re-expressed at other fraud rates, "
         f"as JSON{LOCAL_MODE}.",
@@ -96,7 +99,6 @@ def add_whatif(subparsers: Any) -> None:
     parser.add_argument("--no-intervals", action="store_true", help="skip the bootstrap")
     parser.add_argument("--replicates", type=int, default=1000)
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_whatif)
 
 
 def _compare(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -141,8 +143,10 @@ def _cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_compare(subparsers: Any) -> None:
     """Register `calmon compare`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "compare",
+        _cmd_compare,
         help="champion vs challenger: who has the higher AP, at which fraud rates",
         description=f"The champion against a challenger over the same period{LOCAL_MODE}.",
     )
@@ -153,7 +157,6 @@ def add_compare(subparsers: Any) -> None:
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--json", action="store_true", help="the whole comparison as JSON")
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_compare)
 
 
 def _advice(args: argparse.Namespace, settings: Settings) -> Any:
@@ -183,8 +186,10 @@ def _cmd_advice(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_advice(subparsers: Any) -> None:
     """Register `calmon advice`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "advice",
+        _cmd_advice,
         help="which threshold to set now: within the alert budget, restoring precision",
         description=f"Which threshold to set now{LOCAL_MODE}.",
     )
@@ -192,4 +197,3 @@ def add_advice(subparsers: Any) -> None:
     parser.add_argument("--segment", default="all", help="segment ('all': the whole window)")
     parser.add_argument("--json", action="store_true", help="the whole advice as JSON")
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_advice)

@@ -8,6 +8,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
+from app.cli.commands import add_command
 from app.cli.connection import add_client_arguments, open_client, service_token
 from app.cli.output import print_json, table
 from app.settings import Settings
@@ -70,8 +71,10 @@ def _workers(workers: list[dict[str, Any]]) -> str:
 
 def add_status(subparsers: Any) -> None:
     """Register `calmon status`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "status",
+        _cmd_status,
         help="the service: up, ready, and each model's windows and workers",
         description="Whether the service answers (/healthz) and takes writes (/readyz), then, "
         "with a read token, each model's windows, the worker queue and its workers. Exit 1 when "
@@ -79,7 +82,6 @@ def add_status(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="the answers as JSON")
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_status)
 
 
 def _cmd_alerts(args: argparse.Namespace, settings: Settings) -> int:
@@ -113,13 +115,15 @@ def _cmd_alerts(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_alerts(subparsers: Any) -> None:
     """Register `calmon alerts`."""
-    parser = subparsers.add_parser(
-        "alerts", help="the alert state of a model's segments (of every model without MODEL)"
+    parser = add_command(
+        subparsers,
+        "alerts",
+        _cmd_alerts,
+        help="the alert state of a model's segments (of every model without MODEL)",
     )
     parser.add_argument("model", nargs="?", help="one model (default: every model)")
     parser.add_argument("--json", action="store_true", help="the answer as JSON")
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_alerts)
 
 
 METRIC_COLUMNS = ("window_start", "n", "positives", "pi", "regular", "calibrated", "verdict")
@@ -166,8 +170,11 @@ def period_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_metrics(subparsers: Any) -> None:
     """Register `calmon metrics`."""
-    parser = subparsers.add_parser(
-        "metrics", help="one metric's series of a model, a window a line (or --json)"
+    parser = add_command(
+        subparsers,
+        "metrics",
+        _cmd_metrics,
+        help="one metric's series of a model, a window a line (or --json)",
     )
     parser.add_argument("model")
     parser.add_argument(
@@ -176,4 +183,3 @@ def add_metrics(subparsers: Any) -> None:
     period_arguments(parser)
     parser.add_argument("--json", action="store_true", help="the points as JSON")
     add_client_arguments(parser)
-    parser.set_defaults(handler=_cmd_metrics)

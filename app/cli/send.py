@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.cli.commands import add_command
 from app.cli.connection import add_client_arguments, open_client
 from app.client.files import FileFormatError, PredictionFile
 from app.client.http import DEFAULT_BATCH_ROWS, BatchResult, CalmonAPIError, CalmonClient
@@ -141,8 +142,10 @@ def _rows_in_file(error: CalmonAPIError, rows_before: int) -> str:
 
 def add_send(subparsers: Any) -> None:
     """Register `calmon send`."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "send",
+        cmd_send,
         help="import a CSV, JSON-lines or Parquet file of predictions or labels (resumable)",
         description="Send a file's predictions to a running service in columnar, gzipped "
         "batches. Killed and started again, it lands every row exactly once. A label file "
@@ -171,4 +174,3 @@ def add_send(subparsers: Any) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     add_client_arguments(parser)
-    parser.set_defaults(handler=cmd_send)

@@ -6,6 +6,7 @@ import argparse
 import logging
 from typing import Any
 
+from app.cli.commands import add_command
 from app.cli.database import migrate, require_existing_sqlite
 from app.settings import Settings
 
@@ -34,10 +35,9 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_serve(subparsers: Any) -> None:
     """Register `calmon serve`."""
-    parser = subparsers.add_parser("serve", help="run the HTTP API (uvicorn)")
+    parser = add_command(subparsers, "serve", _cmd_serve, help="run the HTTP API (uvicorn)")
     parser.add_argument("--host", help="bind address (default: CALMON_HOST)")
     parser.add_argument("--port", type=int, help="port (default: CALMON_PORT)")
-    parser.set_defaults(handler=_cmd_serve)
 
 
 def _cmd_worker(_args: argparse.Namespace, settings: Settings) -> int:
@@ -51,10 +51,12 @@ def _cmd_worker(_args: argparse.Namespace, settings: Settings) -> int:
 
 def add_worker(subparsers: Any) -> None:
     """Register `calmon worker`."""
-    parser = subparsers.add_parser(
-        "worker", help="compute dirty windows (any number of workers may run; SIGTERM stops)"
+    add_command(
+        subparsers,
+        "worker",
+        _cmd_worker,
+        help="compute dirty windows (any number of workers may run; SIGTERM stops)",
     )
-    parser.set_defaults(handler=_cmd_worker)
 
 
 def _cmd_migrate(_args: argparse.Namespace, settings: Settings) -> int:
@@ -64,5 +66,6 @@ def _cmd_migrate(_args: argparse.Namespace, settings: Settings) -> int:
 
 def add_migrate(subparsers: Any) -> None:
     """Register `calmon migrate`."""
-    parser = subparsers.add_parser("migrate", help="upgrade the database schema to the latest")
-    parser.set_defaults(handler=_cmd_migrate)
+    add_command(
+        subparsers, "migrate", _cmd_migrate, help="upgrade the database schema to the latest"
+    )

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from app.cli.commands import add_command
 from app.cli.database import in_transaction
 from app.schemas.tokens import SCOPES, Scope
 from app.settings import Settings
@@ -74,7 +75,7 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_token(subparsers: Any) -> None:
     """Register `calmon token`."""
-    parser = subparsers.add_parser("token", help="create, list or revoke API tokens")
+    parser = add_command(subparsers, "token", _cmd_token, help="create, list or revoke API tokens")
     commands = parser.add_subparsers(dest="token_command", required=True)
     create = commands.add_parser("create", help="create a token and print it once")
     create.add_argument("--name", required=True, help="who or what uses the token")
@@ -90,4 +91,3 @@ def add_token(subparsers: Any) -> None:
     commands.add_parser("list", help="list tokens as JSON lines (no secrets)")
     revoke = commands.add_parser("revoke", help="revoke a token by id")
     revoke.add_argument("token_id", type=int)
-    parser.set_defaults(handler=_cmd_token)

@@ -3,7 +3,8 @@ readers of app/client/files.py (CSV, Parquet) and app/client/json_lines.py."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
 
 from app.client.columns import COLUMNS, LABEL_COLUMNS, Column
 
@@ -46,3 +47,23 @@ def without_empty_optional_fields(columns: dict[str, Column]) -> dict[str, Colum
         for name, values in columns.items()
         if name not in OPTIONAL_FIELDS or any(value is not None for value in values)
     }
+
+
+def arrow_batches(reader: Iterable[Any], batch_rows: int, schema: Any) -> Iterator[Any]:
+    """pyarrow tables of exactly ``batch_rows`` rows, then the remainder if any, from a reader's
+    record batches of whatever size its blocks give: chunk boundaries fall on the same rows
+    whichever reader (CSV, JSON lines) cut them, so a resumed import skips whole chunks."""
+    import pyarrow as pa  # noqa: PLC0415 - optional extra
+
+    pending: list[Any] = []  # record batches read and not yet sent
+    for block in reader:
+        pending.append(block)
+        table = pa.Table.from_batches(pending)
+        start = 0
+        while table.num_rows - start >= batch_rows:
+            yield table.slice(start, batch_rows)
+            start += batch_rows
+        pending = table.slice(start).to_batches()
+    table = pa.Table.from_batches(pending, schema=schema)
+    if table.num_rows:
+        yield table

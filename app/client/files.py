@@ -164,7 +164,6 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
         quoted_strings_can_be_null=False,
     )
     first = 0
-    pending: list[Any] = []  # record batches read and not yet sent
     try:
         reader = pcsv.open_csv(
             path,
@@ -172,20 +171,11 @@ def _arrow_csv_chunks(path: Path, batch_rows: int) -> Iterator[Chunk]:
             parse_options=pcsv.ParseOptions(delimiter=separator),
             convert_options=options,
         )
-        for block in reader:
-            pending.append(block)
-            table = pa.Table.from_batches(pending)
-            start = 0
-            while table.num_rows - start >= batch_rows:
-                yield Chunk(first, _arrow_columns(table.slice(start, batch_rows), names))
-                start += batch_rows
-                first += batch_rows
-            pending = table.slice(start).to_batches()
+        for table in file_kinds.arrow_batches(reader, batch_rows, reader.schema):
+            yield Chunk(first, _arrow_columns(table, names))
+            first += table.num_rows
     except pa.ArrowInvalid as error:
         raise FileFormatError(f"{path}: {error}") from None
-    table = pa.Table.from_batches(pending, schema=reader.schema)
-    if table.num_rows:
-        yield Chunk(first, _arrow_columns(table, names))
 
 
 def _arrow_columns(table: Any, names: list[str]) -> dict[str, Column]:

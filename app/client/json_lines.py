@@ -59,19 +59,9 @@ def arrow_jsonl_chunks(
         parse_options=pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"),
     )
     first = 0
-    pending: list[Any] = []  # record batches read and not yet sent
-    for block in reader:
-        pending.append(block)
-        table = pa.Table.from_batches(pending)
-        start = 0
-        while table.num_rows - start >= batch_rows:
-            yield Chunk(first, _arrow_json_columns(table.slice(start, batch_rows), names))
-            start += batch_rows
-            first += batch_rows
-        pending = table.slice(start).to_batches()
-    table = pa.Table.from_batches(pending, schema=schema)
-    if table.num_rows:
+    for table in file_kinds.arrow_batches(reader, batch_rows, schema):
         yield Chunk(first, _arrow_json_columns(table, names))
+        first += table.num_rows
 
 
 def _arrow_json_columns(table: Any, names: tuple[str, ...]) -> dict[str, Column]:

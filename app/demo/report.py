@@ -20,6 +20,36 @@ _NEWEST = (
     "  {day:<10} {mark} {labels:>6}  {ap:>17}  {ap_final:>5}  {precision:>5} {precision_scores:>6}"
     " {precision_final:>5}  {pi:>6} {pi_scores:>6} {pi_final:>6}"
 )
+# The newest days' table has two header lines: what each group of columns estimates, then
+# where each column's value comes from.
+_NEWEST_HEADER = (
+    _NEWEST.format(
+        day="",
+        mark=" ",
+        labels="labels",
+        ap="calibrated AP",
+        ap_final="",
+        precision="",
+        precision_scores="precision",
+        precision_final="",
+        pi="",
+        pi_scores="fraud rate",
+        pi_final="",
+    ).rstrip(),
+    _NEWEST.format(
+        day="day",
+        mark=" ",
+        labels="so far",
+        ap="early [95%]",
+        ap_final="final",
+        precision="early",
+        precision_scores="scores",
+        precision_final="final",
+        pi="early",
+        pi_scores="scores",
+        pi_final="final",
+    ),
+)
 
 
 def night_header(plan: StreamPlan) -> list[str]:
@@ -107,32 +137,7 @@ def newest_table(
     lines = [
         "the newest days after the last night, their labels still arriving (reference "
         f"calibrated AP {_number(reference)}):",
-        _NEWEST.format(
-            day="",
-            mark=" ",
-            labels="labels",
-            ap="calibrated AP",
-            ap_final="",
-            precision="",
-            precision_scores="precision",
-            precision_final="",
-            pi="",
-            pi_scores="fraud rate",
-            pi_final="",
-        ).rstrip(),
-        _NEWEST.format(
-            day="day",
-            mark=" ",
-            labels="so far",
-            ap="early [95%]",
-            ap_final="final",
-            precision="early",
-            precision_scores="scores",
-            precision_final="final",
-            pi="early",
-            pi_scores="scores",
-            pi_final="final",
-        ),
+        *_NEWEST_HEADER,
     ]
     for window in windows:
         day = by_day[date.fromisoformat(window["window_start"][:10])]

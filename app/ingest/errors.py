@@ -32,17 +32,12 @@ BATCH_LEVEL = -1
 """Row index of a problem that concerns the whole batch (batch_id, columns, body)."""
 
 
-class UnsupportedMediaTypeError(CalmonError):
+class UnsupportedMediaTypeError(CalmonError, status_code=415, code="unsupported_media_type"):
     """The body's Content-Type or Content-Encoding is not one ingestion reads: 415."""
 
-    status_code = 415
-    code = "unsupported_media_type"
 
-
-class BatchValidationError(PayloadValidationError):
+class BatchValidationError(PayloadValidationError, code="invalid_batch"):
     """The batch was refused whole: the first problems by row, and how many there were."""
-
-    code = "invalid_batch"
 
     def __init__(self, errors: list[RowError], total: int | None = None) -> None:
         first = sorted(errors)[:MAX_REPORTED_ERRORS]
@@ -55,10 +50,8 @@ class BatchValidationError(PayloadValidationError):
         )
 
 
-class LabelsValidationError(PayloadValidationError):
+class LabelsValidationError(PayloadValidationError, code="invalid_labels"):
     """A label update was refused whole: the first problems by entry, and how many there were."""
-
-    code = "invalid_labels"
 
     def __init__(self, errors: list[RowError], total: int | None = None) -> None:
         first = sorted(errors)[:MAX_REPORTED_ERRORS]
@@ -71,16 +64,12 @@ class LabelsValidationError(PayloadValidationError):
         )
 
 
-class BatchConflictError(ConflictError):
+class BatchConflictError(ConflictError, code="batch_conflict"):
     """The batch_id was already used for different content: 409."""
 
-    code = "batch_conflict"
 
-
-class SegmentLimitError(PayloadValidationError):
+class SegmentLimitError(PayloadValidationError, code="too_many_segments"):
     """The batch would give its model more segments than allowed: 422, nothing written."""
-
-    code = "too_many_segments"
 
 
 class Problems:

@@ -27,6 +27,7 @@ the tolerance; what it can miss is a flip where the AP difference stays within t
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -108,6 +109,24 @@ def _difference(a: _StepSum, b: _StepSum, x: Float64Array, pivot: float) -> Floa
     return out
 
 
+@dataclass(frozen=True)
+class _Difference:
+    """AP_a(x) - AP_b(x) of two curves summed around one pivot, and its slope: what the root
+    finders evaluate, again and again, at their brackets."""
+
+    a: _StepSum
+    b: _StepSum
+    pivot: float
+
+    def at(self, x: Float64Array) -> Float64Array:
+        """The difference at the points ``x`` (logit(pi))."""
+        return _difference(self.a, self.b, x, self.pivot)
+
+    def slope(self, x: Float64Array) -> Float64Array:
+        """Its derivative at the points ``x``."""
+        return _slope(self.a, self.b, x)
+
+
 def average_precision_at_skew(curve: RocCurve, pi: float) -> float:
     """Average precision of a ROC curve re-expressed at skew ``pi`` in (0, 1).
 
@@ -162,6 +181,7 @@ def rank_inversion_skews(
     locations = np.concatenate([first.locations, second.locations])
     low, high = (locations.min(), locations.max()) if locations.size else (0.0, 0.0)
     pivot = 0.5 * (low + high)
+    difference = _Difference(first, second, pivot)
     count = int(np.ceil((high - low + 2.0 * _TAIL_MARGIN) / scan_step)) + 1
     roots: list[float] = []
     if locations.size * count > fast_above:
@@ -175,9 +195,9 @@ def rank_inversion_skews(
         signs = np.where(np.abs(values) > rounding, np.sign(values), 0.0)
         lows, highs = _brackets(grid, signs, roots)
     if lows.size and locations.size * count > fast_above:
-        roots.extend(_newton(first, second, (lows, highs), pivot=pivot, tolerance=tolerance))
+        roots.extend(_newton(difference, (lows, highs), tolerance=tolerance))
     elif lows.size:
-        roots.extend(_bisect(first, second, (lows, highs), pivot=pivot, tolerance=tolerance))
+        roots.extend(_bisect(difference, (lows, highs), tolerance=tolerance))
     result: Float64Array = np.sort(_sigmoid(np.array(roots, dtype=np.float64)))
     return result
 
@@ -246,12 +266,7 @@ def _slope(a: _StepSum, b: _StepSum, x: Float64Array) -> Float64Array:
 
 
 def _newton(
-    a: _StepSum,
-    b: _StepSum,
-    brackets: tuple[Float64Array, Float64Array],
-    *,
-    pivot: float,
-    tolerance: float,
+    difference: _Difference, brackets: tuple[Float64Array, Float64Array], *, tolerance: float
 ) -> list[float]:
     """Newton's method inside each bracket (the difference is smooth there), for long curves
     where every evaluation costs a pass over tens of thousands of steps: a few steps instead of
@@ -261,34 +276,29 @@ def _newton(
     lows, highs = brackets
     x = 0.5 * (lows + highs)
     for _ in range(8):
-        value = _difference(a, b, x, pivot)
-        slope = _slope(a, b, x)
+        value = difference.at(x)
+        slope = difference.slope(x)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = np.where(slope != 0.0, value / slope, 0.0)
         x = np.clip(x - step, lows, highs)
         if np.all(np.abs(step) <= tolerance / 4.0):
             break
     half = tolerance / 2.0
-    ends = np.sign(_difference(a, b, np.concatenate([x - half, x + half]), pivot))
+    ends = np.sign(difference.at(np.concatenate([x - half, x + half])))
     settled = ends[: x.size] * ends[x.size :] <= 0.0
     roots = [float(v) for v in x[settled]]
     if not settled.all():
         rest = (lows[~settled], highs[~settled])
-        roots.extend(_bisect(a, b, rest, pivot=pivot, tolerance=tolerance))
+        roots.extend(_bisect(difference, rest, tolerance=tolerance))
     return roots
 
 
 def _bisect(
-    a: _StepSum,
-    b: _StepSum,
-    brackets: tuple[Float64Array, Float64Array],
-    *,
-    pivot: float,
-    tolerance: float,
+    difference: _Difference, brackets: tuple[Float64Array, Float64Array], *, tolerance: float
 ) -> list[float]:
     """Algorithm 1's bisection, run on all brackets at once (in logit(pi))."""
     lows, highs = brackets
-    low_sign = np.sign(_difference(a, b, lows, pivot))
+    low_sign = np.sign(difference.at(lows))
     found = np.full(lows.shape, np.nan)
     # 200 halvings shrink any bracket below one ulp, so the cap only stops a tolerance
     # smaller than float resolution from looping forever.
@@ -299,7 +309,7 @@ def _bisect(
         mids = 0.5 * (lows + highs)
         narrow = open_ & (highs - lows <= tolerance)
         found[narrow] = mids[narrow]
-        mid_sign = np.sign(_difference(a, b, mids, pivot))
+        mid_sign = np.sign(difference.at(mids))
         exact = open_ & ~narrow & (mid_sign == 0.0)
         found[exact] = mids[exact]
         go_up = mid_sign == low_sign

@@ -30,7 +30,8 @@ def _defined(value: float | None) -> TypeGuard[float]:
 def core_families(snapshot: Snapshot) -> Iterator[Metric]:
     """The families every scrape exports: alerts, models, the service."""
     yield from _model_families(snapshot.models)
-    yield from _alert_families(snapshot.alerts, snapshot.awaiting)
+    yield from _alert_families(snapshot.alerts)
+    yield from _awaiting_families(snapshot.awaiting)
     yield from _service_families(snapshot)
 
 
@@ -166,9 +167,7 @@ def _model_families(models: Sequence[scrape_rows.ModelState]) -> Iterator[Metric
     yield from (pi0, floor, duration)
 
 
-def _alert_families(
-    alerts: Sequence[scrape_rows.AlertRow], awaiting: Sequence[scrape_rows.AwaitingLabels]
-) -> Iterator[Metric]:
+def _alert_families(alerts: Sequence[scrape_rows.AlertRow]) -> Iterator[Metric]:
     labels = ["model", "segment"]
     state = StateSetMetricFamily(
         "calmon_alert_state",
@@ -227,20 +226,23 @@ def _alert_families(
             threshold.add_metric(key, float(row.threshold))
         if _defined(row.reference_value):
             reference.add_metric([*key, "average_precision"], float(row.reference_value))
+    yield from (state, signal, verdict, window, evidence, early, threshold, reference)
+
+
+def _awaiting_families(awaiting: Sequence[scrape_rows.AwaitingLabels]) -> Iterator[Metric]:
     waiting_windows = GaugeMetricFamily(
         "calmon_windows_awaiting_labels",
         "Windows whose labels are not complete enough to judge them yet.",
-        labels=labels,
+        labels=["model", "segment"],
     )
     waiting_rows = GaugeMetricFamily(
         "calmon_rows_awaiting_labels",
         "Rows in the windows awaiting labels.",
-        labels=labels,
+        labels=["model", "segment"],
     )
     for entry in awaiting:
         waiting_windows.add_metric([entry.model, entry.segment], float(entry.windows))
         waiting_rows.add_metric([entry.model, entry.segment], float(entry.rows))
-    yield from (state, signal, verdict, window, evidence, early, threshold, reference)
     yield from (waiting_windows, waiting_rows)
 
 

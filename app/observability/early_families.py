@@ -8,7 +8,6 @@ estimate (its name says ``early``), never a measured value.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,47 +15,41 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from app.db.repositories.scrape_rows import LatestEstimate
+from app.observability.estimate_gauges import estimate_gauge, positive_ratio_gauges, put
 from app.services.early import SERIES_METRICS
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 def early_families(estimates: Sequence[LatestEstimate]) -> Iterator[Metric]:
     """The early estimates' gauge families."""
-    labels = ["model", "segment"]
-
-    def gauge(name: str, documentation: str, *, by_metric: bool = False) -> GaugeMetricFamily:
-        keys = [*labels, "metric", "variant"] if by_metric else labels
-        return GaugeMetricFamily(name, documentation, labels=keys)
-
-    pi = gauge(
+    by_metric = ("metric", "variant")
+    pi, pi_low, pi_high = positive_ratio_gauges(
         "calmon_early_positive_ratio",
         "Fraud rate the newest estimated window's complete labels are expected to show.",
     )
-    pi_low = gauge("calmon_early_positive_ratio_ci_lower", "Lower bound of its 95% interval.")
-    pi_high = gauge("calmon_early_positive_ratio_ci_upper", "Upper bound of its 95% interval.")
-    value = gauge(
+    value = estimate_gauge(
         "calmon_early_metric_value",
         "Metric the newest estimated window's complete labels are expected to show "
         "(precision, recall at the threshold: regular; average_precision: calibrated at pi0).",
-        by_metric=True,
+        metric_labels=by_metric,
     )
-    low = gauge("calmon_early_metric_ci_lower", "Lower bound of its 95% interval.", by_metric=True)
-    high = gauge("calmon_early_metric_ci_upper", "Upper bound of its 95% interval.", by_metric=True)
-    alerts = gauge(
+    low = estimate_gauge(
+        "calmon_early_metric_ci_lower", "Lower bound of its 95% interval.", metric_labels=by_metric
+    )
+    high = estimate_gauge(
+        "calmon_early_metric_ci_upper", "Upper bound of its 95% interval.", metric_labels=by_metric
+    )
+    alerts = estimate_gauge(
         "calmon_early_alert_precision_ratio",
         "Confirmed frauds among the alerts investigators reviewed (feedback), that window.",
     )
-    alerts_low = gauge("calmon_early_alert_precision_ci_lower", "Wilson 95% lower bound.")
-    alerts_high = gauge("calmon_early_alert_precision_ci_upper", "Wilson 95% upper bound.")
-    frauds = gauge("calmon_early_fraud_labels", "Fraud labels that window has so far.")
-    started = gauge(
+    alerts_low = estimate_gauge("calmon_early_alert_precision_ci_lower", "Wilson 95% lower bound.")
+    alerts_high = estimate_gauge("calmon_early_alert_precision_ci_upper", "Wilson 95% upper bound.")
+    frauds = estimate_gauge("calmon_early_fraud_labels", "Fraud labels that window has so far.")
+    started = estimate_gauge(
         "calmon_early_window_start_timestamp_seconds",
         "Start of the window the early gauges describe (Unix time).",
     )
-    look = gauge(
+    look = estimate_gauge(
         "calmon_early_look_timestamp_seconds",
         "The look the estimate was made at: labels that arrived by then count (Unix time).",
     )
@@ -74,12 +67,12 @@ def early_families(estimates: Sequence[LatestEstimate]) -> Iterator[Metric]:
                 (alerts, alerts_low, alerts_high), feedback.get("value"), feedback.get("ci")
             ),
         ):
-            _put(family, key, number)
+            put(family, key, number)
         for metric, variant in SERIES_METRICS.items():
             for family, number in _with_interval(
                 (value, low, high), stored.get(metric), stored.get(f"{metric}_ci")
             ):
-                _put(family, [*key, metric, variant], number)
+                put(family, [*key, metric, variant], number)
     yield from (pi, pi_low, pi_high, value, low, high, alerts, alerts_low, alerts_high)
     yield from (frauds, started, look)
 
@@ -94,9 +87,3 @@ def _with_interval(
         interval if isinstance(interval, list | tuple) and len(interval) == 2 else (None, None)
     )
     return ((families[0], value), (families[1], low), (families[2], high))
-
-
-def _put(family: GaugeMetricFamily, labels: list[str], number: Any) -> None:
-    """Export ``number`` if it is a finite number (an undefined value is not exported)."""
-    if (defined := _number(number)) is not None:
-        family.add_metric(labels, defined)

@@ -7,65 +7,58 @@ app/observability/collector.py); an undefined value is not exported.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
 from app.db.repositories.scrape_rows import LatestEstimate
 from app.metrics import EXPECTED_METRICS
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+from app.observability.estimate_gauges import (
+    estimate_gauge,
+    finite_number,
+    positive_ratio_gauges,
+    put,
+)
 
 
 def _smallest(*values: Any) -> float | None:
-    defined = [v for v in (_number(value) for value in values) if v is not None]
+    defined = [v for v in (finite_number(value) for value in values) if v is not None]
     return min(defined) if defined else None
 
 
 def nowcast_families(nowcasts: Sequence[LatestEstimate]) -> Iterator[Metric]:
     """The nowcast's gauge families."""
-    labels = ["model", "segment"]
-
-    def gauge(name: str, documentation: str, *, by_metric: bool = False) -> GaugeMetricFamily:
-        return GaugeMetricFamily(
-            name, documentation, labels=[*labels, "metric"] if by_metric else labels
-        )
-
-    pi = gauge(
+    by_metric = ("metric",)
+    pi, pi_low, pi_high = positive_ratio_gauges(
         "calmon_nowcast_positive_ratio",
         "Fraud rate of the newest estimated window, from its scores alone (labels not needed).",
     )
-    pi_low = gauge("calmon_nowcast_positive_ratio_ci_lower", "Lower bound of its 95% interval.")
-    pi_high = gauge("calmon_nowcast_positive_ratio_ci_upper", "Upper bound of its 95% interval.")
-    value = gauge(
+    value = estimate_gauge(
         "calmon_nowcast_metric_value",
         "Expected metric of the newest estimated window (regular, at its estimated fraud rate).",
-        by_metric=True,
+        metric_labels=by_metric,
     )
-    low = gauge(
+    low = estimate_gauge(
         "calmon_nowcast_metric_ci_lower",
         "Lower bound of where the measured value should land (95%).",
-        by_metric=True,
+        metric_labels=by_metric,
     )
-    high = gauge(
+    high = estimate_gauge(
         "calmon_nowcast_metric_ci_upper",
         "Upper bound of where the measured value should land (95%).",
-        by_metric=True,
+        metric_labels=by_metric,
     )
-    started = gauge(
+    started = estimate_gauge(
         "calmon_nowcast_window_start_timestamp_seconds",
         "Start of the window the nowcast gauges describe (Unix time).",
     )
-    shift = gauge(
+    shift = estimate_gauge(
         "calmon_nowcast_score_shift",
         "1 if that window's scores fit the reference's fraud and legitimate score "
         "distributions at no fraud rate (the model or its inputs changed), else 0.",
     )
-    p_value = gauge(
+    p_value = estimate_gauge(
         "calmon_nowcast_fit_p_value",
         "The smallest p-value of the score-shift tests (the window alone, and with the windows "
         "before it).",
@@ -84,8 +77,7 @@ def nowcast_families(nowcasts: Sequence[LatestEstimate]) -> Iterator[Metric]:
             (pi_high, interval[1]),
             (p_value, _smallest(stored.get("fit_p_value"), stored.get("recent_fit_p_value"))),
         ):
-            if (defined := _number(number)) is not None:
-                family.add_metric(key, defined)
+            put(family, key, number)
         for metric in EXPECTED_METRICS:
             bounds = stored.get("expected_ci", {}).get(metric) or (None, None)
             for family, number in (
@@ -93,6 +85,5 @@ def nowcast_families(nowcasts: Sequence[LatestEstimate]) -> Iterator[Metric]:
                 (low, bounds[0]),
                 (high, bounds[1]),
             ):
-                if (defined := _number(number)) is not None:
-                    family.add_metric([*key, metric], defined)
+                put(family, [*key, metric], number)
     yield from (pi, pi_low, pi_high, value, low, high, started, shift, p_value)

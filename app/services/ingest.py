@@ -53,16 +53,12 @@ class IngestOutcome:
     response: BatchAccepted
 
 
-class ExpiredWindowError(PayloadValidationError):
+class ExpiredWindowError(PayloadValidationError, code="window_expired"):
     """A row falls in a window whose raw rows retention has deleted: nothing was kept."""
 
-    code = "window_expired"
 
-
-class DatabaseRejectedBatchError(PayloadValidationError):
+class DatabaseRejectedBatchError(PayloadValidationError, code="rejected_by_database"):
     """A row passed validation but the database refused it (a constraint): nothing was kept."""
-
-    code = "rejected_by_database"
 
 
 def request_time(session: Session) -> datetime:

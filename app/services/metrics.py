@@ -113,54 +113,36 @@ def withheld(row: WindowMetrics, maturity: MaturityRule) -> str:
 def _point(
     row: WindowMetrics, value: WindowMetricValue | None, metric: str, maturity: MaturityRule
 ) -> MetricPoint:
-    early = early_point(row.early, metric)
+    # An immature window shows its counts but none of its measured values (see withheld).
+    shown = value if row.mature else None
     if not row.mature:
-        return MetricPoint(
-            window_start=row.window_start,
-            n=row.labelled,
-            rows_total=row.rows_total,
-            positives=row.positives,
-            pi=None,
-            pi0=row.pi0,
-            label_coverage=row.label_coverage,
-            regular=None,
-            calibrated=None,
-            regular_ci=None,
-            calibrated_ci=None,
-            prior_effect=None,
-            performance_effect=None,
-            verdict=cast(Verdict, row.verdict),
-            judged=row.judged_at is not None,
-            mature=False,
-            reason=withheld(row, maturity),
-            nowcast=nowcast_point(row.nowcast, metric),
-            early=early,
-        )
-    reason = value.undefined_reason if value is not None else "not computed"
-    if row.verdict == "insufficient_data" and reason is None:
-        reason = row.verdict_reason
+        reason: str | None = withheld(row, maturity)
+    else:
+        reason = value.undefined_reason if value is not None else "not computed"
+        if row.verdict == "insufficient_data" and reason is None:
+            reason = row.verdict_reason
     return MetricPoint(
         window_start=row.window_start,
         n=row.labelled,
         rows_total=row.rows_total,
         positives=row.positives,
-        pi=row.pi,
+        pi=row.pi if row.mature else None,
         pi0=row.pi0,
         label_coverage=row.label_coverage,
-        regular=value.regular if value else None,
-        calibrated=value.calibrated if value else None,
-        regular_ci=_interval(value.regular_ci_low, value.regular_ci_high) if value else None,
+        regular=shown.regular if shown else None,
+        calibrated=shown.calibrated if shown else None,
+        regular_ci=_interval(shown.regular_ci_low, shown.regular_ci_high) if shown else None,
         calibrated_ci=(
-            _interval(value.calibrated_ci_low, value.calibrated_ci_high) if value else None
+            _interval(shown.calibrated_ci_low, shown.calibrated_ci_high) if shown else None
         ),
-        prior_effect=value.prior_effect if value else None,
-        performance_effect=value.performance_effect if value else None,
+        prior_effect=shown.prior_effect if shown else None,
+        performance_effect=shown.performance_effect if shown else None,
         verdict=cast(Verdict, row.verdict),
         judged=row.judged_at is not None,
-        mature=True,
+        mature=row.mature,
         reason=reason,
         nowcast=nowcast_point(row.nowcast, metric),
-        early=early,
+        early=early_point(row.early, metric),
     )
 
 

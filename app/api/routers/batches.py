@@ -37,10 +37,10 @@ router = APIRouter(prefix="/v1/models", tags=["ingest"])
         },
         201: {"description": "The batch is stored and its windows queued for the worker"},
         409: {"description": "batch_id already used for different content"},
-        413: {"description": docs.TOO_LARGE},
-        415: {"description": "Unsupported Content-Type or Content-Encoding"},
-        422: {"description": "Invalid rows: the first errors with row index and field"},
-        503: {"description": docs.UNAVAILABLE},
+        **docs.ingest_responses(
+            unsupported="Unsupported Content-Type or Content-Encoding",
+            invalid="Invalid rows: the first errors with row index and field",
+        ),
     },
 )
 def post_batch(
@@ -80,12 +80,10 @@ def post_batch(
     "/{name}/labels",
     response_model=LabelsApplied,
     openapi_extra={"requestBody": docs.LABELS_BODY},
-    responses={
-        413: {"description": docs.TOO_LARGE},
-        415: {"description": "Unsupported Content-Encoding"},
-        422: {"description": "Invalid labels: the first errors with entry index and field"},
-        503: {"description": docs.UNAVAILABLE},
-    },
+    responses=docs.ingest_responses(
+        unsupported="Unsupported Content-Encoding",
+        invalid="Invalid labels: the first errors with entry index and field",
+    ),
 )
 def post_labels(
     name: str,
