@@ -8,30 +8,36 @@ one joint Poisson bootstrap.
 A segment is part of the whole model, so the two are not independent: the bootstrap draws the
 segments and *the rest of the model* (the whole minus every compared segment: rows of other
 segments and rows sent without one) independently, and the whole's replicate is their sum. All
-of them live on the whole's curve: each segment's counts are placed at the whole's entries (its
-frauds and the negatives tied with them exactly; its negatives between two of its own frauds'
-scores spread over the whole's cells there in proportion to the whole's negatives), and the
-entries are merged into blocks of about equal positives, as the window bootstrap does
-(:func:`app.metrics._resampling.merge_blocks`). Intervals are shifted by exact minus merged
-value, so they are centred on the exact differences.
+of them live on the whole's curve, merged into blocks of about equal positives as the window
+bootstrap does (:func:`app.metrics._resampling.block_bounds`; the placing is
+:mod:`app.metrics._segment_cells`). Intervals are shifted by exact minus merged value, so they
+are centred on the exact differences.
+
+Rows are not independent: frauds come in bursts within a window. Given the period's windows,
+a second bootstrap draws whole windows, and each interval is widened by how much more its value
+varies across them than across rows (:mod:`app.metrics._segment_windows`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from app.metrics._kernel import Prepared, ReplicateCounts
 from app.metrics._resampling import block_bounds, poisson_counts
+from app.metrics._segment_cells import Counts, WholeCurve, rest_of
+from app.metrics._segment_windows import MIN_WINDOWS, SegmentWindow, draw_windows, widening
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array, FloatingArray, Interval
+
+__all__ = ["MAX_BLOCKS", "SegmentQuery", "SegmentValue", "SegmentWindow", "compare_segments"]
 
 MAX_BLOCKS = 256
 """Blocks of the whole's curve the replicates are drawn on (the window bootstrap uses 128 for one
@@ -39,17 +45,6 @@ population; several segments share these, so each keeps enough of its own positi
 
 Rows = tuple[Float64Array, Float64Array, Float64Array]
 """Per population: positives and negatives per block (one row per replicate), negatives below."""
-
-
-@dataclass(frozen=True)
-class _Cells:
-    """One population's counts on the whole's curve: per entry its positives, the negatives
-    scored between the entry above and it, those tied with it, and the negatives below all."""
-
-    positives: Float64Array
-    between: Float64Array
-    tied: Float64Array
-    below: float
 
 
 @dataclass(frozen=True)
@@ -70,50 +65,6 @@ class SegmentValue:
         return self.difference_ci[0] > 0.0 or self.difference_ci[1] < 0.0
 
 
-def _place(whole: CurveSketch, part: CurveSketch) -> _Cells:
-    """``part``'s counts at ``whole``'s entries (see the module docstring)."""
-    size = whole.scores.size
-    # Entry scores descend; locate each of the part's entries among the whole's.
-    index = size - 1 - np.searchsorted(whole.scores[::-1], part.scores)
-    if np.any(index < 0) or np.any(whole.scores[np.clip(index, 0, size - 1)] != part.scores):
-        raise InvalidInputError("a segment's curve has a score the whole model's curve lacks")
-    positives = np.zeros(size)
-    np.add.at(positives, index, part.positives_at.astype(np.float64))
-    tied = np.zeros(size)
-    np.add.at(tied, index, part.negatives_tied.astype(np.float64))
-    # The whole's negative cells in descending score order: between_0, tied_0, between_1, ...,
-    # then below. A part's "between" count of entry i spans the cells after tied[index[i-1]]
-    # up to between[index[i]]; its "below" count the cells after tied[index[-1]].
-    flat = np.empty(2 * size + 1)
-    flat[0:-1:2] = whole.negatives_between
-    flat[1:-1:2] = whole.negatives_tied
-    flat[-1] = whole.negatives_below
-    span_ends = np.concatenate([2 * index, [2 * size]])  # inclusive last cell of each span
-    span_starts = np.concatenate([[0], 2 * index + 2])
-    counts = np.concatenate([part.negatives_between, [part.negatives_below]]).astype(np.float64)
-    cumulative = np.concatenate([[0.0], np.cumsum(flat)])
-    totals = cumulative[span_ends + 1] - cumulative[span_starts]
-    spread = np.zeros_like(flat)
-    for start, end, count, total in zip(span_starts, span_ends, counts, totals, strict=True):
-        if count > 0.0 and total > 0.0:
-            spread[start : end + 1] += flat[start : end + 1] * (count / total)
-    return _Cells(
-        positives=positives,
-        between=spread[0:-1:2],
-        tied=tied + spread[1:-1:2],
-        below=float(spread[-1]),
-    )
-
-
-def _whole_cells(whole: CurveSketch) -> _Cells:
-    return _Cells(
-        positives=whole.positives_at.astype(np.float64),
-        between=whole.negatives_between.astype(np.float64),
-        tied=whole.negatives_tied.astype(np.float64),
-        below=float(whole.negatives_below),
-    )
-
-
 @dataclass(frozen=True)
 class _Blocks:
     """Entries merged into blocks ending at ``ends`` (the threshold's entry ends one)."""
@@ -126,13 +77,6 @@ class _Blocks:
     def of(cls, whole: CurveSketch, max_blocks: int) -> _Blocks:
         ends, starts = block_bounds(whole, max_blocks)
         return cls(ends, starts, int(np.searchsorted(ends, whole.threshold_index)))
-
-    def merge(self, cells: _Cells) -> tuple[Float64Array, Float64Array, float]:
-        """A population's positives and negatives per block (all negatives tied at the block's
-        lowest score) and its negatives below."""
-        positives = np.add.reduceat(cells.positives, self.starts)
-        negatives = np.add.reduceat(cells.between + cells.tied, self.starts)
-        return positives, negatives, cells.below
 
 
 def _columns(
@@ -184,52 +128,106 @@ def _total(populations: Sequence[Rows]) -> Rows:
     )
 
 
+def _means(curve: WholeCurve, held: Counts, parts: Sequence[CurveSketch | None]) -> list[Rows]:
+    """The parts' counts and the rest's (``held``, the rows the parts belong to, minus the
+    parts) on the whole's blocks, each as one row; a part absent from a window has no rows."""
+    blocks = curve.starts.size
+    nothing = Counts(np.zeros(blocks), np.zeros(blocks), 0.0)
+    placed = [curve.place(p) if p is not None else nothing for p in parts]
+    return [
+        (c.positives[None, :], c.negatives[None, :], np.array([c.below]))
+        for c in [*placed, rest_of(held, placed)]
+    ]
+
+
+def _stacked(per_window: Sequence[Sequence[Rows]]) -> list[Rows]:
+    """Per population, its windows' rows stacked (one row per window)."""
+    populations = [[w[p] for w in per_window] for p in range(len(per_window[0]))]
+    return [
+        (
+            np.concatenate([rows[0] for rows in each]),
+            np.concatenate([rows[1] for rows in each]),
+            np.concatenate([rows[2] for rows in each]),
+        )
+        for each in populations
+    ]
+
+
+@dataclass(frozen=True)
+class _Replicated:
+    """Every population's metrics (the segments, then the whole) per replicate: the row
+    bootstrap's, its value on the merged blocks, and the window bootstrap's (None: too few
+    windows)."""
+
+    rows: dict[str, FloatingArray]
+    merged: dict[str, FloatingArray]
+    windows: dict[str, FloatingArray] | None
+    window_count: int
+
+
+def _replicate(
+    whole: CurveSketch,
+    segments: Mapping[str, CurveSketch],
+    query: SegmentQuery,
+    windows: Sequence[SegmentWindow],
+) -> _Replicated:
+    """The row bootstrap's replicates, the merged values, and the window bootstrap's (drawn
+    after the rows' from the same seeded generator)."""
+    names = list(segments)
+    grid = _Blocks.of(whole, MAX_BLOCKS)
+    scores = whole.scores[grid.ends]
+    curve = WholeCurve.of(whole, grid.starts)
+    means = _means(curve, curve.own(), [segments[n] for n in names])
+    rng = np.random.default_rng(query.seed)
+    drawn = [
+        (
+            poisson_counts(pos[0], query.replicates, rng, 30.0).astype(np.float64),
+            poisson_counts(neg[0], query.replicates, rng, 30.0).astype(np.float64),
+            rng.poisson(below[0], size=query.replicates).astype(np.float64),
+        )
+        for pos, neg, below in means
+    ]
+
+    def columns(populations: Sequence[Rows]) -> dict[str, FloatingArray]:
+        # The segments' rows, then the whole's (the sum of every part, the rest included).
+        segment_rows = list(populations[: len(names)])
+        return _columns(
+            [*segment_rows, _total(populations)], scores, grid.threshold_index, query.pi0
+        )
+
+    by_window = None
+    if len(windows) >= MIN_WINDOWS:
+        per_window = [
+            _means(curve, curve.place(w.whole), [w.segments.get(n) for n in names]) for w in windows
+        ]
+        by_window = columns(draw_windows(_stacked(per_window), query.replicates, rng))
+    return _Replicated(columns(drawn), columns(means), by_window, len(windows))
+
+
 def compare_segments(
-    whole: CurveSketch, segments: Mapping[str, CurveSketch], query: SegmentQuery
+    whole: CurveSketch,
+    segments: Mapping[str, CurveSketch],
+    query: SegmentQuery,
+    windows: Sequence[SegmentWindow] = (),
 ) -> dict[str, dict[str, SegmentValue]]:
     """Each segment's calibrated metrics at ``query.pi0``, and its difference to the
     baseline, with percentile intervals.
 
     ``whole`` is the whole model's sketch over the same rows; ``segments`` are disjoint parts of
-    it. Returns segment -> metric -> :class:`SegmentValue`, the whole model under
-    ``query.whole`` (its difference to the baseline segment; 0 without an interval when the
-    whole is the baseline).
+    it. ``windows``: the period's windows, whose sketches pooled are ``whole`` and
+    ``segments``; with at least :data:`MIN_WINDOWS` of them the intervals widen by the spread
+    the windows show beyond the rows' (:mod:`app.metrics._segment_windows`). Returns
+    segment -> metric -> :class:`SegmentValue`, the whole model under ``query.whole`` (its
+    difference to the baseline segment; 0 without an interval when the whole is the baseline).
     """
-    pi0, baseline, replicates, metrics = query.pi0, query.baseline, query.replicates, query.metrics
-    p0 = check_pi0(pi0)
-    if replicates < 10:
-        raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
+    p0 = check_pi0(query.pi0)
+    if query.replicates < 10:
+        raise InvalidInputError(f"replicates must be at least 10, got {query.replicates}")
+    baseline = query.baseline
     if baseline is not None and baseline not in segments:
         raise InvalidInputError(f"baseline {baseline!r} is not one of the compared segments")
     names = list(segments)
-    parts = [_place(whole, segments[n]) for n in names]
-    all_cells = _whole_cells(whole)
-    rest = _Cells(
-        positives=np.maximum(all_cells.positives - sum(p.positives for p in parts), 0.0),
-        between=np.maximum(all_cells.between - sum(p.between for p in parts), 0.0),
-        tied=np.maximum(all_cells.tied - sum(p.tied for p in parts), 0.0),
-        below=max(all_cells.below - sum(p.below for p in parts), 0.0),
-    )
-    grid = _Blocks.of(whole, MAX_BLOCKS)
-    scores = whole.scores[grid.ends]
-    means = [grid.merge(c) for c in [*parts, rest]]
-    rng = np.random.default_rng(query.seed)
-    drawn = [
-        (
-            poisson_counts(pos, replicates, rng, 30.0).astype(np.float64),
-            poisson_counts(neg, replicates, rng, 30.0).astype(np.float64),
-            rng.poisson(below, size=replicates).astype(np.float64),
-        )
-        for pos, neg, below in means
-    ]
-    whole_draw = _total(drawn)
-    # Rows: each segment's replicates, then the whole's; and the merged means likewise.
-    populations = [*drawn[: len(names)], whole_draw]
-    replicated = _columns(populations, scores, grid.threshold_index, p0)
-    mean_rows = [(m[0][None, :], m[1][None, :], np.array([m[2]])) for m in means]
-    whole_mean = _total(mean_rows)
-    merged = _columns([*mean_rows[: len(names)], whole_mean], scores, grid.threshold_index, p0)
-
+    replicated = _replicate(whole, segments, replace(query, pi0=p0), windows)
     exact = [evaluate_sketch(segments[n], pi0=p0).calibrated for n in names]
     exact.append(evaluate_sketch(whole, pi0=p0).calibrated)
     base_index = len(names) if baseline is None else names.index(baseline)
@@ -238,17 +236,15 @@ def compare_segments(
     # The segments, then the whole model (under query.whole), each against the baseline.
     for i, name in enumerate([*names, query.whole]):
         out[name] = {}
-        for metric in metrics:
-            rows = replicated[metric].reshape(len(names) + 1, replicates)
-            merged_values = merged[metric]
+        for metric in query.metrics:
+            spreads = _Spreads.of(replicated, metric, len(names) + 1)
             value, base = exact[i].get(metric), exact[base_index].get(metric)
-            ci = _shifted(rows[i], value, float(merged_values[i]), alpha)
+            ci = spreads.interval(i, None, value, alpha, replicated.window_count)
             difference = None if value is None or base is None else value - base
             difference_ci = None
             if difference is not None and i != base_index:
-                merged_difference = float(merged_values[i] - merged_values[base_index])
-                difference_ci = _shifted(
-                    rows[i] - rows[base_index], difference, merged_difference, alpha
+                difference_ci = spreads.interval(
+                    i, base_index, difference, alpha, replicated.window_count
                 )
             reason = None
             if value is None:
@@ -259,15 +255,40 @@ def compare_segments(
     return out
 
 
-def _shifted(
-    replicated: FloatingArray, centre: float | None, merged: float, alpha: float
-) -> Interval | None:
-    """Percentile interval of ``replicated``, moved by ``centre - merged``; None where the
-    centre is undefined or more than alpha of the replicates are."""
-    if centre is None or not math.isfinite(merged):
-        return None
-    finite = replicated[np.isfinite(replicated)]
-    if finite.size < replicated.size * (1.0 - alpha):
-        return None
-    lo, hi = np.quantile(finite, [alpha, 1.0 - alpha])
-    return (float(lo) + centre - merged, float(hi) + centre - merged)
+@dataclass(frozen=True)
+class _Spreads:
+    """One metric's replicates per population (rows: the segments, then the whole)."""
+
+    rows: FloatingArray
+    merged: FloatingArray
+    windows: FloatingArray | None
+
+    @classmethod
+    def of(cls, replicated: _Replicated, metric: str, populations: int) -> _Spreads:
+        by_window = replicated.windows
+        return cls(
+            rows=replicated.rows[metric].reshape(populations, -1),
+            merged=replicated.merged[metric],
+            windows=None if by_window is None else by_window[metric].reshape(populations, -1),
+        )
+
+    def interval(
+        self, i: int, base: int | None, centre: float | None, alpha: float, window_count: int
+    ) -> Interval | None:
+        """Population ``i``'s value (``base`` None) or its difference to ``base``: the row
+        bootstrap's percentile interval, its deviations widened by the windows' dispersion,
+        around ``centre``."""
+        rows, merged = self.rows[i], float(self.merged[i])
+        if base is not None:
+            rows, merged = rows - self.rows[base], merged - float(self.merged[base])
+        if centre is None or not math.isfinite(merged):
+            return None
+        finite = rows[np.isfinite(rows)]
+        if finite.size < rows.size * (1.0 - alpha):
+            return None
+        widen = 1.0
+        if self.windows is not None:
+            spread = self.windows[i] if base is None else self.windows[i] - self.windows[base]
+            widen = widening(finite, spread, window_count, alpha)
+        lo, hi = np.quantile(finite, [alpha, 1.0 - alpha])
+        return (centre + widen * (float(lo) - merged), centre + widen * (float(hi) - merged))

@@ -15,7 +15,10 @@ class SegmentMetricOut(ResponseModel):
     """One calibrated metric of one segment, and its difference to the baseline."""
 
     value: float | None = Field(description="The segment's value calibrated to the prior.")
-    ci: Interval | None = Field(description="95% bootstrap interval of the value.")
+    ci: Interval | None = Field(
+        description="95% bootstrap interval of the value (rows drawn; widened by the spread "
+        "the windows show)."
+    )
     difference: float | None = Field(description="value - the baseline's value.")
     difference_ci: Interval | None = Field(
         description="95% interval of the difference (null for the baseline itself)."

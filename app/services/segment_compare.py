@@ -3,6 +3,7 @@ then compared by app.metrics.segment_compare."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy.orm import Session
@@ -12,7 +13,12 @@ from app.db.repositories.window_metrics import PeriodWindow, WindowMetricsReposi
 from app.db.tables import MonitoredModel
 from app.errors import NotFoundError, PayloadValidationError
 from app.metrics import CurveSketch, InvalidInputError, pool_sketches
-from app.metrics.segment_compare import SegmentQuery, SegmentValue, compare_segments
+from app.metrics.segment_compare import (
+    SegmentQuery,
+    SegmentValue,
+    SegmentWindow,
+    compare_segments,
+)
 from app.monitoring.pi0 import WindowLabels
 from app.monitoring.vocabulary import SEGMENT_ALL
 from app.schemas.segment_compare import SegmentCompareOut, SegmentMetricOut, SegmentSideOut
@@ -47,23 +53,43 @@ def _mature(model: MonitoredModel, session: Session, windows: list[PeriodWindow]
     ]
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """A segment's sketches over the period: pooled, and each window's by its start."""
+
+    pooled: CurveSketch
+    by_window: dict[datetime, CurveSketch]
+
+
 def _pooled(
     repository: WindowMetricsRepository, model: MonitoredModel, segment: str, starts: list[datetime]
-) -> tuple[CurveSketch, int] | None:
-    """The segment's sketches at ``starts`` pooled (every window, frauds or not), and how many."""
-    sketches = [CurveSketch.from_bytes(b) for b in repository.sketches(model.id, segment, starts)]
-    if not sketches:
+) -> _Pool | None:
+    """The segment's sketches at ``starts`` pooled (every window, frauds or not)."""
+    stored = repository.sketches_at(model.id, segment, starts)
+    if not stored:
         return None
+    by_window = {start: CurveSketch.from_bytes(b) for start, b in stored.items()}
+    sketches = list(by_window.values())
     thresholds = {s.threshold for s in sketches}
     threshold = None if len(thresholds) == 1 else model.threshold
     pooled = pool_sketches(sketches, threshold=threshold, max_iterations=POOL_ITERATIONS)
-    return pooled, len(sketches)
+    return _Pool(pooled, by_window)
 
 
-def _side(
-    segment: str, pooled: tuple[CurveSketch, int], values: dict[str, SegmentValue]
-) -> SegmentSideOut:
-    sketch, windows = pooled
+def _windows(whole: _Pool, pools: dict[str, _Pool]) -> list[SegmentWindow]:
+    """Each window's sketches: what the comparison reads the windows' spread from (frauds come
+    in bursts within a window, which the row bootstrap cannot see)."""
+    return [
+        SegmentWindow(
+            whole=sketch,
+            segments={s: p.by_window[start] for s, p in pools.items() if start in p.by_window},
+        )
+        for start, sketch in whole.by_window.items()
+    ]
+
+
+def _side(segment: str, pool: _Pool, values: dict[str, SegmentValue]) -> SegmentSideOut:
+    sketch, windows = pool.pooled, len(pool.by_window)
     metrics = {
         metric: SegmentMetricOut(
             value=v.value,
@@ -113,7 +139,7 @@ def segment_comparison(
             details=[{"field": "segment", "message": "no named segment to compare"}],
         )
     current = Pi0Repository(session).current(model.id)
-    prior = current.value if current is not None else whole[0].positives / whole[0].n
+    prior = current.value if current is not None else whole.pooled.positives / whole.pooled.n
     query = SegmentQuery(
         pi0=prior,
         metrics=SEGMENT_METRICS,
@@ -123,7 +149,9 @@ def segment_comparison(
         replicates=replicates,
     )
     try:
-        values = compare_segments(whole[0], {s: p[0] for s, p in pools.items()}, query)
+        values = compare_segments(
+            whole.pooled, {s: p.pooled for s, p in pools.items()}, query, _windows(whole, pools)
+        )
     except InvalidInputError as exc:
         raise PayloadValidationError(
             str(exc), details=[{"field": "baseline", "message": str(exc)}]

@@ -11,8 +11,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from app.metrics import InvalidInputError, build_sketch, evaluate_sketch
-from app.metrics.segment_compare import SegmentQuery, _place, compare_segments
+from app.metrics import InvalidInputError, build_sketch, evaluate_sketch, pool_sketches
+from app.metrics._segment_cells import Counts, WholeCurve
+from app.metrics.segment_compare import SegmentQuery, SegmentWindow, compare_segments
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array
 
@@ -85,12 +86,17 @@ def test_a_segment_that_is_the_whole_model_differs_by_nothing() -> None:
         assert out["only"][metric].decided is False
 
 
+def _place(whole: CurveSketch, part: CurveSketch) -> Counts:
+    """``part`` on ``whole``'s curve, every entry a block of its own."""
+    return WholeCurve.of(whole, np.arange(whole.scores.size)).place(part)
+
+
 def test_placing_a_segment_on_the_whole_curve_keeps_its_counts() -> None:
     whole, segments = _model()
     for sketch in segments.values():
         cells = _place(whole, sketch)
         assert cells.positives.sum() == sketch.positives
-        negatives = cells.between.sum() + cells.tied.sum() + cells.below
+        negatives = cells.negatives.sum() + cells.below
         assert negatives == pytest.approx(sketch.negatives, rel=1e-12)
         # Its frauds sit at their own scores.
         at = {float(s): int(p) for s, p in zip(sketch.scores, sketch.positives_at, strict=True)}
@@ -123,3 +129,63 @@ def test_bad_queries_are_input_errors() -> None:
     other = build_sketch(*_rows(9, 2000, 0.05, 1.0), threshold=1.5)
     with pytest.raises(InvalidInputError, match="score"):
         compare_segments(whole, {"stranger": other}, SegmentQuery(pi0=0.02, metrics=METRICS))
+
+
+def _week(shifts: list[float]) -> tuple[list[SegmentWindow], CurveSketch, dict[str, CurveSketch]]:
+    """Seven windows of segments a, b and the rest; a's frauds score ``shift`` higher in each."""
+    days = [
+        {
+            "a": _rows(10 + day, 3000, 0.01, 2.0 + shift),
+            "b": _rows(20 + day, 1500, 0.04, 1.0),
+            "": _rows(30 + day, 1000, 0.02, 1.5),
+        }
+        for day, shift in enumerate(shifts)
+    ]
+
+    def sketch(parts: list[tuple[Float64Array, Int8Array]]) -> CurveSketch:
+        scores = np.concatenate([p[0] for p in parts])
+        labels = np.concatenate([p[1] for p in parts])
+        return build_sketch(scores, labels, threshold=1.5)
+
+    windows = [
+        SegmentWindow(sketch(list(d.values())), {n: sketch([d[n]]) for n in ("a", "b")})
+        for d in days
+    ]
+    whole = sketch([p for d in days for p in d.values()])
+    return windows, whole, {n: sketch([d[n] for d in days]) for n in ("a", "b")}
+
+
+def test_windows_that_vary_more_than_their_rows_widen_the_intervals() -> None:
+    # Segment a's frauds score a whole standard deviation higher on some days than on others:
+    # spread between windows that drawing rows cannot see.
+    windows, whole, segments = _week([-1.0, 1.0, -1.0, 1.0, 0.0, -1.0, 1.0])
+    query = SegmentQuery(pi0=0.02, metrics=METRICS, replicates=300)
+    rows_only = compare_segments(whole, segments, query)
+    widened = compare_segments(whole, segments, query, windows)
+    for metric in METRICS:
+        before, after = rows_only["a"][metric], widened["a"][metric]
+        assert after.value == before.value
+        assert after.difference == before.difference
+        assert before.ci is not None
+        assert after.ci is not None
+        assert after.ci[0] <= before.ci[0]
+        assert after.ci[1] >= before.ci[1]
+    ap_before, ap_after = rows_only["a"]["average_precision"], widened["a"]["average_precision"]
+    assert ap_before.ci is not None
+    assert ap_after.ci is not None
+    assert ap_after.ci[1] - ap_after.ci[0] > 1.5 * (ap_before.ci[1] - ap_before.ci[0])
+    # Two windows say nothing of their spread: the row bootstrap's intervals.
+    assert compare_segments(whole, segments, query, windows[:2]) == rows_only
+
+
+def test_a_window_threshold_the_pool_dropped_folds_into_the_gap_below() -> None:
+    # Windows at two thresholds pool at one: the other window's threshold entry, without
+    # frauds of its own, is no entry of the pooled curve.
+    early = build_sketch(*_rows(40, 2000, 0.05, 1.5), threshold=1.013)
+    late = build_sketch(*_rows(41, 2000, 0.05, 1.5), threshold=1.5)
+    pooled = pool_sketches([early, late], threshold=1.5)
+    assert 1.013 not in pooled.scores
+    cells = _place(pooled, early)
+    assert cells.positives.sum() == early.positives
+    negatives = cells.negatives.sum() + cells.below
+    assert negatives == pytest.approx(early.negatives, rel=1e-12)

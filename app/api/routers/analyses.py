@@ -99,7 +99,8 @@ def get_segments_compare(
     """Every segment side by side at the model's pi0 (Siblini et al.'s first use case): the
     fraud rate each runs at, its calibrated metrics over the period's mature windows, and the
     difference to the whole model or to one segment with a 95% bootstrap interval (one joint
-    bootstrap: a segment is part of the whole). A read: nothing is stored."""
+    bootstrap: a segment is part of the whole; widened by how much more the windows vary than
+    their rows, as when frauds come in bursts). A read: nothing is stored."""
     return segment_compare_service.segment_comparison(
         session, name, baseline=baseline, period=(start, end), replicates=replicates
     )

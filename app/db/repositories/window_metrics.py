@@ -255,10 +255,17 @@ class WindowMetricsRepository(Repository):
 
     def sketches(self, model_id: int, segment: str, starts: Sequence[datetime]) -> list[bytes]:
         """The stored sketches of one segment's windows at ``starts``, oldest first."""
+        return list(self.sketches_at(model_id, segment, starts).values())
+
+    def sketches_at(
+        self, model_id: int, segment: str, starts: Sequence[datetime]
+    ) -> dict[datetime, bytes]:
+        """The stored sketches of one segment's windows at ``starts`` by window start, oldest
+        first (a window without a sketch is absent)."""
         if not starts:
-            return []
-        rows = self.session.scalars(
-            select(WindowMetrics.sketch)
+            return {}
+        rows = self.session.execute(
+            select(WindowMetrics.window_start, WindowMetrics.sketch)
             .where(
                 *of_segment(model_id, segment),
                 WindowMetrics.window_start.in_(list(starts)),
@@ -266,7 +273,7 @@ class WindowMetricsRepository(Repository):
             )
             .order_by(WindowMetrics.window_start)
         )
-        return [sketch for sketch in rows if sketch is not None]
+        return {start: sketch for start, sketch in rows if sketch is not None}
 
     def metric_values(
         self,

@@ -60,7 +60,7 @@
       h("table", { id: "segments-table" },
         h("thead", {}, h("tr", {}, ["segment", "its fraud rate", "frauds", ...SHOWN.map(([, label]) => `${label} at the prior, and its difference`)].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, row(out.whole, baseline), out.segments.map((s) => row(s, baseline)))),
-      howTo(`the segments run at different fraud rates, so their measured precision or AP do not compare; calibrated to one prior they do. Under each value: its difference to ${baseline === "all" ? "the whole model" : `segment ${baseline}`}, with a 95% bootstrap interval (${out.replicates} replicates, one joint bootstrap since a segment is part of the whole); ▲ or ▼ marks a difference whose interval leaves out 0. The intervals treat rows as independent: frauds that come in bursts (one card, many transactions) make them too narrow.`));
+      howTo(`the segments run at different fraud rates, so their measured precision or AP do not compare; calibrated to one prior they do. Under each value: its difference to ${baseline === "all" ? "the whole model" : `segment ${baseline}`}, with a 95% bootstrap interval (${out.replicates} replicates, one joint bootstrap since a segment is part of the whole); ▲ or ▼ marks a difference whose interval leaves out 0. Frauds that come in bursts (one card, many transactions) vary more than independent rows: each interval is widened by how much more the period's windows vary than their rows (with 3 windows or more).`));
   }
 
   ui.segmentsLink = segmentsLink;
