@@ -220,7 +220,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
         "metrics": {
             "average_precision": {
                 "value": 0.382,
-                "ci": [0.362, 0.401],
+                "ci": [0.355, 0.408],
                 "difference": 0.0,
                 "difference_ci": None,
                 "decided": None,
@@ -238,9 +238,9 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
             "metrics": {
                 "average_precision": {
                     "value": 0.377,
-                    "ci": [0.344, 0.412],
+                    "ci": [0.341, 0.415],
                     "difference": -0.00431,
-                    "difference_ci": [-0.0306, 0.0248],
+                    "difference_ci": [-0.0305, 0.0247],
                     "decided": False,
                     "reason": None,
                 }
