@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -73,20 +74,28 @@ def metric_series(
     segment: str,
     start: datetime | None,
     end: datetime | None,
+    also: Sequence[str] = (),
 ) -> MetricSeries:
-    """One metric of one segment over [start, end), oldest window first."""
+    """One metric of one segment over [start, end), oldest window first, and the ``also``
+    metrics over the same windows: the windows, the maturity rule and pi0 are read once, and
+    every metric's values in one query bounded by the first and last window."""
     model = _model(session, name)
-    check_metric(metric)
+    metrics = list(dict.fromkeys([check_metric(metric), *map(check_metric, also)]))
     check_segment(session, model, segment)
     repo = WindowMetricsRepository(session)
     rows = repo.segment_rows(model.id, segment, start, end)
-    values = {
-        v.window_start: v
-        for v in repo.metric_values(model.id, segment, metric, [r.window_start for r in rows])
-    }
+    values: dict[tuple[str, datetime], WindowMetricValue] = {}
+    if rows:
+        first, last = rows[0].window_start, rows[-1].window_start
+        for v in repo.metrics_between(model.id, segment, metrics, first, last):
+            values[(v.metric, v.window_start)] = v
     current = Pi0Repository(session).current(model.id)
     maturity = maturity_now(session, model)
-    points = [_point(row, values.get(row.window_start), metric, maturity) for row in rows]
+
+    def series(of: str) -> list[MetricPoint]:
+        return [_point(row, values.get((of, row.window_start)), of, maturity) for row in rows]
+
+    points = series(metric)
     return MetricSeries(
         model=model.name,
         metric=metric,
@@ -94,6 +103,7 @@ def metric_series(
         pi0=current.value if current is not None else None,
         pi0_version=current.version if current is not None else None,
         points=points,
+        also={other: series(other) for other in metrics if other != metric},
     )
 
 

@@ -41,10 +41,20 @@ def get_metric_series(
         Instant | None,
         Query(alias="to", description="Last window start (exclusive), with a UTC offset."),
     ] = None,
+    also: Annotated[
+        list[str] | None,
+        Query(
+            max_length=len(METRIC_NAMES),
+            description="Other metrics of the same windows, repeated (`also=f1&also=alerts`): "
+            "each comes back in `also` under its name, so a page with several charts asks once.",
+            json_schema_extra={"items": {"type": "string", "enum": list(METRIC_NAMES)}},
+        ),
+    ] = None,
 ) -> MetricSeries:
-    """One metric's regular and calibrated series, intervals, effects and verdicts."""
+    """One metric's regular and calibrated series, intervals, effects and verdicts (and, with
+    `also`, other metrics' series over the same windows)."""
     return service.metric_series(
-        session, name, metric=metric, segment=segment, start=start, end=end
+        session, name, metric=metric, segment=segment, start=start, end=end, also=also or []
     )
 
 

@@ -285,6 +285,25 @@ class WindowMetricsRepository(Repository):
             query = query.where(WindowMetricValue.window_start.in_(list(starts)))
         return list(self.session.scalars(query.order_by(WindowMetricValue.window_start)))
 
+    def metrics_between(
+        self,
+        model_id: int,
+        segment: str,
+        metrics: Sequence[str],
+        first: datetime,
+        last: datetime,
+    ) -> list[WindowMetricValue]:
+        """Several metrics' rows of one segment's windows in [first, last]: one query for a
+        page's series, bounded by a range rather than a list of 365 starts."""
+        query = select(WindowMetricValue).where(
+            WindowMetricValue.model_id == model_id,
+            WindowMetricValue.segment == segment,
+            WindowMetricValue.metric.in_(list(metrics)),
+            WindowMetricValue.window_start >= first,
+            WindowMetricValue.window_start <= last,
+        )
+        return list(self.session.scalars(query))
+
     def calibrated_values(
         self, model_id: int, segment: str, metric: str, first: datetime, last: datetime
     ) -> list[CalibratedValue]:
