@@ -656,7 +656,7 @@ def test_every_table_and_chart_has_its_exports_even_when_drawn_later(
         "#/models/steady/trust": [],
         "#/": [],
     }
-    seen: dict[str, list[dict[str, Any]]] = {}
+    seen: dict[str, dict[str, Any]] = {}
     with watched_page(browser, seeded.server.base_url) as (page, log):
         for fragment, parts in late.items():
             _open(page, seeded, fragment)
