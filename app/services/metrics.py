@@ -78,17 +78,16 @@ def metric_series(
 ) -> MetricSeries:
     """One metric of one segment over [start, end), oldest window first, and the ``also``
     metrics over the same windows: the windows, the maturity rule and pi0 are read once, and
-    every metric's values in one query bounded by the first and last window."""
+    every metric's values in one query."""
     model = _model(session, name)
     metrics = list(dict.fromkeys([check_metric(metric), *map(check_metric, also)]))
     check_segment(session, model, segment)
     repo = WindowMetricsRepository(session)
     rows = repo.segment_rows(model.id, segment, start, end)
-    values: dict[tuple[str, datetime], WindowMetricValue] = {}
-    if rows:
-        first, last = rows[0].window_start, rows[-1].window_start
-        for v in repo.metrics_between(model.id, segment, metrics, first, last):
-            values[(v.metric, v.window_start)] = v
+    values = {
+        (v.metric, v.window_start): v
+        for v in repo.metrics_of(model.id, segment, metrics, [r.window_start for r in rows])
+    }
     current = Pi0Repository(session).current(model.id)
     maturity = maturity_now(session, model)
 
