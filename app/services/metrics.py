@@ -9,11 +9,11 @@ from typing import Any, cast
 from sqlalchemy.orm import Session
 
 from app.db.clock import database_now
-from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+from app.db.metrics_tables import WindowMetrics
 from app.db.repositories.heartbeats import HeartbeatRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.pi0 import Pi0Repository
-from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.window_metrics import SeriesValue, WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.errors import ModelNotFoundError, NotFoundError, PayloadValidationError
@@ -120,7 +120,7 @@ def withheld(row: WindowMetrics, maturity: MaturityRule) -> str:
 
 
 def _point(
-    row: WindowMetrics, value: WindowMetricValue | None, metric: str, maturity: MaturityRule
+    row: WindowMetrics, value: SeriesValue | None, metric: str, maturity: MaturityRule
 ) -> MetricPoint:
     early = early_point(row.early, metric)
     if not row.mature:
