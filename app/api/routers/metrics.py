@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from app.api.deps import ReadAccess, SessionDep
 from app.metrics import METRIC_NAMES
 from app.schemas.instants import Instant
-from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
+from app.schemas.metrics import MetricName, MetricSeries, Pi0Out, StatusOut, WindowDetail
 from app.schemas.segments import SegmentsOut
 from app.services import metrics as service
 from app.services import segments as segments_service
@@ -42,12 +42,11 @@ def get_metric_series(
         Query(alias="to", description="Last window start (exclusive), with a UTC offset."),
     ] = None,
     also: Annotated[
-        list[str] | None,
+        list[MetricName] | None,
         Query(
             max_length=len(METRIC_NAMES),
             description="Other metrics of the same windows, repeated (`also=f1&also=alerts`): "
             "each comes back in `also` under its name, so a page with several charts asks once.",
-            json_schema_extra={"items": {"type": "string", "enum": list(METRIC_NAMES)}},
         ),
     ] = None,
 ) -> MetricSeries:
