@@ -12,7 +12,11 @@ median of:
 - charts: the model page's five charts alone, data already in hand.
 
     python -m bench.webui [--days 365] [--segments 10] [--rows-per-day 4000] [--repeats 5]
-        [--backend sqlite|postgresql]
+        [--backend sqlite|postgresql] [--database PATH]
+
+``--database PATH`` (SQLite) keeps the seeded database at PATH and, when PATH already holds
+one, skips the seeding: two versions of the code (e.g. main's and a branch's) are then timed on
+the same data, one after the other, and only their ratio means something.
 
 Seeding takes minutes (the worker computes 365 x 11 window segments with intervals); the page
 timings are the point. Timings on a shared machine are noisy: compare them only within one run.
@@ -124,9 +128,22 @@ def main(argv: list[str] | None = None) -> int:
         help="sqlite: calmon serve with its embedded worker; postgresql: a scratch schema on "
         "CALMON_TEST_DATABASE_URL, the API and two worker processes",
     )
+    parser.add_argument(
+        "--database",
+        type=Path,
+        help="a SQLite file kept after the run; seeded only if it does not exist yet",
+    )
     args = parser.parse_args(argv)
 
     directory = Path(tempfile.mkdtemp(prefix="calmon-bench-webui-"))
+    args.seed = True
+    if args.database is not None:
+        seeded = args.database.exists()
+        database_url = f"sqlite:///{args.database.resolve().as_posix()}"
+        if not seeded:
+            upgrade(database_url)
+        args.seed = not seeded
+        return _run(args, database_url, directory, ENV, nullcontext())
     with fresh_database(args.backend, directory) as database_url:
         if args.backend == "sqlite":
             return _run(args, database_url, directory, ENV, nullcontext())
@@ -147,11 +164,12 @@ def _run(
     with running_server(database_url, env=env, log_dir=directory) as server, workers:
         token = _token(database_url)
         headers = {"Authorization": f"Bearer {token}"}
-        started = time.perf_counter()
-        with httpx.Client(base_url=server.base_url, headers=headers, timeout=120.0) as client:
-            _seed(client, args)
-        seeded = time.perf_counter() - started
-        print(f"seeded {args.days} windows x {args.segments} segments in {seeded:.0f} s")
+        if args.seed:
+            started = time.perf_counter()
+            with httpx.Client(base_url=server.base_url, headers=headers, timeout=120.0) as c:
+                _seed(c, args)
+            seeded = time.perf_counter() - started
+            print(f"seeded {args.days} windows x {args.segments} segments in {seeded:.0f} s")
         pages = {
             "models overview": "#/",
             "model page (all)": "#/models/big",

@@ -99,6 +99,11 @@ class MetricSeries(ResponseModel):
     pi0: float | None
     pi0_version: int | None
     points: list[MetricPoint]
+    also: dict[MetricName, list[MetricPoint]] = Field(
+        default_factory=dict,
+        description="The other metrics asked for with `also`, by name, each over the same "
+        "windows as `points`: one request for a page's several series.",
+    )
 
 
 class WindowMetricOut(ResponseModel):

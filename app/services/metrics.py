@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
 from app.db.clock import database_now
-from app.db.metrics_tables import WindowMetrics, WindowMetricValue
+from app.db.metrics_tables import WindowMetrics
 from app.db.repositories.heartbeats import HeartbeatRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.pi0 import Pi0Repository
-from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.repositories.window_metrics import SeriesValue, WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.tables import MonitoredModel
 from app.errors import ModelNotFoundError, NotFoundError, PayloadValidationError
@@ -73,20 +74,27 @@ def metric_series(
     segment: str,
     start: datetime | None,
     end: datetime | None,
+    also: Sequence[str] = (),
 ) -> MetricSeries:
-    """One metric of one segment over [start, end), oldest window first."""
+    """One metric of one segment over [start, end), oldest window first, and the ``also``
+    metrics over the same windows: the windows, the maturity rule and pi0 are read once, and
+    every metric's values in one query."""
     model = _model(session, name)
-    check_metric(metric)
+    metrics = list(dict.fromkeys([check_metric(metric), *map(check_metric, also)]))
     check_segment(session, model, segment)
     repo = WindowMetricsRepository(session)
     rows = repo.segment_rows(model.id, segment, start, end)
     values = {
-        v.window_start: v
-        for v in repo.metric_values(model.id, segment, metric, [r.window_start for r in rows])
+        (v.metric, v.window_start): v
+        for v in repo.metrics_of(model.id, segment, metrics, [r.window_start for r in rows])
     }
     current = Pi0Repository(session).current(model.id)
     maturity = maturity_now(session, model)
-    points = [_point(row, values.get(row.window_start), metric, maturity) for row in rows]
+
+    def series(of: str) -> list[MetricPoint]:
+        return [_point(row, values.get((of, row.window_start)), of, maturity) for row in rows]
+
+    points = series(metric)
     return MetricSeries(
         model=model.name,
         metric=metric,
@@ -94,6 +102,7 @@ def metric_series(
         pi0=current.value if current is not None else None,
         pi0_version=current.version if current is not None else None,
         points=points,
+        also={other: series(other) for other in metrics if other != metric},
     )
 
 
@@ -111,7 +120,7 @@ def withheld(row: WindowMetrics, maturity: MaturityRule) -> str:
 
 
 def _point(
-    row: WindowMetrics, value: WindowMetricValue | None, metric: str, maturity: MaturityRule
+    row: WindowMetrics, value: SeriesValue | None, metric: str, maturity: MaturityRule
 ) -> MetricPoint:
     # An immature window shows its counts but none of its measured values (see withheld).
     shown = value if row.mature else None

@@ -623,6 +623,76 @@ def test_tables_download_as_csv_and_charts_as_png(seeded: Seeded, browser: Brows
     assert image[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# Every table (uPlot's legends are part of their chart) and chart on the page, and whether the
+# paragraph right after it holds its one export button.
+EXPORTS = """(() => {
+  const items = [...document.querySelectorAll("#app table, #app div.chart")]
+    .filter((el) => el.matches("div.chart") || !el.closest("div.chart"));
+  const kind = (el) => (el.matches("table") ? "csv" : "png");
+  return {
+    items: items.map((el) => ({
+      id: el.id || el.closest("section, figure")?.id || "",
+      kind: kind(el),
+      ok: !!el.nextElementSibling && el.nextElementSibling.matches("p.exports")
+        && el.nextElementSibling.querySelectorAll(`button[data-export="${kind(el)}"]`).length === 1,
+    })),
+    buttons: document.querySelectorAll("#app button.export").length,
+  };
+})()"""
+
+
+def test_every_table_and_chart_has_its_exports_even_when_drawn_later(
+    seeded: Seeded, browser: Browser
+) -> None:
+    """Every page's tables and charts have their CSV and PNG buttons, the parts drawn after the
+    page too (the threshold advice and the catalogue arrive later, a segment switch draws
+    again, the analyses' outlook is drawn on a form's answer), exactly one each; a late
+    table's CSV holds the rows shown."""
+    start = _series(seeded, "shop")[5]["window_start"]
+    late = {
+        "#/models/shop": ["#advice-table", "#catalogue-table"],
+        f"#/models/shop/windows/{start}?segment=all": [],
+        "#/models/shop/segments": [],
+        "#/models/steady/trust": [],
+        "#/": [],
+    }
+    seen: dict[str, dict[str, Any]] = {}
+    with watched_page(browser, seeded.server.base_url) as (page, log):
+        for fragment, parts in late.items():
+            _open(page, seeded, fragment)
+            for selector in parts:
+                page.wait_for_selector(selector)
+            seen[fragment] = page.evaluate(EXPORTS)
+        _open(page, seeded, "#/models/shop")
+        page.select_option("#segment-picker", "web")
+        page.wait_for_selector('body[data-ready="#/models/shop?segment=web"]', state="attached")
+        page.wait_for_selector("#advice-table")
+        page.wait_for_selector("#catalogue-table")
+        seen["segment switch"] = page.evaluate(EXPORTS)
+        shown = [
+            [cell.inner_text().strip() for cell in row.locator("th, td").all()]
+            for row in page.locator("#catalogue-table tr").all()
+        ]
+        with page.expect_download() as download:
+            page.click('button[data-export="csv"][data-for="catalogue-table"]')
+        rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
+        _open(page, seeded, "#/models/shop/analyses")
+        page.fill("#trajectory-from", "1")
+        page.fill("#trajectory-to", "3")
+        page.click("#trajectory-form button[type=submit]")
+        page.wait_for_selector('body[data-outlook="trajectory"]', state="attached")
+        seen["analyses, trajectory"] = page.evaluate(EXPORTS)
+        assert not log.problems(), log.problems()
+    for where, found in seen.items():
+        assert found["items"], where
+        assert [i for i in found["items"] if not i["ok"]] == [], where
+        assert found["buttons"] == len(found["items"]), where  # none left from a removed part
+    assert {"advice-table", "catalogue-table"} <= {i["id"] for i in seen["segment switch"]["items"]}
+    assert any(i["kind"] == "png" for i in seen["segment switch"]["items"])
+    assert len(rows) == len(shown) > 1
+    assert rows == shown
+
+
 def test_every_page_says_whether_the_worker_keeps_up(seeded: Seeded, browser: Browser) -> None:
     """The header's worker status, on the models list and on a model page, is GET /v1/status:
     the models the token reads and what waits, fails or is parked."""

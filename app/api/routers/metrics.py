@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from app.api.deps import ReadAccess, SessionDep
 from app.metrics import METRIC_NAMES
 from app.schemas.instants import Instant
-from app.schemas.metrics import MetricSeries, Pi0Out, StatusOut, WindowDetail
+from app.schemas.metrics import MetricName, MetricSeries, Pi0Out, StatusOut, WindowDetail
 from app.schemas.segments import SegmentsOut
 from app.services import metrics as service
 from app.services import segments as segments_service
@@ -41,10 +41,19 @@ def get_metric_series(
         Instant | None,
         Query(alias="to", description="Last window start (exclusive), with a UTC offset."),
     ] = None,
+    also: Annotated[
+        list[MetricName] | None,
+        Query(
+            max_length=len(METRIC_NAMES),
+            description="Other metrics of the same windows, repeated (`also=f1&also=alerts`): "
+            "each comes back in `also` under its name, so a page with several charts asks once.",
+        ),
+    ] = None,
 ) -> MetricSeries:
-    """One metric's regular and calibrated series, intervals, effects and verdicts."""
+    """One metric's regular and calibrated series, intervals, effects and verdicts (and, with
+    `also`, other metrics' series over the same windows)."""
     return service.metric_series(
-        session, name, metric=metric, segment=segment, start=start, end=end
+        session, name, metric=metric, segment=segment, start=start, end=end, also=also or []
     )
 
 

@@ -94,6 +94,22 @@ class CalibratedValue(NamedTuple):
     undefined_reason: str | None
 
 
+class SeriesValue(NamedTuple):
+    """One window's stored values of one metric, as a series point shows them."""
+
+    metric: str
+    window_start: datetime
+    regular: float | None
+    regular_ci_low: float | None
+    regular_ci_high: float | None
+    calibrated: float | None
+    calibrated_ci_low: float | None
+    calibrated_ci_high: float | None
+    prior_effect: float | None
+    performance_effect: float | None
+    undefined_reason: str | None
+
+
 class SegmentSummary(NamedTuple):
     """What the computed windows of one segment add up to."""
 
@@ -291,6 +307,27 @@ class WindowMetricsRepository(Repository):
         if starts is not None:
             query = query.where(WindowMetricValue.window_start.in_(list(starts)))
         return list(self.session.scalars(query.order_by(WindowMetricValue.window_start)))
+
+    def metrics_of(
+        self, model_id: int, segment: str, metrics: Sequence[str], starts: Sequence[datetime]
+    ) -> list[SeriesValue]:
+        """Several metrics' values of one segment's windows at ``starts``: one query for a
+        page's series, as plain rows (ORM objects were the largest part of a five-metric series'
+        time: 136 of 373 ms profiled on 301 windows). The two lists let the primary key be probed
+        for each (window, metric); a range of window starts instead scanned every segment's and
+        metric's rows in it (38 ms against 13 ms for 5 metrics of 295 windows of 11 segments on
+        SQLite, EXPLAIN QUERY PLAN)."""
+        if not starts:
+            return []
+        rows = self.session.execute(
+            select(*(getattr(WindowMetricValue, name) for name in SeriesValue._fields)).where(
+                WindowMetricValue.model_id == model_id,
+                WindowMetricValue.segment == segment,
+                WindowMetricValue.metric.in_(list(metrics)),
+                WindowMetricValue.window_start.in_(list(starts)),
+            )
+        )
+        return [SeriesValue._make(row) for row in rows]
 
     def calibrated_values(
         self, model_id: int, segment: str, metric: str, first: datetime, last: datetime

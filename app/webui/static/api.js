@@ -22,7 +22,9 @@ const calmon = (function () {
   async function request(path, params, json) {
     const url = new URL(ROOT + path.replace(/^\//, ""), location.origin);
     for (const [key, value] of Object.entries(params || {})) {
-      if (value !== undefined && value !== null) url.searchParams.set(key, value);
+      // A list is the parameter repeated (also=f1&also=alerts), as the API reads lists.
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(key, item);
+      else if (value !== undefined && value !== null) url.searchParams.set(key, value);
     }
     const headers = { Accept: "application/json" };
     const token = sessionStorage.getItem(TOKEN_KEY);

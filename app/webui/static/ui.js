@@ -76,26 +76,58 @@ const ui = (function () {
     return [...table.rows].map((row) => [...row.cells].map((cell) => csvCell(cell.innerText.trim())).join(",")).join("\r\n") + "\r\n";
   }
 
-  function addExports(root) {
-    for (const table of root.querySelectorAll("table")) {
-      const button = h("button", {
-        type: "button", class: "export", "data-export": "csv", "data-for": table.id || undefined,
-        onclick: () => download(fileName(table, "csv"), new Blob([tableCsv(table)], { type: "text/csv" })),
+  // Each exported table or chart and its buttons' paragraph: added once, removed with it.
+  const exportsOf = new WeakMap();
+  // uPlot's legend is a table inside its chart: the chart's PNG holds it, it gets no CSV.
+  const exportable = (el) => (el.matches("table") ? !el.closest("div.chart") : el.matches("div.chart"));
+
+  function exportButton(el) {
+    if (el.matches("table")) {
+      return h("button", {
+        type: "button", class: "export", "data-export": "csv", "data-for": el.id || undefined,
+        onclick: () => download(fileName(el, "csv"), new Blob([tableCsv(el)], { type: "text/csv" })),
       }, "CSV");
-      table.after(h("p", { class: "exports" }, "Download this table: ", button));
     }
-    for (const chart of root.querySelectorAll("div.chart")) {
-      const button = h("button", {
-        type: "button", class: "export", "data-export": "png", "data-for": chart.id || undefined,
-        onclick: () => {
-          // uPlot draws into one canvas per chart, after the page is rendered.
-          const canvas = chart.querySelector("canvas");
-          if (canvas) canvas.toBlob((blob) => download(fileName(chart, "png"), blob), "image/png");
-        },
-      }, "PNG");
-      chart.after(h("p", { class: "exports" }, "Download this chart: ", button));
+    return h("button", {
+      type: "button", class: "export", "data-export": "png", "data-for": el.id || undefined,
+      onclick: () => {
+        // uPlot draws into one canvas per chart, after the page is rendered.
+        const canvas = el.querySelector("canvas");
+        if (canvas) canvas.toBlob((blob) => download(fileName(el, "png"), blob), "image/png");
+      },
+    }, "PNG");
+  }
+
+  function addExports(root) {
+    const found = [...root.querySelectorAll("table, div.chart")];
+    if (root.matches && root.matches("table, div.chart")) found.unshift(root);
+    for (const el of found) {
+      if (exportsOf.has(el) || !exportable(el)) continue;
+      const what = el.matches("table") ? "Download this table: " : "Download this chart: ";
+      const buttons = h("p", { class: "exports" }, what, exportButton(el));
+      exportsOf.set(el, buttons);
+      el.after(buttons);
     }
   }
+
+  function dropExports(root) {
+    const gone = [...root.querySelectorAll("table, div.chart")];
+    if (root.matches && root.matches("table, div.chart")) gone.unshift(root);
+    for (const el of gone) {
+      const buttons = exportsOf.get(el);
+      if (buttons && !el.isConnected) buttons.remove();
+    }
+  }
+
+  // Every table and chart gets its buttons whenever it is drawn, in one place: render() draws
+  // a page, but parts arrive later (the threshold advice, the catalogue, a segment comparison,
+  // a what-if answer, a chart redrawn), and each would otherwise need its own call.
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      for (const node of change.removedNodes) if (node instanceof Element) dropExports(node);
+      for (const node of change.addedNodes) if (node instanceof Element && node.isConnected) addExports(node);
+    }
+  }).observe(app, { childList: true, subtree: true });
 
   const num = (v, digits = 4) => (v == null ? "–" : v.toFixed(digits));
   const pct = (v, digits = 2) => (v == null ? "–" : (100 * v).toFixed(digits) + "%");
