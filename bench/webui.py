@@ -198,6 +198,10 @@ def _run(
                         timings.setdefault(label, []).append(
                             (wall, _body_ms(page, "data-render-ms"), api, charts)
                         )
+                        # What the page asks for after it is drawn (the threshold advice, the
+                        # catalogue, the worker's status) finishes before the next load starts:
+                        # one load's tail computing on the server must not be timed as the next.
+                        page.wait_for_load_state("networkidle")
                         problems = log.problems() + log.blocked
                         if problems:
                             print(f"{label}: {problems}", file=sys.stderr)
