@@ -24,7 +24,11 @@ from typing import cast
 import numpy as np
 
 from app.db.repositories.monitoring import MonitoringRepository
-from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
+from app.db.repositories.nowcast import (
+    NowcastRepository,
+    ReferenceWindowCounts,
+    WindowToNowcast,
+)
 from app.db.tables import MonitoredModel
 from app.metrics import (
     ClassHistogram,
@@ -64,6 +68,14 @@ def run_nowcasts(
         return
     left = NOWCASTS_PER_PASS
     rows = []
+    # Read once for every segment here, after the detector (which may have frozen references
+    # and marked their windows): nothing below writes the windows' verdicts or counts.
+    version = references.spec.version
+    read = (
+        repo.reference_window_counts_by_segment(model.id, version)
+        if references.frozen
+        else ReferenceWindowCounts(version, {})
+    )
     for segment in sorted(references.frozen, key=lambda s: (s != SEGMENT_ALL, s)):
         frozen = references.frozen[segment].reference
         classes = _reference_classes(repo, model.id, segment, frozen, edges)
@@ -79,7 +91,8 @@ def run_nowcasts(
         if not backlog:
             continue
         recent = _Recent.around(repo, model, segment, frozen, backlog)
-        dispersion = _dispersion(repo, model.id, segment, frozen, edges)
+        parts = repo.reference_window_counts(model.id, segment, frozen.version, read=read)
+        dispersion = _dispersion(parts, edges)
         reference = _Reference(frozen, classes, dispersion)
         rows += [
             _estimated(now, segment, window, reference=reference, recent=recent)
@@ -195,7 +208,8 @@ def _reference_classes(
 ) -> ClassHistogram | None:
     """The reference's labelled score counts (pooled and stored on first use), or None while
     some of its windows have none."""
-    stored = repo.reference_counts(model_id, segment, frozen.version)
+    # Pooled counts are stored once and never change: those loaded with the reference stand.
+    stored = frozen.score_counts or repo.reference_counts(model_id, segment, frozen.version)
     if stored is None:
         parts = repo.reference_window_counts(model_id, segment, frozen.version)
         if len(parts) != frozen.windows or any(p is None for p in parts):
@@ -214,16 +228,9 @@ def _reference_classes(
         return None
 
 
-def _dispersion(
-    repo: NowcastRepository,
-    model_id: int,
-    segment: str,
-    frozen: FrozenReference,
-    edges: Float64Array,
-) -> Dispersion:
-    """The reference's frauds' dispersion, from its windows' stored counts (every one of them
-    has counts: :func:`_reference_classes` pooled them)."""
-    parts = repo.reference_window_counts(model_id, segment, frozen.version)
+def _dispersion(parts: list[bytes | None], edges: Float64Array) -> Dispersion:
+    """The reference's frauds' dispersion, from its windows' stored counts (``parts``: every
+    one of them has counts, :func:`_reference_classes` pooled them)."""
     windows = [ScoreHistogram.from_bytes(p) for p in parts if p is not None]
     if any(w.positives.size != edges.size + 1 for w in windows):
         return NO_DISPERSION
