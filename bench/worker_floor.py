@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +126,9 @@ class Measured:
     workload: Workload
     floor: Timing
     worker: Timing
+    worker_cpu: Timing
+    """The worker's CPU seconds in this process (the database server's left out): steadier
+    than the wall clock on a loaded machine, for comparing two versions of the worker."""
     evaluate_calls: int
 
 
@@ -141,7 +145,7 @@ def bench_workload(
     )
     _claim_to_stored(factory, options)  # the sketches and counts the references stand on
     _freeze_references(factory, model_id)
-    floor, worker = [], []
+    floor, worker, worker_cpu = [], [], []
     calls = 0
     for _ in range(repeats):
         _unjudge(factory, model_id)
@@ -152,12 +156,15 @@ def bench_workload(
         else:
             floor.append(_timed(lambda: _copy_floor(engine, model_id, FIRST, PI0)))
             calls = 1
+        cpu = time.process_time()
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
+        worker_cpu.append(time.process_time() - cpu)
     parts = workload.segments + 1 if workload.segments > 1 else 1
     judged, estimated = _judged_parts(factory, model_id)
     if judged != parts or estimated != parts:
         raise RuntimeError(f"{workload.name}: {judged} judged, {estimated} nowcast of {parts}")
-    return Measured(workload, Timing(floor), Timing(worker), calls), model_id
+    measured = Measured(workload, Timing(floor), Timing(worker), Timing(worker_cpu), calls)
+    return measured, model_id
 
 
 def profile_workload(
@@ -213,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{w.rows:,} rows in {w.segments} segments")
         print(f"  floor: one read + {m.evaluate_calls} evaluate   {m.floor}")
         print(f"  worker: claim -> stored              {m.worker}")
+        print(f"  worker's CPU in this process         {m.worker_cpu}")
         print(f"  ratio worker / floor: {m.worker.median / m.floor.median:.1f}")
     return 0
 
