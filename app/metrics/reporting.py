@@ -46,9 +46,18 @@ def _aggregate(keys: list[Int64Array]) -> tuple[list[Int64Array], Int64Array]:
     """Unique rows of the stacked ``keys`` columns and how many times each occurs."""
     if not keys[0].size:
         return [np.empty(0, dtype=np.int64) for _ in keys], np.empty(0, dtype=np.int64)
-    stacked = np.stack([np.asarray(k, dtype=np.int64) for k in keys], axis=1)
-    unique, counts = np.unique(stacked, axis=0, return_counts=True)
-    return [unique[:, i].copy() for i in range(len(keys))], counts.astype(np.int64)
+    columns = [np.asarray(k, dtype=np.int64) for k in keys]
+    # np.unique(axis=0) gives these rows in this order too (lexicographic), but through a
+    # structured view that costs ~4 ms on a window of 2,500 labels; a lexsort costs a tenth.
+    order = np.lexsort(columns[::-1])
+    ordered = [c[order] for c in columns]
+    changed = np.zeros(order.size, dtype=bool)
+    changed[0] = True
+    for column in ordered:
+        changed[1:] |= column[1:] != column[:-1]
+    starts = np.flatnonzero(changed)
+    counts = np.diff(np.append(starts, order.size)).astype(np.int64)
+    return [column[starts] for column in ordered], counts
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ class FrozenReference:
     labelled: int
     positives: int
     sketch: CurveSketch
+    score_counts: bytes | None = None
+    """Its pooled score counts as loaded (None: not pooled yet, or not loaded)."""
 
 
 @dataclass(frozen=True, eq=False)

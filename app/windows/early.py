@@ -28,7 +28,7 @@ import numpy as np
 
 from app.db.repositories.early import EarlyRepository, RecentWindow
 from app.db.repositories.monitoring import MonitoringRepository
-from app.db.repositories.nowcast import NowcastRepository
+from app.db.repositories.nowcast import NowcastRepository, ReferenceWindowCounts
 from app.db.tables import MonitoredModel
 from app.ingest.timestamps import datetime_to_micros, micros_to_datetime
 from app.ingest.windows import floor_to_windows
@@ -108,13 +108,14 @@ def run_early(
     dispersion: dict[str, float] = {}
     stored: list[dict[str, object]] = []
     budget = _Budget(EARLY_PER_PASS)
+    read = nowcasts.reference_window_counts_by_segment(model.id, references.spec.version)
     for segment, at_pi0 in sorted(
         references.frozen.items(), key=lambda i: (i[0] != SEGMENT_ALL, i[0])
     ):
         segment_pass = _SegmentPass(
             model, segment, at_pi0.reference, references.pi0, looks, threshold_bin
         )
-        reference = segment_pass.reference_bins(repo, nowcasts)
+        reference = segment_pass.reference_bins(repo, nowcasts, read)
         if isinstance(reference, ReferenceBins):
             dispersion[segment] = reference.dispersion()
         if looks is not None:
@@ -221,10 +222,13 @@ class _SegmentPass:
         return SegmentReporting.build(reference, history, design)
 
     def reference_bins(
-        self, repo: EarlyRepository, nowcasts: NowcastRepository
+        self, repo: EarlyRepository, nowcasts: NowcastRepository, read: ReferenceWindowCounts
     ) -> ReferenceBins | str:
-        """The frozen reference's counts and the complete windows' frauds, or why not."""
-        parts = nowcasts.reference_window_counts(self.model.id, self.segment, self.frozen.version)
+        """The frozen reference's counts and the complete windows' frauds, or why not
+        (``read``: every segment's reference windows' counts, read once for the pass)."""
+        parts = nowcasts.reference_window_counts(
+            self.model.id, self.segment, self.frozen.version, read=read
+        )
         if not parts or any(p is None for p in parts):
             return "the reference's windows have no score counts yet"
         counts = [ScoreHistogram.from_bytes(p) for p in parts if p is not None]

@@ -27,10 +27,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from app.db.metrics_tables import AlertStateRow, SegmentReference
-from app.db.repositories.monitoring import MonitoringRepository, UnjudgedWindow
+from app.db.metrics_tables import SegmentReference
+from app.db.repositories.monitoring import (
+    MonitoringRepository,
+    UnjudgedWindow,
+    WindowForJudging,
+)
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
@@ -47,7 +51,6 @@ from app.monitoring.alerts import (
     settle,
 )
 from app.monitoring.detector import (
-    DetectorState,
     continue_detector,
     excursion_start,
     threshold_for,
@@ -56,8 +59,9 @@ from app.monitoring.early import EarlyPass
 from app.monitoring.maturity import MaturityRule
 from app.monitoring.reference import ReferenceChoice, ReferenceSpec, choose_reference
 from app.monitoring.verdicts import within_reference
-from app.monitoring.vocabulary import SEGMENT_ALL, AlertState, Signal
+from app.monitoring.vocabulary import SEGMENT_ALL
 from app.services.model_settings import monitor_settings, reference_spec
+from app.windows.alert_rows import alert_of, alert_row
 from app.windows.evaluation import seed_for
 from app.windows.model_pass import ModelPass
 
@@ -144,6 +148,7 @@ def _frozen(row: SegmentReference) -> FrozenReference:
         labelled=row.labelled,
         positives=row.positives,
         sketch=CurveSketch.from_bytes(row.sketch),
+        score_counts=row.score_counts,
     )
 
 
@@ -159,13 +164,7 @@ def run_detector(
     states."""
     model = now.model
     settings = monitor_settings(model, now.maturity)
-    unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
-    newly_mature = []
-    for window in monitoring.unjudged(model.id):
-        unjudged[window.segment].append(window)
-        if not window.mature and now.maturity.is_mature(window.labels):
-            newly_mature.append((window.labels.window_start, window.segment))
-    monitoring.mark_mature(model.id, newly_mature)
+    unjudged = _unjudged(monitoring, model.id, now.maturity)
     stored = monitoring.alert_states(model.id)
     segments = sorted(set(unjudged) | set(stored), key=lambda s: (s != SEGMENT_ALL, s))
     pending_reasons: dict[str, str] = {}
@@ -180,30 +179,54 @@ def run_detector(
                     pending_reasons[segment] = choice.reason
     named = sum(1 for s in references.frozen if s != SEGMENT_ALL)
     judging = _Judging(monitoring, model, now.maturity)
+    before = {s: alert_of(stored.get(s), s, references.spec.version) for s in segments}
+    parts: dict[str, _SegmentToJudge] = {}
+    for segment in segments:
+        reference = references.at(segment)
+        if reference is not None:
+            threshold = threshold_for(segment == SEGMENT_ALL, named)
+            alert = before[segment].ready(reference.null_model.value, threshold)
+            dispersion = early.dispersion.get(segment, 1.0)
+            tuning = Tuning(threshold, settings.detection_drop, settings.alert_floor, dispersion)
+            parts[segment] = _SegmentToJudge(
+                alert, reference, unjudged.get(segment, []), chosen[segment], tuning
+            )
+    # The windows each segment judges in this pass (in segment order, as the budget lasts),
+    # then their stored values in one read for every segment (it was a round trip each).
+    after = {segment: _windows_after(judging, part) for segment, part in parts.items()}
+    values = monitoring.for_judging(
+        model.id, [(w.labels.window_start, s) for s, windows in after.items() for w in windows]
+    )
     states: list[dict[str, Any]] = []
     for segment in segments:
-        alert = _alert_of(stored.get(segment), segment, references.spec.version)
-        before = alert
-        reference = references.at(segment)
-        if reference is None:
+        part = parts.get(segment)
+        if part is None:
             reason = pending_reasons.get(segment, "no reference prior pi0 yet")
             alert = SegmentAlert.fresh(segment, references.spec.version, reason)
         else:
-            threshold = threshold_for(segment == SEGMENT_ALL, named)
-            alert = alert.ready(reference.null_model.value, threshold)
-            dispersion = early.dispersion.get(segment, 1.0)
-            tuning = Tuning(threshold, settings.detection_drop, settings.alert_floor, dispersion)
-            part = _SegmentToJudge(
-                alert, reference, unjudged.get(segment, []), chosen[segment], tuning
-            )
-            alert = _judge_segment(judging, part)
-            alert = _with_early(alert, before, early, threshold)
-        states.append(_row_of(model.id, alert))
+            alert = _judge_segment(judging, part, after[segment], values)
+            alert = _with_early(alert, before[segment], early, part.tuning.threshold)
+        states.append(alert_row(model.id, alert))
     monitoring.replace_alert_states(model.id, states)
     monitoring.record_judgements(model.id, judging.judged)
     monitoring.record_effects(model.id, judging.effects)
     if judging.budget.exhausted:
         monitoring.touch_newest_window(model.id)
+
+
+def _unjudged(
+    monitoring: MonitoringRepository, model_id: int, maturity: MaturityRule
+) -> dict[str, list[UnjudgedWindow]]:
+    """The model's windows without a verdict, by segment; those that matured since they were
+    stored are marked mature."""
+    unjudged: dict[str, list[UnjudgedWindow]] = defaultdict(list)
+    newly_mature = []
+    for window in monitoring.unjudged(model_id):
+        unjudged[window.segment].append(window)
+        if not window.mature and maturity.is_mature(window.labels):
+            newly_mature.append((window.labels.window_start, window.segment))
+    monitoring.mark_mature(model_id, newly_mature)
+    return unjudged
 
 
 def _with_early(
@@ -264,25 +287,38 @@ def _try_freeze(
     return choice
 
 
-def _judge_segment(judging: _Judging, part: _SegmentToJudge) -> SegmentAlert:
-    """Judge the segment's mature windows after its reference, oldest first; mark the windows
-    of a reference frozen in this pass (``chosen``) with the verdict ``reference``."""
-    monitoring, model, judged = judging.monitoring, judging.model, judging.judged
-    alert, reference, chosen = part.alert, part.reference, part.chosen
-    frozen = reference.reference
+def _windows_after(judging: _Judging, part: _SegmentToJudge) -> list[UnjudgedWindow]:
+    """The segment's mature windows after its reference that this pass judges (the oldest
+    first, as many as the pass's budget grants); the mature windows at or before it get their
+    verdict here: ``reference`` for the windows of a reference frozen in this pass
+    (``chosen``), ``insufficient_data`` for the others."""
+    frozen = part.reference.reference
     mature = [w for w in part.unjudged if judging.maturity.is_mature(w.labels)]
     now = utcnow()
     for window in mature:
         start = window.labels.window_start
         if start > frozen.last_window:
             continue
-        verdict = within_reference(start in chosen, frozen.version, now)
-        judged.append({"window_start": start, "segment": alert.segment, **verdict.columns()})
+        verdict = within_reference(start in part.chosen, frozen.version, now)
+        judging.judged.append(
+            {"window_start": start, "segment": part.alert.segment, **verdict.columns()}
+        )
     after = [w for w in mature if w.labels.window_start > frozen.last_window]
-    after = after[: judging.budget.take(len(after))]  # the oldest first: the detector runs in order
-    stored = monitoring.for_judging(
-        model.id, [(w.labels.window_start, alert.segment) for w in after]
-    )
+    return after[: judging.budget.take(len(after))]  # the oldest first: the detector runs in order
+
+
+def _judge_segment(
+    judging: _Judging,
+    part: _SegmentToJudge,
+    after: Sequence[UnjudgedWindow],
+    stored: Mapping[tuple[datetime, str], WindowForJudging],
+) -> SegmentAlert:
+    """Judge the segment's windows ``after`` its reference (their stored values in
+    ``stored``), oldest first, advancing its alert state."""
+    model, judged = judging.model, judging.judged
+    alert, reference = part.alert, part.reference
+    frozen = reference.reference
+    now = utcnow()
     for window in after:
         start = window.labels.window_start
         row = stored.get((start, alert.segment))
@@ -327,61 +363,3 @@ def _effect_rows(start: datetime, segment: str, effects: Decomposition) -> Itera
             "prior_effect": change.prior_effect if change is not None else None,
             "performance_effect": change.performance_effect if change is not None else None,
         }
-
-
-def _alert_of(row: AlertStateRow | None, segment: str, version: int) -> SegmentAlert:
-    """The stored alert state, or a fresh one when the reference version moved on."""
-    if row is None or row.reference_version != version:
-        return SegmentAlert.fresh(segment, version, "no judged window yet")
-    signals = tuple(cast(Signal, s) for s in row.signals.split(",") if s)
-    return SegmentAlert(
-        segment=segment,
-        reference_version=row.reference_version,
-        state=cast(AlertState, row.state),
-        signals=signals,
-        detector=DetectorState(
-            drop=row.drop_statistic,
-            gain=row.gain_statistic,
-            paging=row.paging,
-            gaining=row.gaining,
-            windows=row.evidence_windows,
-        ),
-        threshold=row.threshold,
-        last_window=row.last_window,
-        episode_start=row.episode_start,
-        reference_value=row.reference_value,
-        reason=row.judged_reason if row.judged_reason is not None else row.reason,
-        judged_reason=row.judged_reason,
-        early=EarlyContinuation(
-            DetectorState(drop=row.early_statistic, paging=row.early_paging),
-            row.early_windows,
-            row.early_as_of,
-        ),
-    )
-
-
-def _row_of(model_id: int, alert: SegmentAlert) -> dict[str, Any]:
-    """The ``alert_states`` row of ``alert``."""
-    return {
-        "model_id": model_id,
-        "segment": alert.segment,
-        "reference_version": alert.reference_version,
-        "state": alert.state,
-        "signals": ",".join(alert.signals),
-        "drop_statistic": alert.detector.drop,
-        "gain_statistic": alert.detector.gain,
-        "paging": alert.detector.paging,
-        "gaining": alert.detector.gaining,
-        "threshold": alert.threshold,
-        "evidence_windows": alert.detector.windows,
-        "last_window": alert.last_window,
-        "episode_start": alert.episode_start,
-        "reference_value": alert.reference_value,
-        "reason": alert.reason,
-        "judged_reason": alert.judged_reason,
-        "early_statistic": alert.early.detector.drop if alert.early else 0.0,
-        "early_paging": alert.early.detector.paging if alert.early else False,
-        "early_windows": alert.early.windows if alert.early else 0,
-        "early_as_of": alert.early.as_of if alert.early else None,
-        "updated_at": utcnow(),
-    }

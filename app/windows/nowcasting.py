@@ -24,7 +24,13 @@ from typing import cast
 import numpy as np
 
 from app.db.repositories.monitoring import MonitoringRepository
-from app.db.repositories.nowcast import NowcastRepository, WindowToNowcast
+from app.db.repositories.nowcast import (
+    NowcastRepository,
+    PendingNowcast,
+    ReferenceWindowCounts,
+    SegmentSpan,
+    WindowToNowcast,
+)
 from app.db.tables import MonitoredModel
 from app.metrics import (
     ClassHistogram,
@@ -64,26 +70,44 @@ def run_nowcasts(
         return
     left = NOWCASTS_PER_PASS
     rows = []
-    for segment in sorted(references.frozen, key=lambda s: (s != SEGMENT_ALL, s)):
+    # Read once for every segment here, after the detector (which may have frozen references
+    # and marked their windows): nothing below writes the windows' verdicts or counts.
+    version = references.spec.version
+    read = (
+        repo.reference_window_counts_by_segment(model.id, version)
+        if references.frozen
+        else ReferenceWindowCounts(version, {})
+    )
+    segments = sorted(references.frozen, key=lambda s: (s != SEGMENT_ALL, s))
+    # Every segment's backlog in one read (the newest windows each, their counts read below
+    # for the windows the pass takes): it was a round trip per segment, and one more for
+    # each segment's recent counts.
+    spans = [_span(segment, references.frozen[segment].reference) for segment in segments]
+    pending = repo.backlogs(model.id, spans, limit=NOWCASTS_PER_PASS + 1)
+    taken: list[tuple[str, FrozenReference, ClassHistogram, list[PendingNowcast]]] = []
+    for segment in segments:
         frozen = references.frozen[segment].reference
         classes = _reference_classes(repo, model.id, segment, frozen, edges)
         if classes is None:
             continue
-        backlog = repo.backlog(
-            model.id, segment, after=frozen.last_window, version=frozen.version, limit=left + 1
-        )
+        backlog = pending.get(segment, [])[: left + 1]
         if len(backlog) > left:  # more than this pass may do: the next pass goes on
             monitoring.touch_newest_window(model.id)
             backlog = backlog[:left]
         left -= len(backlog)
-        if not backlog:
-            continue
-        recent = _Recent.around(repo, model, segment, frozen, backlog)
-        dispersion = _dispersion(repo, model.id, segment, frozen, edges)
+        if backlog:
+            taken.append((segment, frozen, classes, backlog))
+    around = [_around(model, segment, frozen, backlog) for segment, frozen, _, backlog in taken]
+    stored = repo.counts_of_spans(model.id, around)
+    for segment, frozen, classes, chosen in taken:
+        recent = _Recent.of(stored.get(segment, []))
+        windows = [w.with_counts(recent.raw[w.labels.window_start]) for w in chosen]
+        parts = repo.reference_window_counts(model.id, segment, frozen.version, read=read)
+        dispersion = _dispersion(parts, edges)
         reference = _Reference(frozen, classes, dispersion)
         rows += [
             _estimated(now, segment, window, reference=reference, recent=recent)
-            for window in backlog
+            for window in windows
         ]
     monitoring.record_judgements(model.id, rows)
 
@@ -93,29 +117,14 @@ class _Recent:
     """A segment's score counts around the windows to estimate, for the recent test."""
 
     counts: dict[datetime, Int64Array]
+    raw: dict[datetime, bytes]
+    """The same counts as stored (the windows to estimate are among them)."""
 
     @classmethod
-    def around(
-        cls,
-        repo: NowcastRepository,
-        model: MonitoredModel,
-        segment: str,
-        frozen: FrozenReference,
-        backlog: Sequence[WindowToNowcast],
-    ) -> _Recent:
-        if not backlog:
-            return cls({})
-        starts = [w.labels.window_start for w in backlog]
-        # RECENT_WINDOWS window lengths back, and a day for time-zone shifts: wide enough.
-        reach = WINDOW_LENGTH[cast(Granularity, model.granularity)] * RECENT_WINDOWS
-        stored = repo.counts_between(
-            model.id,
-            segment,
-            after=frozen.last_window,
-            since=min(starts) - reach - timedelta(days=1),
-            until=max(starts),
-        )
-        return cls({start: ScoreHistogram.from_bytes(data).rows for start, data in stored})
+    def of(cls, stored: Sequence[tuple[datetime, bytes]]) -> _Recent:
+        """The counts read for the segment's span (:func:`_around`)."""
+        counts = {start: ScoreHistogram.from_bytes(data).rows for start, data in stored}
+        return cls(counts, dict(stored))
 
     def pooled(self, start: datetime, own: Int64Array) -> tuple[int, Int64Array] | None:
         """The window's counts with those of up to RECENT_WINDOWS - 1 windows before it (how
@@ -125,6 +134,22 @@ class _Recent:
             return None
         total = own + np.sum([self.counts[s] for s in before], axis=0)
         return len(before) + 1, total.astype(np.int64)
+
+
+def _span(segment: str, frozen: FrozenReference) -> SegmentSpan:
+    """The windows after the segment's reference not nowcast against it."""
+    return SegmentSpan(segment, after=frozen.last_window, version=frozen.version)
+
+
+def _around(
+    model: MonitoredModel, segment: str, frozen: FrozenReference, backlog: Sequence[PendingNowcast]
+) -> SegmentSpan:
+    """The windows whose counts the recent test of ``backlog`` reads (the backlog among them):
+    RECENT_WINDOWS window lengths back, and a day for time-zone shifts: wide enough."""
+    starts = [w.labels.window_start for w in backlog]
+    reach = WINDOW_LENGTH[cast(Granularity, model.granularity)] * RECENT_WINDOWS
+    since = min(starts) - reach - timedelta(days=1)
+    return SegmentSpan(segment, after=frozen.last_window, since=since, until=max(starts))
 
 
 @dataclass(frozen=True)
@@ -195,7 +220,8 @@ def _reference_classes(
 ) -> ClassHistogram | None:
     """The reference's labelled score counts (pooled and stored on first use), or None while
     some of its windows have none."""
-    stored = repo.reference_counts(model_id, segment, frozen.version)
+    # Pooled counts are stored once and never change: those loaded with the reference stand.
+    stored = frozen.score_counts or repo.reference_counts(model_id, segment, frozen.version)
     if stored is None:
         parts = repo.reference_window_counts(model_id, segment, frozen.version)
         if len(parts) != frozen.windows or any(p is None for p in parts):
@@ -214,16 +240,9 @@ def _reference_classes(
         return None
 
 
-def _dispersion(
-    repo: NowcastRepository,
-    model_id: int,
-    segment: str,
-    frozen: FrozenReference,
-    edges: Float64Array,
-) -> Dispersion:
-    """The reference's frauds' dispersion, from its windows' stored counts (every one of them
-    has counts: :func:`_reference_classes` pooled them)."""
-    parts = repo.reference_window_counts(model_id, segment, frozen.version)
+def _dispersion(parts: list[bytes | None], edges: Float64Array) -> Dispersion:
+    """The reference's frauds' dispersion, from its windows' stored counts (``parts``: every
+    one of them has counts, :func:`_reference_classes` pooled them)."""
     windows = [ScoreHistogram.from_bytes(p) for p in parts if p is not None]
     if any(w.positives.size != edges.size + 1 for w in windows):
         return NO_DISPERSION

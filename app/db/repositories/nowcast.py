@@ -3,10 +3,11 @@ windows' score counts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 
 from app.db.metrics_tables import ScoreBins, SegmentReference, WindowMetrics
 from app.db.repositories.base import Repository
@@ -24,6 +25,40 @@ class WindowToNowcast:
     score_counts: bytes
     flagged: int
     judged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PendingNowcast:
+    """A window of a segment's backlog, before its score counts are read."""
+
+    labels: WindowLabels
+    flagged: int
+    judged: bool
+
+    def with_counts(self, score_counts: bytes) -> WindowToNowcast:
+        """The window with its score counts."""
+        return WindowToNowcast(self.labels, score_counts, self.flagged, self.judged)
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSpan:
+    """A segment's windows after ``after`` (its reference's last window), optionally within
+    [``since``, ``until``], and not nowcast against reference ``version``."""
+
+    segment: str
+    after: datetime
+    version: int = 0
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceWindowCounts:
+    """The score counts of every segment's reference windows under one reference version,
+    read in one query (:meth:`NowcastRepository.reference_window_counts_by_segment`)."""
+
+    version: int
+    by_segment: dict[str, list[bytes | None]]
 
 
 class NowcastRepository(Repository):
@@ -53,62 +88,104 @@ class NowcastRepository(Repository):
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
 
-    def backlog(
-        self, model_id: int, segment: str, *, after: datetime, version: int, limit: int
-    ) -> list[WindowToNowcast]:
-        """The segment's windows after ``after`` with score counts and no nowcast against
-        reference ``version``, newest first (the ones without labels matter most)."""
-        if limit <= 0:
-            return []
-        rows = self.session.execute(
+    def backlogs(
+        self, model_id: int, spans: Sequence[SegmentSpan], *, limit: int
+    ) -> dict[str, list[PendingNowcast]]:
+        """Each span's windows with score counts and no nowcast against the span's reference
+        version, newest first (the ones without labels matter most), at most ``limit`` a
+        segment, all in one query; without the counts (:meth:`counts_of_spans` reads those for
+        the windows a pass takes)."""
+        if not spans:
+            return {}
+        version = WindowMetrics.nowcast_reference_version
+        ranked = (
             select(
                 *LABEL_COLUMNS,
-                WindowMetrics.score_counts,
+                WindowMetrics.segment,
                 WindowMetrics.flagged,
                 WindowMetrics.judged_at,
+                func.row_number()
+                .over(
+                    partition_by=WindowMetrics.segment, order_by=WindowMetrics.window_start.desc()
+                )
+                .label("rank"),
             )
             .where(
-                *of_segment(model_id, segment),
-                WindowMetrics.window_start > after,
+                WindowMetrics.model_id == model_id,
                 WindowMetrics.score_counts.is_not(None),
                 WindowMetrics.flagged.is_not(None),
                 or_(
-                    WindowMetrics.nowcast_reference_version.is_(None),
-                    WindowMetrics.nowcast_reference_version != version,
+                    *(
+                        and_(
+                            WindowMetrics.segment == span.segment,
+                            WindowMetrics.window_start > span.after,
+                            or_(version.is_(None), version != span.version),
+                        )
+                        for span in spans
+                    )
                 ),
             )
-            .order_by(WindowMetrics.window_start.desc())
-            .limit(limit)
+            .subquery()
         )
-        return [
-            WindowToNowcast(window_labels(row), row[4], int(row[5]), row[6] is not None)
-            for row in rows
-            if row[4] is not None and row[5] is not None  # the query's filter, for the types
-        ]
-
-    def counts_between(
-        self, model_id: int, segment: str, *, after: datetime, since: datetime, until: datetime
-    ) -> list[tuple[datetime, bytes]]:
-        """The segment's score counts of the windows in [since, until] after ``after``, oldest
-        first."""
+        c = ranked.c
         rows = self.session.execute(
-            select(WindowMetrics.window_start, WindowMetrics.score_counts)
-            .where(
-                *of_segment(model_id, segment),
-                WindowMetrics.window_start > after,
-                WindowMetrics.window_start >= since,
-                WindowMetrics.window_start <= until,
-                WindowMetrics.score_counts.is_not(None),
-            )
-            .order_by(WindowMetrics.window_start)
+            select(c.window_start, c.labelled, c.positives, c.label_coverage)
+            .add_columns(c.segment, c.flagged, c.judged_at)
+            .where(c.rank <= limit)
+            .order_by(c.segment, c.window_start.desc())
         )
-        return [(start, counts) for start, counts in rows if counts is not None]
+        out: dict[str, list[PendingNowcast]] = {}
+        for row in rows:
+            pending = PendingNowcast(window_labels(row), int(row[5]), row[6] is not None)
+            out.setdefault(row[4], []).append(pending)
+        return out
+
+    def counts_of_spans(
+        self, model_id: int, spans: Sequence[SegmentSpan]
+    ) -> dict[str, list[tuple[datetime, bytes]]]:
+        """The score counts of each span's windows within [``since``, ``until``], in one
+        query, by segment, oldest first."""
+        if not spans:
+            return {}
+        start = WindowMetrics.window_start
+        rows = self.session.execute(
+            select(WindowMetrics.segment, start, WindowMetrics.score_counts)
+            .where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.score_counts.is_not(None),
+                or_(
+                    *(
+                        and_(
+                            WindowMetrics.segment == span.segment,
+                            start > span.after,
+                            *([start >= span.since] if span.since is not None else []),
+                            *([start <= span.until] if span.until is not None else []),
+                        )
+                        for span in spans
+                    )
+                ),
+            )
+            .order_by(WindowMetrics.segment, start)
+        )
+        out: dict[str, list[tuple[datetime, bytes]]] = {}
+        for segment, window_start, counts in rows:
+            if counts is not None:
+                out.setdefault(segment, []).append((window_start, counts))
+        return out
 
     def reference_window_counts(
-        self, model_id: int, segment: str, version: int
+        self,
+        model_id: int,
+        segment: str,
+        version: int,
+        *,
+        read: ReferenceWindowCounts | None = None,
     ) -> list[bytes | None]:
         """The score counts of the windows that make up a segment's reference ``version``, in
-        time order (the dispersion reads successive windows)."""
+        time order (the dispersion reads successive windows); taken from ``read`` (the pass's
+        one read of every segment's) when it holds that version."""
+        if read is not None and read.version == version:
+            return list(read.by_segment.get(segment, []))
         return list(
             self.session.scalars(
                 select(WindowMetrics.score_counts)
@@ -120,6 +197,25 @@ class NowcastRepository(Repository):
                 .order_by(WindowMetrics.window_start)
             )
         )
+
+    def reference_window_counts_by_segment(
+        self, model_id: int, version: int
+    ) -> ReferenceWindowCounts:
+        """:meth:`reference_window_counts` of every segment's reference ``version`` in one
+        query (a model of 100 segments made 100 round trips of it per pass, twice)."""
+        rows = self.session.execute(
+            select(WindowMetrics.segment, WindowMetrics.score_counts)
+            .where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.verdict == "reference",
+                WindowMetrics.reference_version == version,
+            )
+            .order_by(WindowMetrics.segment, WindowMetrics.window_start)
+        )
+        out: dict[str, list[bytes | None]] = {}
+        for segment, counts in rows:
+            out.setdefault(segment, []).append(counts)
+        return ReferenceWindowCounts(version, out)
 
     def set_reference_counts(
         self, model_id: int, segment: str, version: int, score_counts: bytes
