@@ -107,7 +107,10 @@ def run_early(
     steps: dict[str, list[WindowIncrement]] = {}
     dispersion: dict[str, float] = {}
     stored: list[dict[str, object]] = []
-    budget = _Budget(EARLY_PER_PASS)
+    # Plus one a segment: the newest window a pass re-dirties to go on loses its estimates in
+    # every segment when it is recomputed, and the next pass must redo those and still get
+    # further (as the nowcasts' budget, app/windows/nowcasting.py).
+    budget = _Budget(EARLY_PER_PASS + len(references.frozen))
     read = nowcasts.reference_window_counts_by_segment(model.id, references.spec.version)
     for segment, at_pi0 in sorted(
         references.frozen.items(), key=lambda i: (i[0] != SEGMENT_ALL, i[0])

@@ -1,12 +1,12 @@
 """Label-free estimates of a model's windows (the worker's I/O around app/monitoring/nowcast).
 
-In the store transaction, after the drop detector: for each segment with a frozen reference,
-the windows after it whose nowcast is missing or was made against an older reference version
-get one (newest first, at most ``NOWCASTS_PER_PASS`` a pass): the fraud rate and the expected
-metrics estimated from their score counts against the reference's class-conditional score
+In the store transaction, after the drop detector: for each segment with a frozen reference, the
+windows after it whose nowcast is missing or was made against an older reference version get one
+(newest first, at most ``NOWCASTS_PER_PASS`` a pass plus one a segment): the fraud rate and the
+expected metrics estimated from their score counts against the reference's class-conditional score
 counts. A window not judged yet gets the provisional verdict ``score_shift`` when the reference's
-mixture does not explain its scores, alone or together with the windows before it (the recent
-test, app/monitoring/nowcast.py). A nowcast does not depend on pi0, so a pi0 move keeps them.
+mixture does not explain its scores, alone or together with the windows before it (the recent test,
+app/monitoring/nowcast.py). A nowcast does not depend on pi0, so a pi0 move keeps them.
 
 A reference's score counts are pooled from its windows' once every one of them has counts
 (windows stored before the model's bins were cut are being counted again meanwhile). Its frauds'
@@ -68,7 +68,6 @@ def run_nowcasts(
     edges = stored_edges(repo, model.id)
     if edges is None:
         return
-    left = NOWCASTS_PER_PASS
     rows = []
     # Read once for every segment here, after the detector (which may have frozen references
     # and marked their windows): nothing below writes the windows' verdicts or counts.
@@ -79,11 +78,16 @@ def run_nowcasts(
         else ReferenceWindowCounts(version, {})
     )
     segments = sorted(references.frozen, key=lambda s: (s != SEGMENT_ALL, s))
+    # A pass that cannot finish re-dirties the newest window so that the next pass goes on, and
+    # recomputing that window drops its estimates in every segment: the next pass must redo
+    # those (one a segment) and still get further, or a model with more segments waiting than
+    # the budget redoes its newest windows forever. So the budget is per pass plus one a segment.
+    left = NOWCASTS_PER_PASS + len(segments)
     # Every segment's backlog in one read (the newest windows each, their counts read below
     # for the windows the pass takes): it was a round trip per segment, and one more for
     # each segment's recent counts.
     spans = [_span(segment, references.frozen[segment].reference) for segment in segments]
-    pending = repo.backlogs(model.id, spans, limit=NOWCASTS_PER_PASS + 1)
+    pending = repo.backlogs(model.id, spans, limit=left + 1)
     taken: list[tuple[str, FrozenReference, ClassHistogram, list[PendingNowcast]]] = []
     for segment in segments:
         frozen = references.frozen[segment].reference

@@ -9,12 +9,16 @@ tests/integration/test_detector_api.py.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.metrics_tables import ScoreBins, WindowMetrics
+from app.windows import nowcasting
 from tests.support.api import AuthHeaders, get_json
 from tests.support.streams import day_start, gaussian_window
 from tests.support.worker_data import drain, find_model_id, insert_rows, set_labels
@@ -160,3 +164,38 @@ def test_a_lasting_fraud_score_shift_adds_up_across_windows(
     assert detail["verdict"] == "score_shift"
     assert "windows together" in detail["verdict_reason"]
     assert detail["nowcast"]["recent_fit"]["windows"] >= 2
+
+
+@pytest.mark.timeout(120)
+def test_more_segments_waiting_than_a_pass_may_estimate_still_get_every_nowcast(
+    client: TestClient,
+    auth_headers: AuthHeaders,
+    session_factory: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pass estimates at most NOWCASTS_PER_PASS windows and re-dirties the newest window so the
+    next pass goes on; recomputing that window drops its estimates in every segment. With more
+    segments waiting than the budget, each pass used to redo the newest windows and never reach
+    the others (the drain never ended). Here: 4 segments' windows waiting, a budget of 1."""
+    monkeypatch.setattr(nowcasting, "NOWCASTS_PER_PASS", 1)
+    model_id = _register(client, auth_headers("admin"), session_factory)
+    countries = ["FR", "DE", "ES"]
+    for day in range(8):
+        pi, shift = UNLABELLED.get(day, (REFERENCE_PI, 0.0))
+        rng = np.random.default_rng([6, day])
+        scores, labels = gaussian_window(rng, ROWS, pi, MU)
+        scores = np.where(labels == 0, scores + shift, scores)
+        shown: list[int | None] = list(labels) if day not in UNLABELLED else [None] * ROWS
+        segments = [countries[i % 3] for i in range(ROWS)]
+        insert_rows(session_factory, model_id, day_start(day), scores, shown,
+                    prefix=f"d{day}", segments=segments)  # fmt: skip
+    drain(session_factory)
+    with session_factory() as session:
+        estimated = session.execute(
+            select(WindowMetrics.window_start, WindowMetrics.segment).where(
+                WindowMetrics.model_id == model_id,
+                WindowMetrics.nowcast_reference_version.is_not(None),
+            )
+        ).all()
+    expected = {(day_start(d), s) for d in UNLABELLED for s in ["all", *countries]}
+    assert {(start.replace(tzinfo=UTC), segment) for start, segment in estimated} == expected
