@@ -23,12 +23,17 @@ from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 
 MODEL = "kept-short"
-TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _rows(day: int, n: int) -> list[dict[str, Any]]:
-    """``n`` rows of the day ``day`` days before today (UTC), every 4th positive."""
-    start = TODAY - timedelta(days=day) + timedelta(minutes=5)
+def _today() -> datetime:
+    """Today's UTC midnight, read when a test starts: retention counts back from the clock, and
+    a value read when the module was imported is yesterday's for a run that crosses midnight."""
+    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _rows(day: int, n: int, today: datetime) -> list[dict[str, Any]]:
+    """``n`` rows of the day ``day`` days before ``today`` (UTC), every 4th positive."""
+    start = today - timedelta(days=day) + timedelta(minutes=5)
     return [
         {
             "id": f"d{day}-{i}",
@@ -57,10 +62,11 @@ def test_old_raw_rows_go_and_what_was_computed_from_them_stays(
     client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
 ) -> None:
     admin, ingest, read = auth_headers("admin"), auth_headers("ingest"), auth_headers("read")
+    today = _today()
     spec = {"name": MODEL, "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
     assert client.post("/v1/models", json=spec, headers=admin).status_code == 201
     for day in range(6):
-        body = {"batch_id": f"day-{day}", "rows": _rows(day, 200)}
+        body = {"batch_id": f"day-{day}", "rows": _rows(day, 200, today)}
         assert (
             client.post(f"/v1/models/{MODEL}/batches", json=body, headers=ingest).status_code == 201
         )
@@ -79,8 +85,8 @@ def test_old_raw_rows_go_and_what_was_computed_from_them_stays(
     while worker.expire_once():
         pass
     after = _stored(session_factory)
-    kept_from = TODAY - timedelta(days=2)
-    assert sorted(after["rows"]) == [kept_from, kept_from + timedelta(days=1), TODAY]
+    kept_from = today - timedelta(days=2)
+    assert sorted(after["rows"]) == [kept_from, kept_from + timedelta(days=1), today]
     assert after["metrics"] == before["metrics"]
     assert after["pi0"] == before["pi0"]
     assert client.get(series_url, headers=read).json() == series
@@ -99,7 +105,7 @@ def test_old_raw_rows_go_and_what_was_computed_from_them_stays(
             assert recomputed[(start, segment)] == values  # not erased by a recount of no rows
 
     # A row for an expired window is refused, naming it; a late label for one is unknown.
-    late = {"batch_id": "late", "rows": [*_rows(0, 1), *_rows(4, 1)]}
+    late = {"batch_id": "late", "rows": [*_rows(0, 1, today), *_rows(4, 1, today)]}
     refused = client.post(f"/v1/models/{MODEL}/batches", json=late, headers=ingest)
     assert refused.status_code == 422, refused.text
     error = refused.json()["error"]
@@ -124,9 +130,10 @@ def test_a_batch_in_flight_keeps_its_window_from_the_cutoff(
     if backend != "postgresql":
         pytest.skip("SQLite serialises the two writers itself")
     admin, ingest = auth_headers("admin"), auth_headers("ingest")
+    today = _today()
     spec = {"name": MODEL, "threshold": 0.5, "granularity": "day", "timezone": "UTC"}
     assert client.post("/v1/models", json=spec, headers=admin).status_code == 201
-    body = {"batch_id": "day-5", "rows": _rows(5, 50)}
+    body = {"batch_id": "day-5", "rows": _rows(5, 50, today)}
     assert client.post(f"/v1/models/{MODEL}/batches", json=body, headers=ingest).status_code == 201
     worker = Worker(session_factory, WorkerConfig(options=ComputeOptions(replicates=50)))
     worker.drain()
@@ -134,7 +141,7 @@ def test_a_batch_in_flight_keeps_its_window_from_the_cutoff(
     assert patched.status_code == 200, patched.text
     worker.drain()
 
-    in_flight_window = TODAY - timedelta(days=4)
+    in_flight_window = today - timedelta(days=4)
     with session_factory() as batch:  # what an ingest batch holds until it commits
         model = get_model(batch, MODEL, share=True)
         WindowQueueRepository(batch).mark_dirty(model.id, [in_flight_window], datetime.now(UTC))
