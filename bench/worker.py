@@ -51,9 +51,9 @@ from app.db.repositories.pi0 import Pi0Repository
 from app.db.repositories.window_metrics import WindowMetricsRepository
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
-    RawBinaryLoader,
     SegmentRows,
     WindowRowsRepository,
+    binary_array_cursor,
     parse_binary_array,
 )
 from app.db.tables import MonitoredModel, Window
@@ -253,12 +253,7 @@ def _array_floor(factory: sessionmaker[Session], model_id: int, pi0: float) -> N
     with factory.begin() as session:
         raw = session.connection().connection.driver_connection
         assert isinstance(raw, psycopg.Connection)
-        cursor = raw.cursor(binary=True)
-        for element in ("float8", "int2"):
-            cursor.adapters.register_loader(
-                psycopg.postgres.types[element].array_oid, RawBinaryLoader
-            )
-        with cursor:
+        with binary_array_cursor(raw) as cursor:
             cursor.execute(
                 "SELECT array_agg(score), array_agg(label) FROM predictions "
                 "WHERE model_id = %s AND window_start = %s AND label IS NOT NULL",

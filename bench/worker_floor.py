@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import WindowMetrics
 from app.db.migrate import upgrade
-from app.db.repositories.window_rows import RawBinaryLoader, parse_binary_array
+from app.db.repositories.window_rows import binary_array_cursor, parse_binary_array
 from app.metrics import evaluate
 from app.settings import Settings
 from app.windows.compute import ComputeOptions
@@ -74,12 +74,7 @@ def _segments_floor(engine: Engine, model_id: int) -> int:
     with engine.connect() as connection:
         raw = connection.connection.driver_connection
         assert isinstance(raw, psycopg.Connection)
-        cursor = raw.cursor(binary=True)
-        for element in ("float8", "int2"):
-            cursor.adapters.register_loader(
-                psycopg.postgres.types[element].array_oid, RawBinaryLoader
-            )
-        with cursor:
+        with binary_array_cursor(raw) as cursor:
             cursor.execute(
                 "SELECT segment, array_agg(score), array_agg(label) FROM predictions "
                 "WHERE model_id = %s AND window_start = %s AND label IS NOT NULL "

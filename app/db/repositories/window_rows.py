@@ -191,13 +191,19 @@ def _micros_or_unknown(instant: datetime | None) -> int:
     return UNKNOWN_LABEL_TIME if instant is None else datetime_to_micros(instant)
 
 
-def _read_postgresql(
-    raw: psycopg.Connection[Any], model_id: int, window_start: datetime
-) -> list[SegmentRows]:
+def binary_array_cursor(raw: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
+    """A binary cursor that hands arrays of float8, int2, int8 and timestamptz over as their raw
+    bytes (for :func:`parse_binary_array`), not as lists of Python objects."""
     cursor = raw.cursor(binary=True)
     for element in ("float8", "int2", "int8", "timestamptz"):  # built-in: fixed array oids
         cursor.adapters.register_loader(psycopg.postgres.types[element].array_oid, RawBinaryLoader)
-    with cursor:
+    return cursor
+
+
+def _read_postgresql(
+    raw: psycopg.Connection[Any], model_id: int, window_start: datetime
+) -> list[SegmentRows]:
+    with binary_array_cursor(raw) as cursor:
         cursor.execute(_PG_QUERY, {"model": model_id, "start": window_start, "none": NO_ENTITY})
         fetched = cursor.fetchall()
     out = []
