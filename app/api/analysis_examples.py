@@ -150,6 +150,22 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/metric-catalogue")] = {
     ],
 }
 
+Estimate = tuple[float, list[float]]
+
+
+def _expected(threshold: float, precision: Estimate, recall: Estimate, alerts: Estimate) -> Any:
+    """One threshold's expectations in the threshold advice: each value with its interval."""
+    return {
+        "threshold": threshold,
+        "precision": precision[0],
+        "precision_ci": precision[1],
+        "recall": recall[0],
+        "recall_ci": recall[1],
+        "alerts": alerts[0],
+        "alerts_interval": alerts[1],
+    }
+
+
 ANALYSIS_RESPONSES[("get", "/v1/models/{name}/threshold-advice")] = {
     "model": "card-fraud",
     "segment": "all",
@@ -171,34 +187,16 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/threshold-advice")] = {
         "pi": 0.0102,
         "precision": 0.236,
     },
-    "current": {
-        "threshold": 2.0,
-        "precision": 0.378,
-        "precision_ci": [0.341, 0.418],
-        "recall": 0.682,
-        "recall_ci": [0.658, 0.706],
-        "alerts": 361.2,
-        "alerts_interval": [322.0, 409.0],
-    },
-    "within_capacity": {
-        "threshold": 2.2,
-        "precision": 0.469,
-        "precision_ci": [0.431, 0.512],
-        "recall": 0.615,
-        "recall_ci": [0.591, 0.642],
-        "alerts": 262.3,
-        "alerts_interval": [225.0, 299.0],
-    },
+    "current": _expected(
+        2.0, (0.378, [0.341, 0.418]), (0.682, [0.658, 0.706]), (361.2, [322.0, 409.0])
+    ),
+    "within_capacity": _expected(
+        2.2, (0.469, [0.431, 0.512]), (0.615, [0.591, 0.642]), (262.3, [225.0, 299.0])
+    ),
     "within_capacity_reason": None,
-    "restoring_precision": {
-        "threshold": 1.63,
-        "precision": 0.236,
-        "precision_ci": [0.21, 0.267],
-        "recall": 0.794,
-        "recall_ci": [0.773, 0.815],
-        "alerts": 672.3,
-        "alerts_interval": [619.0, 733.0],
-    },
+    "restoring_precision": _expected(
+        1.63, (0.236, [0.21, 0.267]), (0.794, [0.773, 0.815]), (672.3, [619.0, 733.0])
+    ),
     "restoring_precision_reason": None,
 }
 

@@ -21,34 +21,23 @@ _NEWEST = (
     " {precision_final:>5}  {pi:>6} {pi_scores:>6} {pi_final:>6}"
 )
 # The newest days' table has two header lines: what each group of columns estimates, then
-# where each column's value comes from.
+# where each column's value comes from. One row per column: (field, first line, second line).
+_NEWEST_COLUMNS = (
+    ("day", "", "day"),
+    ("mark", " ", " "),
+    ("labels", "labels", "so far"),
+    ("ap", "calibrated AP", "early [95%]"),
+    ("ap_final", "", "final"),
+    ("precision", "", "early"),
+    ("precision_scores", "precision", "scores"),
+    ("precision_final", "", "final"),
+    ("pi", "", "early"),
+    ("pi_scores", "fraud rate", "scores"),
+    ("pi_final", "", "final"),
+)
 _NEWEST_HEADER = (
-    _NEWEST.format(
-        day="",
-        mark=" ",
-        labels="labels",
-        ap="calibrated AP",
-        ap_final="",
-        precision="",
-        precision_scores="precision",
-        precision_final="",
-        pi="",
-        pi_scores="fraud rate",
-        pi_final="",
-    ).rstrip(),
-    _NEWEST.format(
-        day="day",
-        mark=" ",
-        labels="so far",
-        ap="early [95%]",
-        ap_final="final",
-        precision="early",
-        precision_scores="scores",
-        precision_final="final",
-        pi="early",
-        pi_scores="scores",
-        pi_final="final",
-    ),
+    _NEWEST.format(**{field: first for field, first, _ in _NEWEST_COLUMNS}).rstrip(),
+    _NEWEST.format(**{field: second for field, _, second in _NEWEST_COLUMNS}),
 )
 
 

@@ -79,20 +79,22 @@ def _value_families(values: Sequence[scrape_rows.LatestValue]) -> Iterator[Metri
     known = set(METRIC_NAMES)
     described: set[tuple[str, str]] = set()
     for row in values:
+        stored = row.value
         if (row.model, row.segment) not in described:
             described.add((row.model, row.segment))
-            started.add_metric([row.model, row.segment], row.window_start.timestamp())
-        if row.metric not in known:  # a metric dropped from the registry: not exported
+            started.add_metric([row.model, row.segment], stored.window_start.timestamp())
+        if stored.metric not in known:  # a metric dropped from the registry: not exported
             continue
-        key = [row.model, row.segment, row.metric]
+        key = [row.model, row.segment, stored.metric]
         for variant, point, low, high in (
-            ("regular", row.regular, row.regular_ci_low, row.regular_ci_high),
-            ("calibrated", row.calibrated, row.calibrated_ci_low, row.calibrated_ci_high),
+            ("regular", stored.regular, stored.regular_ci_low, stored.regular_ci_high),
+            ("calibrated", stored.calibrated, stored.calibrated_ci_low, stored.calibrated_ci_high),
         ):
             for family, number in ((value, point), (lower, low), (upper, high)):
                 if _defined(number):
                     family.add_metric([*key, variant], float(number))
-        for family, number in ((prior, row.prior_effect), (performance, row.performance_effect)):
+        effects = ((prior, stored.prior_effect), (performance, stored.performance_effect))
+        for family, number in effects:
             if _defined(number):
                 family.add_metric(key, float(number))
     yield from (value, lower, upper, prior, performance, started)

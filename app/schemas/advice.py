@@ -65,7 +65,7 @@ class ReferenceUsed(ResponseModel):
 class ThresholdAdviceOut(ResponseModel):
     """``GET /v1/models/{name}/threshold-advice``."""
 
-    model: str = Field(description="The model's name.")
+    model: str
     segment: str = Field(description="The segment advised on ('all': the whole window).")
     threshold: float = Field(description="The model's threshold now.")
     alert_capacity: int | None = Field(description="The team's alerts a window (null: none).")

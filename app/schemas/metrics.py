@@ -25,9 +25,7 @@ class NowcastPoint(ResponseModel):
     """A window's label-free estimate of this metric (docs/before-the-labels.md, "Before the
     labels arrive")."""
 
-    estimate: bool = Field(
-        default=True, description="Always true: estimated from scores alone, not measured."
-    )
+    estimate: bool = True
     reference_version: int = Field(description="The reference the scores were fitted against.")
     pi: float | None = Field(description="Estimated fraud rate of all the window's rows.")
     pi_ci: Interval | None
@@ -36,10 +34,7 @@ class NowcastPoint(ResponseModel):
         "for a metric the nowcast does not estimate."
     )
     ci: Interval | None = Field(description="Where the measured value should land (95%).")
-    score_shift: bool = Field(
-        description="The reference's score distributions explain this window's scores at no "
-        "fraud rate: the model or its inputs changed."
-    )
+    score_shift: bool
     fit_p_value: float | None = Field(description="The tests' smaller p-value, this window.")
     recent_fit_p_value: float | None = Field(
         description="The same, with the windows before it (up to 7 windows)."
@@ -51,22 +46,18 @@ class MetricPoint(ResponseModel):
     """One window of a metric's series."""
 
     window_start: datetime
-    n: int = Field(description="Labelled rows the metrics were computed on.")
-    rows_total: int = Field(description="Rows in the window, labelled or not.")
+    n: int
+    rows_total: int
     positives: int
-    pi: float | None = Field(description="Positive ratio among the labelled rows.")
+    pi: float | None
     pi0: float | None = Field(description="Reference prior the calibrated value is at.")
     label_coverage: float | None
     regular: float | None
     calibrated: float | None
     regular_ci: Interval | None
     calibrated_ci: Interval | None
-    prior_effect: float | None = Field(
-        description="Change against the segment's reference explained by pi."
-    )
-    performance_effect: float | None = Field(
-        description="Change of the calibrated value against the segment's reference."
-    )
+    prior_effect: float | None
+    performance_effect: float | None
     verdict: Verdict = Field(
         description="The window's verdict: issued once when the window is mature and after "
         "its reference, insufficient_data until then (docs/verdicts.md)."

@@ -185,7 +185,7 @@ class ModelCreate(ModelSettings):
 
     name: ModelName
     granularity: Granularity = Field(default="day", description="Window length.")
-    timezone: str = Field(default="UTC", description="IANA zone in which windows are floored.")
+    timezone: str = "UTC"
 
     _known_timezone = field_validator("timezone")(_check_timezone)
 

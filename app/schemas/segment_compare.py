@@ -44,7 +44,7 @@ class SegmentCompareOut(ResponseModel):
     """Every segment of a model at one reference prior, against the whole model or a segment
     (Siblini et al. 2020's first use case: sub-populations compared at one prior)."""
 
-    model: str = Field(description="The model's name.")
+    model: str
     prior: float = Field(description="The prior every value is calibrated to.")
     prior_source: Literal["pi0", "pooled"] = Field(
         description="'pi0': the model's reference prior; 'pooled': the whole period's fraud "

@@ -12,7 +12,7 @@ from app.schemas.base import ResponseModel
 class SegmentOut(ResponseModel):
     """One segment of a model and what the worker has computed of it so far."""
 
-    segment: str = Field(description="The segment's name; 'all' is the whole window.")
+    segment: str
     windows: int = Field(description="Windows computed for this segment (0: none yet).")
     rows: int = Field(description="Predictions in those computed windows.")
     newest_window: datetime | None = Field(
@@ -23,5 +23,5 @@ class SegmentOut(ResponseModel):
 class SegmentsOut(ResponseModel):
     """Every segment a model has received rows for, 'all' first."""
 
-    model: str = Field(description="The model's name.")
+    model: str
     segments: list[SegmentOut] = Field(description="'all' first, then by name.")

@@ -41,7 +41,7 @@ class TrustOut(ResponseModel):
     sensitivity): every metric's s(r) over the ratio, one metric's surface at the model's
     ratio, and the model's windows on it."""
 
-    model: str = Field(description="The model's name.")
+    model: str
     segment: str = Field(description="The segment read.")
     pi: float = Field(description="The period's fraud rate.")
     ratio: float = Field(description="Its imbalance ratio: negatives per positive, (1 - pi) / pi.")

@@ -31,6 +31,7 @@ from app.db.repositories.scrape_rows import (
     ModelState,
     WorkerTotals,
 )
+from app.db.repositories.window_metrics import SeriesValue
 from app.db.tables import MonitoredModel, Window
 
 
@@ -106,16 +107,7 @@ class ObservabilityRepository(Repository):
             select(
                 MonitoredModel.name,
                 value.segment,
-                value.window_start,
-                value.metric,
-                value.regular,
-                value.regular_ci_low,
-                value.regular_ci_high,
-                value.calibrated,
-                value.calibrated_ci_low,
-                value.calibrated_ci_high,
-                value.prior_effect,
-                value.performance_effect,
+                *(getattr(value, name) for name in SeriesValue._fields),
             )
             .join(MonitoredModel, MonitoredModel.id == value.model_id)
             .where(
@@ -124,7 +116,7 @@ class ObservabilityRepository(Repository):
             )
             .order_by(MonitoredModel.name, value.segment, value.metric)
         )
-        return [LatestValue(*tuple(row)) for row in rows]
+        return [LatestValue(row[0], row[1], SeriesValue._make(row[2:])) for row in rows]
 
     def latest_nowcasts(self, scope: SegmentScope = "every") -> list[LatestEstimate]:
         """The newest window with a nowcast of every (model, segment) in ``scope``."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.db.repositories.window_metrics import SeriesValue
+
 
 @dataclass(frozen=True, slots=True)
 class LatestWindow:
@@ -26,20 +28,12 @@ class LatestWindow:
 
 @dataclass(frozen=True, slots=True)
 class LatestValue:
-    """One metric of the newest mature window of one (model, segment)."""
+    """One metric of the newest mature window of one (model, segment): its stored values as a
+    series point reads them (one row type for a stored value, whoever reads it)."""
 
     model: str
     segment: str
-    window_start: datetime
-    metric: str
-    regular: float | None
-    regular_ci_low: float | None
-    regular_ci_high: float | None
-    calibrated: float | None
-    calibrated_ci_low: float | None
-    calibrated_ci_high: float | None
-    prior_effect: float | None
-    performance_effect: float | None
+    value: SeriesValue
 
 
 @dataclass(frozen=True, slots=True)
