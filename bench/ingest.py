@@ -205,8 +205,9 @@ def reset(engine: Engine) -> None:
 
 
 def staged_rows(model_id: int, batch: Batch) -> StagedRows:
-    """The floor's input: the batch as the repository takes it, prepared before timing."""
-    return labelled_rows(
+    """The floor's input: the batch as the repository takes it, prepared before timing (with
+    its amounts and entities when it has them)."""
+    rows = labelled_rows(
         model_id,
         batch.ids,
         micros=batch.micros,
@@ -215,6 +216,9 @@ def staged_rows(model_id: int, batch: Batch) -> StagedRows:
         labels=np.array([-1 if v is None else v for v in batch.labels], dtype=np.int8),
         segments=batch.segments,
     )
+    if batch.amounts is None:
+        return rows
+    return dataclasses.replace(rows, amounts=batch.amounts, entities=batch.entities)
 
 
 def post_batch(
@@ -384,7 +388,8 @@ def run(
     ]
     paths = [FLOOR, BEST, *api_paths, *([CLIENT] if with_client else [])]
     if row_fields:
-        paths += [path + WITH_FIELDS for path in paths[2:]]
+        # The calmon floor's twin is the bound: the repository's write of the wider rows.
+        paths += [path + WITH_FIELDS for path in (FLOOR, *paths[2:])]
     settings, engine, model_id, token = prepare(database_url)
     batches = {
         path: make_batches(
@@ -408,7 +413,11 @@ def run(
             warm_up(http, api_paths)
             for number in range(len(batches[FLOOR])):
                 # Inputs are prepared before any timing: client-side encoding is not measured.
-                floor_rows = staged_rows(model_id, batches[FLOOR][number])
+                floor_rows = {
+                    path: staged_rows(model_id, batches[path][number])
+                    for path in paths
+                    if without_fields(path) == FLOOR
+                }
                 best_rows = best_floor_rows(staged_rows(model_id, batches[BEST][number]))
                 bodies = {
                     path: API_PATHS[without_fields(path)][0](batches[path][number])
@@ -417,8 +426,8 @@ def run(
                 }
                 for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
                     batch = batches[path][number]
-                    if path == FLOOR:
-                        seconds = write_calmon_floor(factory, floor_rows)
+                    if without_fields(path) == FLOOR:
+                        seconds = write_calmon_floor(factory, floor_rows[path])
                     elif path == BEST:
                         seconds = write_best_floor(factory, model_id, best_rows)
                     elif without_fields(path) == CLIENT:
@@ -567,9 +576,11 @@ def main(argv: list[str] | None = None) -> int:
         kept = True
         for pattern, stored, results in summary:
             shares = fields_ratios(results)
+            # The repository's write of the wider rows is the bound, not a path under test.
+            bound = shares.pop(FLOOR + WITH_FIELDS)
             kept = kept and min(shares.values()) >= 0.90
             listed = ", ".join(f"{without_fields(p)} {v:.0%}" for p, v in shares.items())
-            print(f"{pattern:11} {stored:10,}  {listed}")
+            print(f"{pattern:11} {stored:10,}  {listed} (the calmon floor itself: {bound:.0%})")
         print("target: every path with amount and entity >= 90%:", "MET" if kept else "MISSED")
         met = met and kept
     return 0 if met else 1

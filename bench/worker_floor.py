@@ -27,6 +27,7 @@ import cProfile
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import psycopg
@@ -68,7 +69,7 @@ class Workload:
     """The floor evaluates every segment and the whole window (else the whole window once)."""
 
 
-def _segments_floor(engine: Engine, model_id: int) -> int:
+def _segments_floor(engine: Engine, model_id: int, window_start: datetime = FIRST) -> int:
     """One read of score, label and segment (binary arrays, one row per segment), then one
     ``evaluate`` per segment and one for the whole window; the number of ``evaluate`` calls."""
     with engine.connect() as connection:
@@ -79,7 +80,7 @@ def _segments_floor(engine: Engine, model_id: int) -> int:
                 "SELECT segment, array_agg(score), array_agg(label) FROM predictions "
                 "WHERE model_id = %s AND window_start = %s AND label IS NOT NULL "
                 "GROUP BY segment",
-                (model_id, FIRST),
+                (model_id, window_start),
             )
             rows = cursor.fetchall()
     parts = [

@@ -1,12 +1,13 @@
-"""Smoke runs of bench/worker_floor.py and bench/worker_digest.py on PostgreSQL with tiny sizes:
-the benchmarks keep working, and the digest is reproducible (two drains of the same seeded
-stream store the same numbers, which is what makes it a before/after check)."""
+"""Smoke runs of bench/worker_floor.py, bench/worker_digest.py, bench/peers_job.py and
+bench/worker_memory.py on PostgreSQL with tiny sizes: the benchmarks keep working, and the
+digest is reproducible (two drains of the same seeded stream store the same numbers, which is
+what makes it a before/after check)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench import worker_digest, worker_floor
+from bench import peers_job, worker_digest, worker_floor, worker_memory
 from tests.support.databases import Backend
 
 pytestmark = pytest.mark.slow
@@ -35,3 +36,32 @@ def test_the_digest_of_a_seeded_stream_is_reproducible(
     assert worker_digest.main(argv) == 0
     assert capsys.readouterr().out == first
     assert " 0 judged" not in first, first  # the stream reaches the detector
+
+
+def test_the_peers_job_runs_and_prints_its_table(
+    backend: Backend, database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/peers_job.py on a small stream; the NannyML peer only where its virtualenv is
+    (CALMON_NANNYML_PYTHON), as in the full run."""
+    if backend != "postgresql":
+        pytest.skip("the worker benchmark measures PostgreSQL")
+    argv = ["--database-url", database_url, "--rows", "12000", "--windows", "12"]
+    argv += ["--rounds", "1", "--replicates", "200", "--reference-days", "4"]
+    assert peers_job.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "calmon worker, claim -> stored" in out, out
+    assert "floor: read + evaluate per part" in out, out
+
+
+def test_one_large_window_reports_its_memory(
+    backend: Backend, database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/worker_memory.py with a small window: each way in a child process, its peak
+    memory above its start, per row."""
+    if backend != "postgresql":
+        pytest.skip("the worker benchmark measures PostgreSQL")
+    argv = ["--database-url", database_url, "--rows", "50000", "--repeats", "1"]
+    assert worker_memory.main([*argv, "--replicates", "200"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("bytes per row") == 1, out
+    assert "ratio worker / floor:" in out, out
