@@ -12,7 +12,6 @@ import dataclasses
 from collections import defaultdict
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
 from app.metrics import (
@@ -27,10 +26,10 @@ from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_tota
 from app.metrics._kernel import Budgets
 from app.metrics.prior_grid import PriorGrid
 from app.metrics.sketch_entity_values import EntityValues
+from app.metrics.types import Float64Array as Floats
+from app.metrics.types import Int64Array as Ints
 from bench.value_coverage import bursts
 
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 THRESHOLD = 1.0
 COST = 3.0
 
