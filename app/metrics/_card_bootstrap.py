@@ -17,7 +17,7 @@ from typing import Final
 import numpy as np
 
 from app.metrics._kernel import AmountCounts, Budgets, Columns, Prepared, ReplicateCounts
-from app.metrics.sketch_entity_values import EntityValues
+from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
 from app.metrics.types import FloatingArray
 
 VALUE_METRICS: Final = ("value_recall", "value_precision", "net_savings")
@@ -31,14 +31,16 @@ def at_threshold(totals: FloatingArray, threshold: float) -> ReplicateCounts:
     pos, pos_flagged, caught, total, neg, neg_flagged, neg_amount = totals.T
     rows = totals.shape[0]
     return ReplicateCounts(
-        positives_at=np.stack([pos_flagged, pos - pos_flagged], axis=1),
+        # The normal part may draw a few more flagged than in all: none are then below.
+        positives_at=np.stack([pos_flagged, np.clip(pos - pos_flagged, 0.0, None)], axis=1),
         negatives_tied=np.stack([neg_flagged, np.zeros(rows)], axis=1),
         negatives_between=np.zeros((rows, 2)),
         negatives_below=np.clip(neg - neg_flagged, 0.0, None),
         threshold_index=0,
         scores=np.array([threshold, np.nextafter(threshold, -np.inf)]),
         amounts=AmountCounts(
-            positive_at=np.stack([caught, total - caught], axis=1), negative_flagged=neg_amount
+            positive_at=np.stack([caught, np.clip(total - caught, 0.0, None)], axis=1),
+            negative_flagged=neg_amount,
         ),
     )
 
@@ -76,7 +78,7 @@ class CardReplicates:
 def draw_totals(values: EntityValues, replicates: int, rng: np.random.Generator) -> FloatingArray:
     """``replicates`` entity-resampled sums of :data:`COLUMNS` ``(R, 7)``, drawn in chunks (in
     order from ``rng``)."""
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, values.fraud.shape[0]))
+    chunk = max(1, _CELLS_PER_CHUNK // min(max(1, values.fraud.shape[0]), EXACT_FRAUD_ENTITIES))
     parts = [
         values.draw(min(chunk, replicates - start), rng) for start in range(0, replicates, chunk)
     ]

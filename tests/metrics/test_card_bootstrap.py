@@ -1,7 +1,8 @@
 """The value metrics' card bootstrap (issue 24): replicates that resample entities, not rows.
 
 Checked against a per-entity Poisson bootstrap written out directly from the raw rows with the
-same random draws, for the normal part (entities without a fraud) by its mean and covariance,
+same random draws, for the normal part (entities without a fraud, and fraud entities past the
+ones drawn exactly) by its mean and covariance,
 and for what must not move: the other metrics' intervals, windows without entities, the
 sketch's bytes (old ones still read), pooling.
 """
@@ -25,7 +26,7 @@ from app.metrics import (
 from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_totals
 from app.metrics._kernel import Budgets
 from app.metrics.prior_grid import PriorGrid
-from app.metrics.sketch_entity_values import EntityValues
+from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
 from app.metrics.types import Float64Array as Floats
 from app.metrics.types import Int64Array as Ints
 from bench.value_coverage import bursts
@@ -78,6 +79,7 @@ def test_entity_replicates_equal_a_direct_per_entity_poisson_bootstrap() -> None
     values = sketch.entity_values
     assert values is not None
     assert values.legit_count == 0
+    assert values.fraud.shape[0] <= EXACT_FRAUD_ENTITIES  # every fraud entity drawn exactly
     fraud, legit = _direct_sums(scores, labels, amounts, codes)
     assert legit == 0
     np.testing.assert_allclose(values.fraud, np.array(fraud), rtol=1e-12)
@@ -102,7 +104,7 @@ def test_entity_replicates_equal_a_direct_per_entity_poisson_bootstrap() -> None
     assert set(got.calibrated[0]) == {"value_precision", "net_savings"}  # recall: invariant
 
 
-def test_entities_without_a_fraud_are_drawn_with_their_sums_mean_and_covariance() -> None:
+def test_the_normal_part_has_the_weighted_sums_mean_and_covariance() -> None:
     scores, labels, amounts, codes = _window(2, n=4000, cards=2500)
     sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts, entities=codes)
     values = sketch.entity_values
@@ -110,14 +112,16 @@ def test_entities_without_a_fraud_are_drawn_with_their_sums_mean_and_covariance(
     fraud, legit = _direct_sums(scores, labels, amounts, codes)
     assert values.legit_count == legit > 1000
     np.testing.assert_allclose(values.totals()[:4], np.sum(fraud, axis=0)[:4], rtol=1e-12)
-    draws = values.draw(40_000, np.random.default_rng(3))
-    np.testing.assert_allclose(draws.mean(axis=0), values.totals(), rtol=0.01)
     # Poisson(1) weights: the covariance of a weighted sum is the sum of the products.
     expected = np.array(fraud).T @ np.array(fraud)
     expected[4:, 4:] += values.legit_products
     scale = np.sqrt(np.outer(np.diag(expected), np.diag(expected)))
-    # In correlation units: 40,000 draws put a sample correlation within 0.005 (one s.e.).
-    assert np.max(np.abs(np.cov(draws.T) - expected) / scale) < 0.03
+    assert len(fraud) > 60
+    for exact in (EXACT_FRAUD_ENTITIES, 20):  # every fraud entity drawn exactly, or 20 of them
+        draws = values.draw(40_000, np.random.default_rng(3), exact=exact)
+        np.testing.assert_allclose(draws.mean(axis=0), values.totals(), rtol=0.01)
+        # In correlation units: 40,000 draws put a sample correlation within 0.005 (one s.e.).
+        assert np.max(np.abs(np.cov(draws.T) - expected) / scale) < 0.03, exact
 
 
 def test_only_the_value_intervals_change_and_windows_without_entities_keep_the_rows() -> None:
