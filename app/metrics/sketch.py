@@ -404,10 +404,11 @@ def build_sketch(
         if codes.shape != s.shape:
             raise InvalidInputError(f"{codes.size} entities for {s.size} scores")
         if not np.any(codes == NO_ENTITY):
-            grouped = build_sketch(*entity_rows(s, y, codes), threshold=t)
+            top, fraud, entity = entity_rows(s, y, codes)
+            grouped = build_sketch(top, fraud, threshold=t)
             if kept is not None:
                 a = np.asarray(amounts, dtype=np.float64)
-                values = entity_values(s, y, a, codes, t)
+                values = entity_values(s, y, a, (entity, top.size), t)
     return CurveSketch(
         n=n,
         threshold=t,
@@ -428,9 +429,10 @@ NO_ENTITY: Final = np.iinfo(np.int64).min
 
 def entity_rows(
     scores: Float64Array, labels: npt.NDArray[Any], codes: Int64Array
-) -> tuple[Float64Array, npt.NDArray[np.int64]]:
+) -> tuple[Float64Array, npt.NDArray[np.int64], Int64Array]:
     """The window as entities (the Worldline/ULB handbook's card precision): one row per
-    distinct code, scored at its rows' highest score, positive if any of its rows is."""
+    distinct code, scored at its rows' highest score, positive if any of its rows is; and each
+    row's entity (its index in those rows: the codes' order)."""
     # One sort of the codes alone (a lexsort by code and score costs eight times more), then
     # each entity's maximum score and label over its run.
     order = np.argsort(codes)  # the order within an entity does not matter: max is max
@@ -438,4 +440,8 @@ def entity_rows(
     starts = np.concatenate(([0], np.flatnonzero(grouped[1:] != grouped[:-1]) + 1))
     top: Float64Array = np.maximum.reduceat(scores[order], starts)
     fraud = np.maximum.reduceat(labels[order].astype(np.int64), starts)
-    return top, fraud
+    run = np.zeros(codes.size, dtype=np.int64)
+    run[starts[1:]] = 1
+    entity = np.empty(codes.size, dtype=np.int64)
+    entity[order] = np.cumsum(run)
+    return top, fraud, entity

@@ -132,16 +132,16 @@ def entity_values(
     scores: Float64Array,
     labels: npt.NDArray[Any],
     amounts: Float64Array,
-    codes: Int64Array,
+    entities: tuple[Int64Array, int],
     threshold: float,
 ) -> EntityValues:
     """The window's :class:`EntityValues` (rows already checked: finite scores, 0/1 labels,
-    amounts >= 0, one entity code each). Counts are exact; amounts are summed in a sorted
-    order, so the same rows read back in another order give the same floats."""
+    amounts >= 0); ``entities``: each row's entity as an index, and how many there are (from
+    the one sort of the codes, ``entity_rows``). Counts are exact; amounts are summed in a
+    sorted order, so the same rows read back in another order give the same floats."""
+    entity, size = entities
     positive = labels.astype(bool)
     flagged = scores >= threshold
-    keys, entity = np.unique(codes, return_inverse=True)  # the one sort of all the rows
-    size = keys.size
     sums = np.empty((size, _WIDTH))
     for column, rows in ((0, positive), (1, positive & flagged), (5, ~positive & flagged)):
         sums[:, column] = np.bincount(entity[rows], minlength=size)
@@ -155,20 +155,30 @@ def entity_values(
     fraud = sums[has_fraud]
     fraud = fraud[np.lexsort(fraud.T[::-1])]
     legit = sums[~has_fraud][:, _LEGIT]
-    products = np.array(
-        [[_sorted_sum(legit[:, a] * legit[:, b]) for b in range(3)] for a in range(3)]
-    )
+    legit_sum, legit_products = _moments(legit)
     return EntityValues(
         fraud=frozen(np.ascontiguousarray(fraud)),
         legit_count=int(legit.shape[0]),
-        legit_sum=frozen(np.array([_sorted_sum(legit[:, a]) for a in range(3)])),
-        legit_products=frozen(products),
+        legit_sum=frozen(legit_sum),
+        legit_products=frozen(legit_products),
     )
 
 
-def _sorted_sum(values: Float64Array) -> float:
-    """The sum of ``values`` in ascending order: the same for any order of the same values."""
-    return float(np.sort(values).sum())
+def _moments(legit: Float64Array) -> tuple[Float64Array, Float64Array]:
+    """The sums of the columns (counts, counts, amount) and of their pairwise products. Counts
+    and their products are integers, exact in any order; a sum with the amount is taken only
+    over the entities with a flagged amount, sorted: the same for any order of the rows."""
+    counts = legit[:, :2].astype(np.int64)
+    sums = np.empty(3)
+    products = np.empty((3, 3))
+    sums[:2] = counts.sum(axis=0)
+    products[:2, :2] = counts.T @ counts
+    some = legit[legit[:, 2] > 0]
+    amount = some[:, 2]
+    sums[2] = np.sort(amount).sum()
+    for a in range(3):
+        products[a, 2] = products[2, a] = np.sort(some[:, a] * amount).sum()
+    return sums, products
 
 
 def read_entity_values(data: bytes, start: int) -> tuple[EntityValues, int]:
