@@ -7,13 +7,17 @@ Siblini et al.'s Gaussian model (legitimate scores N(0, 1), fraud N(2.5, 1), thr
 fraud rate 1%, amounts lognormal (legitimate exp(N(3, 1.2)), fraud exp(N(4, 1.2)): frauds are
 larger and the tail is heavy), review cost 5. Windows hold 10, 25, 100 or 1,000 frauds on
 average. Each window's intervals come from calmon's bootstrap (app.metrics.bootstrap, 400
-replicates, its default block merging); the truth is the population's value (1e7 rows drawn
-once; net savings scaled to the window's rows), regular and calibrated to pi0 = 0.5%.
+replicates, its default block merging) twice: ``rows``, the window without entities (the row
+bootstrap), and ``cards``, the same window with each row's card (the card bootstrap, which
+resamples cards); the truth is the population's value (1e7 rows drawn once; net savings scaled
+to the window's rows), regular and calibrated to pi0 = 0.5%.
 
 Variants: ``independent`` rows; ``bursts``: frauds per card, 1 + Poisson(2) frauds a card with
 correlated scores (0.5) and amounts (one card's frauds share a level, 0.7), as fraud comes in
 practice: the row bootstrap treats a card's frauds as independent, so it cannot see the
-extra spread.
+extra spread. A legitimate row is a card of its own (in both variants; ``independent``: every
+row is), so the card codes cost no random draws: the ``rows`` bootstrap sees the windows it saw
+before cards were added.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ PI = 0.01
 PI0 = 0.005
 COST = 5.0
 NAMES = ("value_recall", "value_precision", "net_savings")
-Window = tuple[Float64Array, Int64Array, Float64Array]
+Window = tuple[Float64Array, Int64Array, Float64Array, Int64Array]  # scores, labels, amounts, cards
+BOOTSTRAPS = ("rows", "cards")
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ def independent(rng: np.random.Generator, n: int) -> Window:
     labels = (rng.random(n) < PI).astype(np.int64)
     scores = rng.normal(2.5 * labels, 1.0)
     amounts = np.exp(rng.normal(3.0 + labels, 1.2))
-    return scores, labels, amounts
+    return scores, labels, amounts, np.arange(n, dtype=np.int64)
 
 
 def bursts(rng: np.random.Generator, n: int) -> Window:
@@ -67,7 +72,8 @@ def bursts(rng: np.random.Generator, n: int) -> Window:
     scores = np.concatenate([fraud_scores, rng.normal(0.0, 1.0, legit)])
     labels = np.concatenate([np.ones(frauds, np.int64), np.zeros(legit, np.int64)])
     amounts = np.concatenate([fraud_amounts, np.exp(rng.normal(3.0, 1.2, legit))])
-    return scores, labels, amounts
+    cards = np.concatenate([card, len(sizes) + np.arange(legit)]).astype(np.int64)
+    return scores, labels, amounts, cards
 
 
 VARIANTS = (Variant("independent", independent), Variant("bursts", bursts))
@@ -76,7 +82,7 @@ VARIANTS = (Variant("independent", independent), Variant("bursts", bursts))
 def truth(variant: Variant, rows: int, seed: int) -> dict[str, float]:
     """The population's values (per row for net savings), regular and calibrated."""
     rng = np.random.default_rng([seed, 99])
-    scores, labels, amounts = variant.draw(rng, rows)
+    scores, labels, amounts, _ = variant.draw(rng, rows)
     sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
     result = evaluate_sketch(sketch, pi0=PI0, budget=Budget(review_cost=COST))
     out = {}
@@ -96,28 +102,36 @@ class Run:
     seed: int = 24
 
 
-def coverage(variant: Variant, frauds: int, run: Run) -> dict[str, float]:
-    """The share of the run's windows whose interval holds the truth, per metric."""
+def coverage(variant: Variant, frauds: int, run: Run) -> dict[str, dict[str, float]]:
+    """Per bootstrap (:data:`BOOTSTRAPS`), the share of the run's windows whose interval holds
+    the truth, per metric."""
     rows = round(frauds / PI)
     windows, replicates, seed = run.windows, run.replicates, run.seed
     true = truth(variant, run.population, seed)
     rng = np.random.default_rng([seed, frauds, len(variant.name)])
-    held = dict.fromkeys(true, 0)
-    counted = dict.fromkeys(true, 0)
+    held = {way: dict.fromkeys(true, 0) for way in BOOTSTRAPS}
+    counted = {way: dict.fromkeys(true, 0) for way in BOOTSTRAPS}
+    budget = Budget(review_cost=COST)
     for i in range(windows):
-        scores, labels, amounts = variant.draw(rng, rows)
-        sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
-        budget = Budget(review_cost=COST)
-        intervals = bootstrap(sketch, pi0=PI0, seed=i, replicates=replicates, budget=budget)
-        for key, value in true.items():
-            side, name = key.split(".")
-            interval = getattr(intervals, side)[name]
-            if interval is None:
-                continue
-            target = value * sketch.n if name == "net_savings" else value
-            counted[key] += 1
-            held[key] += int(interval[0] <= target <= interval[1])
-    return {key: held[key] / counted[key] if counted[key] else float("nan") for key in true}
+        scores, labels, amounts, cards = variant.draw(rng, rows)
+        for way in BOOTSTRAPS:
+            entities = cards if way == "cards" else None
+            sketch = build_sketch(
+                scores, labels, threshold=THRESHOLD, amounts=amounts, entities=entities
+            )
+            intervals = bootstrap(sketch, pi0=PI0, seed=i, replicates=replicates, budget=budget)
+            for key, value in true.items():
+                side, name = key.split(".")
+                interval = getattr(intervals, side)[name]
+                if interval is None:
+                    continue
+                target = value * sketch.n if name == "net_savings" else value
+                counted[way][key] += 1
+                held[way][key] += int(interval[0] <= target <= interval[1])
+    return {
+        way: {k: held[way][k] / counted[way][k] if counted[way][k] else float("nan") for k in true}
+        for way in BOOTSTRAPS
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,13 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (25, 100) if args.quick else (10, 25, 100, 1_000)
     keys = [f"{side}.{name}" for side in ("regular", "calibrated") for name in NAMES]
     print(f"coverage of 95% intervals, {run.windows} windows each, {run.replicates} replicates")
-    print("| situation | frauds a window | " + " | ".join(keys) + " |")
-    print("|---|---|" + "---|" * len(keys))
+    print("| situation | frauds a window | bootstrap | " + " | ".join(keys) + " |")
+    print("|---|---|---|" + "---|" * len(keys))
     for variant in VARIANTS:
         for frauds in sizes:
             found = coverage(variant, frauds, run)
-            cells = " | ".join(f"{found[k]:.1%}" for k in keys)
-            print(f"| {variant.name} | {frauds:,} | {cells} |", flush=True)
+            for way in BOOTSTRAPS:
+                cells = " | ".join(f"{found[way][k]:.1%}" for k in keys)
+                print(f"| {variant.name} | {frauds:,} | {way} | {cells} |", flush=True)
     return 0
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from app.metrics._card_bootstrap import CardReplicates, draw_totals
 from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
 from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
 from app.metrics._validation import check_pi0
@@ -145,8 +146,10 @@ def bootstrap(
         The team's alert budget and review cost: each replicate's top-k metrics are taken at
         the same share of its rows.
 
-    The value metrics' replicates draw each entry's amount given its drawn count ``C`` as
-    ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
+    With the sketch's entity values (every row has an amount and an entity), the value
+    metrics' replicates resample entities instead (:mod:`app.metrics._card_bootstrap`): all of
+    a card's rows move together. Otherwise they draw each entry's amount given its drawn count
+    ``C`` as ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
     Poisson bootstrap's sum of ``C`` draws, normal in its spread), clipped at 0; likewise the
     negatives' amount at or above the threshold.
     """
@@ -180,6 +183,16 @@ def bootstrap(
         for prior, columns in zip(priors, cal_cols, strict=True):
             for name, column in prepared.calibrated(prior).items():
                 columns[name].append(column)
+    # Drawn after the rows' replicates, whose draws (and intervals) thus stay as they were.
+    cards = _use_cards(
+        sketch,
+        replicates=replicates,
+        rng=rng,
+        priors=priors,
+        budget=budget,
+        columns=(reg_cols, cal_cols),
+        bases=(merged_reg, merged_cal, middle),
+    )
     cut = _Cut(replicates, level)
     # Every interval this bootstrap reports, cut in one batch (one sort per metric and prior).
     names = list(reg_cols)
@@ -208,6 +221,7 @@ def bootstrap(
             point=point.calibrated,
             at_pi0=at_pi0,
             budget=budget,
+            cards=cards,
         )
     return Intervals(
         level=level,
@@ -272,11 +286,15 @@ def _grid(
     point: Mapping[str, float | None],
     at_pi0: Mapping[str, Interval | None],
     budget: Budget,
+    cards: CardReplicates | None,
 ) -> IntervalGrid:
     """The calibrated intervals at every prior of the grid (the middle one is ``pi0``: the
     intervals reported there, ``at_pi0``, bit for bit)."""
     exact = _calibrated_rows(counts_of(sketch), priors, budget)
     merged = _calibrated_rows(counts, priors, budget)
+    if cards is not None:  # the value metrics' replicates are the card bootstrap's
+        for name in cards.calibrated[0]:
+            merged[name] = np.array([row[name][0] for row in cards.calibrated])
     middle = len(priors) // 2
     cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
     columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
@@ -294,6 +312,37 @@ def _grid(
         if interval is not None:
             bounds[m, middle] = interval
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
+
+
+def _use_cards(
+    sketch: CurveSketch,
+    *,
+    replicates: int,
+    rng: np.random.Generator,
+    priors: list[float],
+    budget: Budget,
+    columns: tuple[dict[str, list[FloatingArray]], list[dict[str, list[FloatingArray]]]],
+    bases: tuple[Columns, Columns, int],
+) -> CardReplicates | None:
+    """With the sketch's entity values, put the card bootstrap's value-metric replicates in
+    ``columns`` (regular, calibrated per prior) and its point values in ``bases`` (regular,
+    calibrated at the middle prior); return the point values at every prior (for the grid)."""
+    values = sketch.entity_values
+    if values is None:
+        return None
+    kernel_budget = budget.kernel()
+    totals = draw_totals(values, replicates, rng)
+    cards = CardReplicates.of(totals, sketch.threshold, priors, kernel_budget, sequential=False)
+    point = CardReplicates.of(values.totals()[None, :], sketch.threshold, priors, kernel_budget)
+    regular, calibrated = columns
+    base_regular, base_calibrated, middle = bases
+    for name, column in cards.regular.items():
+        regular[name] = [column]
+        base_regular[name] = point.regular[name]
+    for at_prior, drawn in zip(calibrated, cards.calibrated, strict=True):
+        at_prior.update({name: [column] for name, column in drawn.items()})
+    base_calibrated.update(point.calibrated[middle])
+    return point
 
 
 def _calibrated_rows(counts: ReplicateCounts, priors: list[float], budget: Budget) -> Columns:

@@ -39,6 +39,7 @@ from app.metrics._validation import check_threshold
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch import CurveSketch
 from app.metrics.sketch_amounts import SketchAmounts
+from app.metrics.sketch_entity_values import pool_entity_values
 from app.metrics.types import Float64Array, Int64Array
 
 DEFAULT_ITERATIONS = 500
@@ -101,7 +102,10 @@ def pool_sketches(
             kept, threshold=t, max_iterations=max_iterations, tolerance=tolerance
         )
     amounts = _pooled_amounts(sketches, pooled)
-    return dataclasses.replace(pooled, amounts=amounts).with_entities(entities)
+    values = None
+    if amounts is not None and entities is not None:  # amounts: every window flagged at t
+        values = pool_entity_values([s.entity_values for s in sketches])
+    return dataclasses.replace(pooled, amounts=amounts).with_entities(entities, values)
 
 
 def _pooled_amounts(sketches: Sequence[CurveSketch], pooled: CurveSketch) -> SketchAmounts | None:

@@ -7,7 +7,9 @@ strictly between it and the previous entry; plus the negatives below the last en
 of the kernel (any pi0, any bootstrap replicate) is an exact function of these counts, because
 between two entries only negatives lie and all of them rank the same way against every positive.
 
-When every row carries an amount, it also keeps the value metrics' (app/metrics/sketch_amounts.py).
+When every row carries an amount, it also keeps the value metrics' (app/metrics/sketch_amounts.py);
+when every row also names an entity, the sums the card bootstrap resamples by entity
+(app/metrics/sketch_entity_values.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy.typing as npt
 from app.metrics._validation import as_scores_and_labels, check_threshold, raise_first_non_finite
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch_amounts import SketchAmounts, frozen, sketch_amounts
+from app.metrics.sketch_entity_values import EntityValues, entity_values, read_entity_values
 from app.metrics.types import Float64Array, Int64Array
 
 _MAGIC = b"CMSK"
@@ -31,6 +34,7 @@ _VERSION = 1
 _VERSION_EXTENDED = 2  # version 1's layout, then amounts and/or entities (see to_bytes)
 _HAS_AMOUNTS = 1
 _HAS_ENTITIES = 2
+_HAS_ENTITY_VALUES = 4
 # magic, version, count width in bytes (4 or 8), n, negatives below, threshold, entries
 _HEADER = struct.Struct("<4sBBqqdq")
 
@@ -61,6 +65,9 @@ class CurveSketch:
         The window as entities (cards, accounts): one row per entity, scored at its highest
         score, positive if any of its rows is (:func:`entity_rows`); ``None`` unless every row
         of the window names one.
+    entity_values:
+        The value metrics' sums by entity, for the card bootstrap; ``None`` unless every row of
+        the window carries an amount and names an entity.
     """
 
     n: int
@@ -72,6 +79,7 @@ class CurveSketch:
     negatives_below: int
     amounts: SketchAmounts | None = None
     entities: CurveSketch | None = None
+    entity_values: EntityValues | None = None
 
     @cached_property
     def positives(self) -> int:
@@ -122,8 +130,10 @@ class CurveSketch:
         """Serialise compactly: a versioned header, then float64 scores and the count arrays.
 
         Version 2 (a sketch with amounts or entities; one without stays version 1, byte for
-        byte) appends a flags byte (1: amounts, 2: entities), then the amounts as float64
-        (:meth:`SketchAmounts.arrays`), then the entity sketch's own bytes, length-prefixed.
+        byte) appends a flags byte (1: amounts, 2: entities, 4: entity values), then the amounts
+        as float64 (:meth:`SketchAmounts.arrays`), then the entity sketch's own bytes,
+        length-prefixed, then the entity values as float64 (:meth:`EntityValues.arrays`, its
+        first value giving its size). Bytes written before flag 4 existed read back unchanged.
 
         >>> s = build_sketch([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], threshold=0.3)
         >>> CurveSketch.from_bytes(s.to_bytes()) == s == CurveSketch.from_json(s.to_json())
@@ -145,8 +155,10 @@ class CurveSketch:
         body = header + self.scores.astype("<f8").tobytes() + counts.astype(dtype).tobytes()
         if not extended:
             return body
-        flags = (_HAS_AMOUNTS if self.amounts is not None else 0) | (
-            _HAS_ENTITIES if self.entities is not None else 0
+        flags = (
+            (_HAS_AMOUNTS if self.amounts is not None else 0)
+            | (_HAS_ENTITIES if self.entities is not None else 0)
+            | (_HAS_ENTITY_VALUES if self.entity_values is not None else 0)
         )
         parts = [body, bytes([flags])]
         if self.amounts is not None:
@@ -154,6 +166,8 @@ class CurveSketch:
         if self.entities is not None:
             nested = self.entities.to_bytes()
             parts += [struct.pack("<q", len(nested)), nested]
+        if self.entity_values is not None:
+            parts.append(self.entity_values.arrays().astype("<f8").tobytes())
         return b"".join(parts)
 
     @classmethod
@@ -175,36 +189,54 @@ class CurveSketch:
         dtype = "<u4" if width == 4 else "<i8"
         counts = np.frombuffer(data, dtype=dtype, count=3 * size, offset=_HEADER.size + 8 * size)
         counts = counts.astype(np.int64).reshape(3, size)
-        amounts, entities, end = None, None, counts_end
+        amounts, entities, values, end = None, None, None, counts_end
         if version == _VERSION_EXTENDED:
-            flags, end = data[counts_end], counts_end + 1
-            if flags & _HAS_AMOUNTS:
-                stop = end + 8 * (2 * size + 2)
-                if len(data) < stop:
-                    raise InvalidInputError(f"sketch bytes have length {len(data)}, too short")
-                values = np.frombuffer(data[end:stop], dtype="<f8").astype(np.float64)
-                amounts, end = SketchAmounts.of_array(values, size), stop
-            if flags & _HAS_ENTITIES:
-                if len(data) < end + 8:
-                    raise InvalidInputError("sketch bytes end inside the entity sketch's length")
-                (length,) = struct.unpack_from("<q", data, end)
-                nested = data[end + 8 : end + 8 + length]
-                entities, end = cls.from_bytes(nested), end + 8 + length
+            amounts, entities, values, end = cls._extensions(data, counts_end, size)
         if len(data) != end:
             raise InvalidInputError(f"sketch bytes have length {len(data)}, expected {end}")
         return cls._checked(
             n, threshold, scores.astype(np.float64), counts, below, amounts=amounts
-        ).with_entities(entities)
+        ).with_entities(entities, values)
 
-    def with_entities(self, entities: CurveSketch | None) -> CurveSketch:
-        """This sketch with ``entities`` as its entity sketch (checked: plain, same threshold)."""
+    @classmethod
+    def _extensions(
+        cls, data: bytes, start: int, size: int
+    ) -> tuple[SketchAmounts | None, CurveSketch | None, EntityValues | None, int]:
+        """A version 2 sketch's flagged parts from ``start`` (its flags byte), and their end."""
+        amounts, entities, values = None, None, None
+        flags, end = data[start], start + 1
+        if flags & _HAS_AMOUNTS:
+            stop = end + 8 * (2 * size + 2)
+            if len(data) < stop:
+                raise InvalidInputError(f"sketch bytes have length {len(data)}, too short")
+            floats = np.frombuffer(data[end:stop], dtype="<f8").astype(np.float64)
+            amounts, end = SketchAmounts.of_array(floats, size), stop
+        if flags & _HAS_ENTITIES:
+            if len(data) < end + 8:
+                raise InvalidInputError("sketch bytes end inside the entity sketch's length")
+            (length,) = struct.unpack_from("<q", data, end)
+            nested = data[end + 8 : end + 8 + length]
+            entities, end = cls.from_bytes(nested), end + 8 + length
+        if flags & _HAS_ENTITY_VALUES:
+            values, end = read_entity_values(data, end)
+        return amounts, entities, values, end
+
+    def with_entities(
+        self, entities: CurveSketch | None, values: EntityValues | None = None
+    ) -> CurveSketch:
+        """This sketch with ``entities`` as its entity sketch (checked: plain, same threshold)
+        and ``values`` as its entity values (checked: only with amounts and entities)."""
+        if values is not None and (self.amounts is None or entities is None):
+            raise InvalidInputError("entity values need a sketch with amounts and entities")
         if entities is None:
-            return self if self.entities is None else replace(self, entities=None)
+            if self.entities is None and self.entity_values is None:
+                return self
+            return replace(self, entities=None, entity_values=None)
         if entities.amounts is not None or entities.entities is not None:
             raise InvalidInputError("an entity sketch has no amounts or entities of its own")
         if entities.threshold != self.threshold or entities.n > self.n:
             raise InvalidInputError("an entity sketch has its window's threshold, and no more rows")
-        return replace(self, entities=entities)
+        return replace(self, entities=entities, entity_values=values)
 
     def to_json(self) -> str:
         """Serialise as JSON (floats round-trip exactly through ``repr``)."""
@@ -223,6 +255,8 @@ class CurveSketch:
             d["amounts"] = self.amounts.arrays().tolist()
         if self.entities is not None:
             d["entities"] = json.loads(self.entities.to_json())
+        if self.entity_values is not None:
+            d["entity_values"] = self.entity_values.arrays().tolist()
         return json.dumps(d, separators=(",", ":"))
 
     @classmethod
@@ -242,6 +276,9 @@ class CurveSketch:
                 np.asarray(d["amounts"], dtype=np.float64), scores.size
             )
         entities = cls.from_json(json.dumps(d["entities"])) if "entities" in d else None
+        values = None
+        if "entity_values" in d:
+            values = EntityValues.of_array(np.asarray(d["entity_values"], dtype=np.float64))
         return cls._checked(
             int(d["n"]),
             float(d["threshold"]),
@@ -249,7 +286,7 @@ class CurveSketch:
             counts,
             int(d["negatives_below"]),
             amounts=amounts,
-        ).with_entities(entities)
+        ).with_entities(entities, values)
 
     @classmethod
     def of_counts(
@@ -361,13 +398,17 @@ def build_sketch(
     neg_between = neg_at_or_above - neg_tied - previous
     below = int(n - int(group_pos.sum()) - int(neg_at_or_above[-1]))
     kept = None if amounts is None else sketch_amounts(s, y, amounts, entries, t)
-    grouped = None
+    grouped, values = None, None
     if entities is not None:
         codes = np.asarray(entities, dtype=np.int64)
         if codes.shape != s.shape:
             raise InvalidInputError(f"{codes.size} entities for {s.size} scores")
         if not np.any(codes == NO_ENTITY):
-            grouped = build_sketch(*entity_rows(s, y, codes), threshold=t)
+            top, fraud, entity = entity_rows(s, y, codes)
+            grouped = build_sketch(top, fraud, threshold=t)
+            if kept is not None:
+                a = np.asarray(amounts, dtype=np.float64)
+                values = entity_values(s, y, a, (entity, top.size), t)
     return CurveSketch(
         n=n,
         threshold=t,
@@ -378,6 +419,7 @@ def build_sketch(
         negatives_below=below,
         amounts=kept,
         entities=grouped,
+        entity_values=values,
     )
 
 
@@ -387,9 +429,10 @@ NO_ENTITY: Final = np.iinfo(np.int64).min
 
 def entity_rows(
     scores: Float64Array, labels: npt.NDArray[Any], codes: Int64Array
-) -> tuple[Float64Array, npt.NDArray[np.int64]]:
+) -> tuple[Float64Array, npt.NDArray[np.int64], Int64Array]:
     """The window as entities (the Worldline/ULB handbook's card precision): one row per
-    distinct code, scored at its rows' highest score, positive if any of its rows is."""
+    distinct code, scored at its rows' highest score, positive if any of its rows is; and each
+    row's entity (its index in those rows: the codes' order)."""
     # One sort of the codes alone (a lexsort by code and score costs eight times more), then
     # each entity's maximum score and label over its run.
     order = np.argsort(codes)  # the order within an entity does not matter: max is max
@@ -397,4 +440,8 @@ def entity_rows(
     starts = np.concatenate(([0], np.flatnonzero(grouped[1:] != grouped[:-1]) + 1))
     top: Float64Array = np.maximum.reduceat(scores[order], starts)
     fraud = np.maximum.reduceat(labels[order].astype(np.int64), starts)
-    return top, fraud
+    run = np.zeros(codes.size, dtype=np.int64)
+    run[starts[1:]] = 1
+    entity = np.empty(codes.size, dtype=np.int64)
+    entity[order] = np.cumsum(run)
+    return top, fraud, entity

@@ -10,8 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.metrics_tables import WindowMetrics
+from app.metrics import CurveSketch
 from tests.support.api import AuthHeaders
 from tests.support.streams import day_start
 from tests.support.top_k import top_k_precision
@@ -115,11 +118,30 @@ def test_value_metrics_from_rows_sent_over_rest(
             assert got["calibrated"] is not None, (day, name)
         recall = detail["metrics"]["value_recall"]
         assert recall["calibrated"] == recall["regular"]
+        for name in ("value_recall", "value_precision", "net_savings"):
+            # Every row has an amount and a card: the card bootstrap's intervals. Day 1's 60
+            # rows sit on 3 cards ((i * 7) % 21), each holding a fraud: e^-3 = 5% of its
+            # replicates draw none of them (no rows: value recall, precision and every
+            # calibrated value undefined), more than a 95% interval's 2.5% tail allows, so they
+            # have no interval (the row bootstrap reports them); regular net savings (0) has one.
+            got = detail["metrics"][name]
+            for side in ("regular", "calibrated"):
+                if day == 1 and (name, side) != ("net_savings", "regular"):
+                    assert got[f"{side}_ci"] is None, side
+                    continue
+                assert got[f"{side}_ci"] is not None, (day, name, side)
+                low, high = got[f"{side}_ci"]
+                assert low <= got[side] <= high, (day, name, side)
         cards = detail["metrics"]["entity_precision_at_k"]
         assert cards["regular"] == pytest.approx(_card_precision(sent[day]), rel=1e-12), day
         assert cards["calibrated"] is not None
+    with session_factory() as session:  # the worker kept the card bootstrap's sums
+        stored = session.scalars(select(WindowMetrics).order_by(WindowMetrics.window_start))
+        kept = [CurveSketch.from_bytes(w.sketch).entity_values for w in stored if w.sketch]
+    assert [v is not None for v in kept] == [True, True, False], kept
     missing = _detail(client, read, 2)["metrics"]
     assert missing["value_precision"]["regular"] is None
+    assert missing["value_precision"]["regular_ci"] is None
     assert "amount" in missing["value_precision"]["reason"]
     assert missing["entity_precision_at_k"]["regular"] is None
     assert "entity" in missing["entity_precision_at_k"]["reason"]
