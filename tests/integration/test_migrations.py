@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+
+import numpy as np
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -12,6 +15,7 @@ from sqlalchemy import inspect
 from app.db.engine import create_db_engine
 from app.db.migrate import MIGRATIONS_DIR, alembic_config, current_revisions, head_revisions
 from app.db.schema import autogenerate_filters, metadata
+from app.metrics import CurveSketch, build_sketch
 from tests.support.databases import settings_for
 
 
@@ -102,3 +106,27 @@ def test_large_window_values_use_lz4_where_postgresql_has_it(empty_database_url:
         assert len(methods) == 5
     finally:
         engine.dispose()
+
+
+def test_the_card_bootstrap_downgrade_writes_the_sketch_the_code_before_wrote() -> None:
+    """Migration 0022's downgrade drops a sketch's entity values (flag 4) and nothing else: the
+    bytes are those of the same sketch without them, which the code before 0022 wrote and
+    reads; sketches without entity values are left as they are."""
+    path = MIGRATIONS_DIR / "versions" / "0022_recompute_windows_for_card_bootstrap.py"
+    spec = importlib.util.spec_from_file_location("migration_0022", path)
+    assert spec is not None
+    assert spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    rng = np.random.default_rng(22)
+    scores = rng.normal(size=400) + np.repeat([0.0, 2.0], [380, 20])
+    labels = np.repeat(np.array([0, 1], dtype=np.int8), [380, 20])
+    amounts = rng.lognormal(3.0, 1.0, 400)
+    codes = rng.integers(0, 60, 400)
+    full = build_sketch(scores, labels, threshold=1.0, amounts=amounts, entities=codes)
+    assert full.entity_values is not None
+    before = full.with_entities(full.entities, None)
+    assert migration.without_entity_values(full.to_bytes()) == before.to_bytes()
+    assert CurveSketch.from_bytes(before.to_bytes()).entity_values is None
+    for plain in (before, build_sketch(scores, labels, threshold=1.0, amounts=amounts)):
+        assert migration.without_entity_values(plain.to_bytes()) is None
