@@ -53,8 +53,8 @@ from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
     SegmentRows,
     WindowRowsRepository,
+    as_array,
     binary_array_cursor,
-    parse_binary_array,
 )
 from app.db.tables import MonitoredModel, Window
 from app.db.types import utcnow
@@ -261,8 +261,8 @@ def _array_floor(factory: sessionmaker[Session], model_id: int, pi0: float) -> N
             )
             row = cursor.fetchone()
     assert row is not None
-    scores = parse_binary_array(row[0], ">f8").astype(np.float64)
-    labels = parse_binary_array(row[1], ">i2").astype(np.int8)
+    scores = as_array(row[0], np.float64)
+    labels = as_array(row[1], np.int8)
     evaluate(scores, labels, threshold=THRESHOLD, pi0=pi0)
 
 

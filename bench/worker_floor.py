@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import WindowMetrics
 from app.db.migrate import upgrade
-from app.db.repositories.window_rows import binary_array_cursor, parse_binary_array
+from app.db.repositories.window_rows import as_array, binary_array_cursor
 from app.metrics import evaluate
 from app.settings import Settings
 from app.windows.compute import ComputeOptions
@@ -85,8 +85,8 @@ def _segments_floor(engine: Engine, model_id: int, window_start: datetime = FIRS
             rows = cursor.fetchall()
     parts = [
         (
-            parse_binary_array(scores, ">f8").astype(np.float64),
-            parse_binary_array(labels, ">i2").astype(np.int8),
+            as_array(scores, np.float64),
+            as_array(labels, np.int8),
         )
         for _, scores, labels in rows
     ]
