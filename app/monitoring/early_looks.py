@@ -46,10 +46,15 @@ def arrival_looks(labelled_at: Int64Array, window_end: datetime, length: timedel
     grew with every request of the export, and the page was tested again on each."""
     end = _micros(window_end)
     step = length // timedelta(microseconds=1)
-    known = labelled_at != UNKNOWN_LABEL_TIME
-    looks = np.where(labelled_at < end, 0, (labelled_at - end) // step + 1)
-    out: Int64Array = np.where(known, looks, UNKNOWN_LOOK).astype(np.int64)
-    return out
+    # In place on one array: a window's every labelled row passes here, and the expression
+    # with np.where held five temporaries of a row each (a 10^7-row window: 400 MB).
+    looks: Int64Array = labelled_at.astype(np.int64)  # a copy: the caller's array stays
+    looks -= end
+    looks //= step
+    looks += 1
+    looks[labelled_at < end] = 0
+    looks[labelled_at == UNKNOWN_LABEL_TIME] = UNKNOWN_LOOK
+    return looks
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
