@@ -94,24 +94,15 @@ _ARRAY_LOADERS: dict[str, type[_ArrayLoader]] = {
 }
 
 
-def as_array(value: npt.NDArray[Any] | None, dtype: type[np.generic]) -> npt.NDArray[Any]:
-    """A column :func:`binary_array_cursor` read, as ``dtype`` (an empty array for NULL: an
-    aggregate over no rows); no copy when it already is one."""
-    if value is None:
-        return np.empty(0, dtype=dtype)
-    return value.astype(dtype, copy=False)
-
-
-def _or_none_sent(
-    value: npt.NDArray[Any] | None, aligned: npt.NDArray[Any] | None, none: float
+def as_array(
+    value: npt.NDArray[Any] | None, dtype: type[np.generic], rows: int = 0, none: float = 0
 ) -> npt.NDArray[Any]:
-    """An amount or entity column of the read, or where no row of the segment has one (the
-    query sends NULL then, not an array of nothing: 12 bytes a row less to hold) ``none`` for
-    each row of ``aligned``, the column it goes with."""
-    dtype = np.float64 if isinstance(none, float) else np.int64
-    if value is not None:
-        return value.astype(dtype, copy=False)
-    return np.full(0 if aligned is None else aligned.size, none, dtype=dtype)
+    """A column :func:`binary_array_cursor` read, as ``dtype``, no copy when it already is one.
+    NULL (an aggregate over no rows, or a column no row of the segment has, which the query
+    sends as NULL rather than as an array as long as its rows) is ``rows`` times ``none``."""
+    if value is None:
+        return np.full(rows, none, dtype=dtype)
+    return value.astype(dtype, copy=False)
 
 
 def parse_binary_array(data: bytes | memoryview | None, dtype: str) -> npt.NDArray[Any]:
@@ -262,6 +253,8 @@ def _read_postgresql(
         segment, total, scores, labels, unlabelled, times, sources = row[:7]
         amounts, unlabelled_amounts, entities, unlabelled_entities = row[7:]
         del row
+        labelled_rows = 0 if labels is None else labels.size
+        unlabelled_rows = 0 if unlabelled is None else unlabelled.size
         times = as_array(times, np.int64)
         known = times != UNKNOWN_LABEL_TIME
         times[known] += POSTGRES_EPOCH_MICROS  # in place: PostgreSQL's epoch to Unix's
@@ -274,10 +267,14 @@ def _read_postgresql(
                 as_array(unlabelled, np.float64),
                 times,
                 as_array(sources, np.int8),
-                amounts=_or_none_sent(amounts, labels, np.nan),
-                unlabelled_amounts=_or_none_sent(unlabelled_amounts, unlabelled, np.nan),
-                entities=_or_none_sent(entities, labels, NO_ENTITY),
-                unlabelled_entities=_or_none_sent(unlabelled_entities, unlabelled, NO_ENTITY),
+                amounts=as_array(amounts, np.float64, labelled_rows, np.nan),
+                unlabelled_amounts=as_array(
+                    unlabelled_amounts, np.float64, unlabelled_rows, np.nan
+                ),
+                entities=as_array(entities, np.int64, labelled_rows, NO_ENTITY),
+                unlabelled_entities=as_array(
+                    unlabelled_entities, np.int64, unlabelled_rows, NO_ENTITY
+                ),
             )
         )
     return out
