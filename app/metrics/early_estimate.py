@@ -63,6 +63,10 @@ class EarlyEstimate:
         return out
 
 
+MIN_PRIOR_SHAPE = 1.0
+"""The least shape of a cell's Gamma prior (:func:`_gamma_prior`): an exponential, whose mass is
+spread from none to a few times its mean."""
+
 ESTIMATED = ("frauds_total", "pi", "precision", "recall", "average_precision")
 """What :func:`estimate_window` estimates: the eventual frauds, the fraud rate, precision and
 recall at the threshold, calibrated average precision at pi0."""
@@ -165,20 +169,25 @@ def estimate_window(
     # 0 everywhere would otherwise scale a few labels up without bound).
     room = np.bincount(cells.of_bin, weights=n - o, minlength=count).astype(np.float64)
     # The point estimate: each cell's posterior mean of its hidden frauds.
-    prior = _prior(o_cell, shares, f[None, :])[0]
+    prior = _prior(np.array([o_cell.sum()]), shares, f[None, :])[0]
     # The prior counts as much as ``prior_weight`` of the cell's frauds observed: its Gamma has
-    # rate prior_weight and mean ``prior``, so the posterior mean is (w m + O) / (w + F). A prior
+    # rate prior_weight and mean ``prior``, so the posterior mean is (w m + O) / (w + F) (the
+    # shape w m has a floor: _gamma_prior). A prior
     # of fixed shape instead (rate shape/m) shrank hardest where its mean was smallest: two
     # days after a model broke, its missed cells' few expected frauds held the estimate at 70%
     # of what their chargebacks said.
-    weight = settings.prior_weight
-    mean = (weight * prior + o_cell) / (weight + f)
+    shape, rate = _gamma_prior(prior, settings)
+    mean = (shape + o_cell) / (rate + f)
     hidden_mean = np.minimum(mean * (1.0 - f), room)
     point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
     # hidden frauds, placed in the cell's bins.
-    priors = _prior(o_cell, shares, reps)
-    mu = rng.gamma((weight * priors + o_cell[None, :]) / phi, 1.0 / (weight + reps))
+    # The labels so far set the prior's scale, and they are a Poisson count: with one fraud
+    # labelled the window may hold a handful. Each replicate draws the scale from the count's
+    # posterior (in bursts, as everything here).
+    labelled = np.asarray(phi * rng.gamma(so_far / phi + 0.5, size=reps.shape[0]), np.float64)
+    shapes_r, rates_r = _gamma_prior(_prior(labelled, shares, reps), settings)
+    mu = rng.gamma((shapes_r + o_cell[None, :]) / phi, 1.0 / (rates_r + reps))
     bursts = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :] / phi))
     # Where in its cell a hidden fraud scores is uncertain too (a model that got worse puts them
     # lower than the reference did, and a few arrivals say little): each replicate draws the
@@ -200,11 +209,27 @@ def estimate_window(
     return EarlyEstimate(look, so_far, values, intervals, undefined)
 
 
-def _prior(o_cell: Float64Array, shares: Float64Array, reps: Float64Array) -> Float64Array:
-    """Each replicate's prior mean per cell: the reference's share times the scale the labels
-    so far imply at that replicate's completeness."""
+def _gamma_prior(
+    mean: Float64Array, settings: EstimateSettings
+) -> tuple[Float64Array, Float64Array]:
+    """The Gamma prior's shape and rate on each cell's eventual frauds, of mean ``mean``.
+
+    It counts as ``prior_weight`` of the cell's frauds observed (rate ``prior_weight``), unless
+    that leaves its shape under :data:`MIN_PRIOR_SHAPE`: a Gamma of shape 0.02 (a missed cell
+    expecting half a fraud) is a point mass at none, and a cell with no chargeback yet at a
+    week then drew no hidden fraud at all, its window's interval collapsing on the labels so
+    far (47% of the AP intervals of the 25-fraud bench's smallest windows covered). The floor
+    changes only cells expecting fewer than ``MIN_PRIOR_SHAPE / prior_weight`` frauds.
+    """
+    shape = np.maximum(settings.prior_weight * mean, MIN_PRIOR_SHAPE)
+    return shape, shape / mean
+
+
+def _prior(labelled: Float64Array, shares: Float64Array, reps: Float64Array) -> Float64Array:
+    """Each replicate's prior mean per cell: the reference's share times the scale that
+    ``labelled`` frauds so far (one number a replicate) imply at its completeness."""
     expected = np.maximum((shares[None, :] * reps).sum(axis=1, keepdims=True), 1e-300)
-    prior: Float64Array = np.maximum(o_cell.sum() / expected * shares[None, :], 1e-9)
+    prior: Float64Array = np.maximum(labelled[:, None] / expected * shares[None, :], 1e-9)
     return prior
 
 
