@@ -4,12 +4,12 @@
 complete each cell's labels are at the window's look): in cell ``c`` its eventual frauds are
 Poisson(mu_c), its labels so far Poisson(mu_c F_c), and mu_c has a Gamma prior centred on the
 reference's share of the cell times the scale the labels so far imply (where they are nearly
-complete: the flagged rows, after the investigators' feedback), worth ``prior_weight`` of the
-cell's frauds observed: a
-weak prior, which the labels override as they arrive. Draws of the hidden frauds, placed in the
-cell's bins as the reference and the arrivals so far place them, give the window's eventual
-fraud rate, precision and recall at the threshold and calibrated average precision, each with
-an interval (the completeness' bootstrap replicates are drawn through too).
+complete: the flagged rows, after the investigators' feedback), worth ``prior_frauds`` frauds
+observed: a weak prior, which the labels override as they arrive. Draws of the hidden frauds,
+placed in the cell's bins as the reference and the arrivals so far place them, give the
+window's eventual fraud rate, precision and recall at the threshold and calibrated average
+precision, each with an interval (the completeness' bootstrap replicates are drawn through
+too).
 """
 
 from __future__ import annotations
@@ -63,10 +63,6 @@ class EarlyEstimate:
         return out
 
 
-MIN_PRIOR_SHAPE = 1.0
-"""The least shape of a cell's Gamma prior (:func:`_gamma_prior`): an exponential, whose mass is
-spread from none to a few times its mean."""
-
 ESTIMATED = ("frauds_total", "pi", "precision", "recall", "average_precision")
 """What :func:`estimate_window` estimates: the eventual frauds, the fraud rate, precision and
 recall at the threshold, calibrated average precision at pi0."""
@@ -77,15 +73,14 @@ class EstimateSettings:
     """How :func:`estimate_window` estimates.
 
     ``ap_shift`` is added to the binned calibrated AP (the exact-minus-binned AP of the
-    reference: binning ties the rows of a bin); ``prior_weight`` is how much of a cell's frauds the
-    Gamma prior counts as observed
-    (pseudo-frauds); ``shape_strength`` the pseudo-frauds with which the reference's shape
-    places a cell's hidden frauds in its bins.
+    reference: binning ties the rows of a bin); ``prior_frauds`` is how many frauds observed a
+    cell's Gamma prior counts as (its shape); ``shape_strength`` the pseudo-frauds with which
+    the reference's shape places a cell's hidden frauds in its bins.
     """
 
     pi0: float
     ap_shift: float
-    prior_weight: float
+    prior_frauds: float
     shape_strength: float
     dispersion: float = 1.0
     """How much burstier than independent the frauds are (:func:`app.metrics.tilt.dispersion`,
@@ -170,21 +165,16 @@ def estimate_window(
     room = np.bincount(cells.of_bin, weights=n - o, minlength=count).astype(np.float64)
     # The point estimate: each cell's posterior mean of its hidden frauds.
     prior = _prior(np.array([o_cell.sum()]), shares, f[None, :])[0]
-    # The prior counts as much as ``prior_weight`` of the cell's frauds observed: its Gamma has
-    # rate prior_weight and mean ``prior``, so the posterior mean is (w m + O) / (w + F) (the
-    # shape w m has a floor: _gamma_prior). A prior
-    # of fixed shape instead (rate shape/m) shrank hardest where its mean was smallest: two
-    # days after a model broke, its missed cells' few expected frauds held the estimate at 70%
-    # of what their chargebacks said.
+    # The prior is a Gamma of mean ``prior`` and shape ``prior_frauds`` (as much as that many
+    # frauds observed), so the posterior mean is (a + O) / (a / m + F).
     shape, rate = _gamma_prior(prior, settings)
     mean = (shape + o_cell) / (rate + f)
     hidden_mean = np.minimum(mean * (1.0 - f), room)
     point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
-    # hidden frauds, placed in the cell's bins.
-    # The labels so far set the prior's scale, and they are a Poisson count: with one fraud
-    # labelled the window may hold a handful. Each replicate draws the scale from the count's
-    # posterior (in bursts, as everything here).
+    # hidden frauds, placed in the cell's bins. The labels so far set the prior's scale, and
+    # they are a Poisson count (with one fraud labelled the window may hold a handful): each
+    # replicate draws the scale from the count's posterior (in bursts, as everything here).
     labelled = np.asarray(phi * rng.gamma(so_far / phi + 0.5, size=reps.shape[0]), np.float64)
     shapes_r, rates_r = _gamma_prior(_prior(labelled, shares, reps), settings)
     mu = rng.gamma((shapes_r + o_cell[None, :]) / phi, 1.0 / (rates_r + reps))
@@ -212,16 +202,18 @@ def estimate_window(
 def _gamma_prior(
     mean: Float64Array, settings: EstimateSettings
 ) -> tuple[Float64Array, Float64Array]:
-    """The Gamma prior's shape and rate on each cell's eventual frauds, of mean ``mean``.
+    """The Gamma prior's shape and rate on each cell's eventual frauds, of mean ``mean``: as
+    much as ``prior_frauds`` frauds observed, whatever the cell's size.
 
-    It counts as ``prior_weight`` of the cell's frauds observed (rate ``prior_weight``), unless
-    that leaves its shape under :data:`MIN_PRIOR_SHAPE`: a Gamma of shape 0.02 (a missed cell
-    expecting half a fraud) is a point mass at none, and a cell with no chargeback yet at a
-    week then drew no hidden fraud at all, its window's interval collapsing on the labels so
-    far (47% of the AP intervals of the 25-fraud bench's smallest windows covered). The floor
-    changes only cells expecting fewer than ``MIN_PRIOR_SHAPE / prior_weight`` frauds.
+    Measured on bench/early_pages.py, the alternatives were worse. A prior worth a share of the
+    cell's frauds (5%: shape 0.05 m) was a point mass at none in a cell expecting a fraud or
+    two, so a small window with no chargeback yet a week in drew no hidden fraud and its
+    interval collapsed on the labels so far (47% of the AP intervals of the 25-fraud bench's
+    smallest windows covered); in a big one it was as strong as 25 frauds, held a broken
+    model's missed cells to the reference's split and read 2% too little fraud a week after the
+    break (its fraud-rate intervals covered 84% at 1,000 frauds a window, 54% the day after).
     """
-    shape = np.maximum(settings.prior_weight * mean, MIN_PRIOR_SHAPE)
+    shape = np.full_like(mean, settings.prior_frauds)
     return shape, shape / mean
 
 

@@ -69,12 +69,12 @@ from app.metrics.tilt import (
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.detector import WindowIncrement
 
-PRIOR_WEIGHT = 0.05
+PRIOR_FRAUDS = 1.0
 """The prior on a cell's eventual frauds (centred on the reference's share of the cell times the
-scale of the labels so far) counts as much as 5% of the cell's frauds observed: it steadies a
-cell whose labels have barely begun (the missed cells the day after), and gives way once a
-few of its chargebacks are in (measured in bench/early_pages.py: the early fraud rate and
-recall after a drop)."""
+scale of the labels so far) counts as one fraud observed: it steadies a cell whose labels have
+barely begun (the missed cells the day after), and gives way once a few of its chargebacks are
+in (measured in bench/early_pages.py: the early fraud rate, recall and AP and their intervals,
+healthy and after a drop; app/metrics/early_estimate.py::_gamma_prior has the alternatives)."""
 SHAPE_STRENGTH = 20.0
 """Pseudo-frauds with which the reference's shape places a cell's hidden frauds in its bins."""
 DEVELOPMENT_WINDOWS = 28
@@ -292,7 +292,7 @@ class SegmentReporting:
             settings=EstimateSettings(
                 pi0=pi0,
                 ap_shift=reference.ap_shift,
-                prior_weight=PRIOR_WEIGHT,
+                prior_frauds=PRIOR_FRAUDS,
                 shape_strength=SHAPE_STRENGTH,
                 dispersion=bursts,
             ),
