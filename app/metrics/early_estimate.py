@@ -2,10 +2,11 @@
 
 :func:`estimate_window` scales a window's labels up (:mod:`app.metrics.reporting` gives how
 complete each cell's labels are at the window's look): in cell ``c`` its eventual frauds are
-Poisson(mu_c), its labels so far Poisson(mu_c F_c), and mu_c has a Gamma prior centred on the
-reference's share of the cell times the scale the labels so far imply (where they are nearly
-complete: the flagged rows, after the investigators' feedback), worth ``prior_frauds`` frauds
-observed: a weak prior, which the labels override as they arrive. Draws of the hidden frauds,
+Poisson(mu_c), its labels so far Poisson(mu_c F_c), and mu_c has a prior worth one fraud
+observed, a mixture of two exponentials: one centred on the reference's share of the cell times
+the scale the labels so far imply (where they are nearly complete: the flagged rows, after the
+investigators' feedback), and a vague one for a model that no longer splits its frauds as the
+reference did (:func:`_prior_rates`). Draws of the hidden frauds,
 placed in the cell's bins as the reference and the arrivals so far place them, give the
 window's eventual fraud rate, precision and recall at the threshold and calibrated average
 precision, each with an interval (the completeness' bootstrap replicates are drawn through
@@ -73,14 +74,15 @@ class EstimateSettings:
     """How :func:`estimate_window` estimates.
 
     ``ap_shift`` is added to the binned calibrated AP (the exact-minus-binned AP of the
-    reference: binning ties the rows of a bin); ``prior_frauds`` is how many frauds observed a
-    cell's Gamma prior counts as (its shape); ``shape_strength`` the pseudo-frauds with which
-    the reference's shape places a cell's hidden frauds in its bins.
+    reference: binning ties the rows of a bin); ``vague_odds`` the odds, before any label, that
+    a cell's frauds follow the vague prior rather than the reference's split
+    (:func:`_prior_rates`); ``shape_strength`` the pseudo-frauds with which the reference's
+    shape places a cell's hidden frauds in its bins.
     """
 
     pi0: float
     ap_shift: float
-    prior_frauds: float
+    vague_odds: float
     shape_strength: float
     dispersion: float = 1.0
     """How much burstier than independent the frauds are (:func:`app.metrics.tilt.dispersion`,
@@ -163,12 +165,12 @@ def estimate_window(
     # A cell's unlabelled rows bound its hidden frauds (a replicate whose completeness is near
     # 0 everywhere would otherwise scale a few labels up without bound).
     room = np.bincount(cells.of_bin, weights=n - o, minlength=count).astype(np.float64)
-    # The point estimate: each cell's posterior mean of its hidden frauds.
-    prior = _prior(np.array([o_cell.sum()]), shares, f[None, :])[0]
-    # The prior is a Gamma of mean ``prior`` and shape ``prior_frauds`` (as much as that many
-    # frauds observed), so the posterior mean is (a + O) / (a / m + F).
-    shape, rate = _gamma_prior(prior, settings)
-    mean = (shape + o_cell) / (rate + f)
+    # The point estimate: each cell's posterior mean of its hidden frauds. Under an exponential
+    # prior of rate b the posterior is a Gamma of shape 1 + O and rate b + F; the two priors'
+    # posteriors are mixed by how well each foretold the labels so far.
+    split, vague = _prior_rates(_prior(np.array([o_cell.sum()]), shares, f[None, :])[0], shares)
+    odds = _vague_odds((split, vague), o_cell, f, settings)
+    mean = (1.0 + o_cell) * (1.0 / (split + f) + odds / (vague + f)) / (1.0 + odds)
     hidden_mean = np.minimum(mean * (1.0 - f), room)
     point = np.minimum(o + hidden_mean[cells.of_bin] * within, n)
     # The draws: a completeness replicate, the cell's Poisson mean from its posterior, the
@@ -176,8 +178,10 @@ def estimate_window(
     # they are a Poisson count (with one fraud labelled the window may hold a handful): each
     # replicate draws the scale from the count's posterior (in bursts, as everything here).
     labelled = np.asarray(phi * rng.gamma(so_far / phi + 0.5, size=reps.shape[0]), np.float64)
-    shapes_r, rates_r = _gamma_prior(_prior(labelled, shares, reps), settings)
-    mu = rng.gamma((shapes_r + o_cell[None, :]) / phi, 1.0 / (rates_r + reps))
+    split_r, vague_r = _prior_rates(_prior(labelled, shares, reps), shares)
+    odds_r = _vague_odds((split_r, vague_r), o_cell[None, :], reps, settings)
+    rate_r = np.where(rng.random(reps.shape) * (1.0 + odds_r) < odds_r, vague_r, split_r)
+    mu = rng.gamma((1.0 + o_cell[None, :]) / phi, 1.0 / (rate_r + reps))
     bursts = rng.poisson(np.minimum(mu * np.clip(1.0 - reps, 0.0, 1.0), room[None, :] / phi))
     # Where in its cell a hidden fraud scores is uncertain too (a model that got worse puts them
     # lower than the reference did, and a few arrivals say little): each replicate draws the
@@ -199,22 +203,42 @@ def estimate_window(
     return EarlyEstimate(look, so_far, values, intervals, undefined)
 
 
-def _gamma_prior(
-    mean: Float64Array, settings: EstimateSettings
-) -> tuple[Float64Array, Float64Array]:
-    """The Gamma prior's shape and rate on each cell's eventual frauds, of mean ``mean``: as
-    much as ``prior_frauds`` frauds observed, whatever the cell's size.
+def _prior_rates(mean: Float64Array, shares: Float64Array) -> tuple[Float64Array, Float64Array]:
+    """The rates of the two exponential priors on a cell's eventual frauds (each worth one fraud
+    observed): the reference's split (mean ``mean``), and vague (mean: all the window's expected
+    frauds, as if any share of them could fall in the cell).
 
-    Measured on bench/early_pages.py, the alternatives were worse. A prior worth a share of the
-    cell's frauds (5%: shape 0.05 m) was a point mass at none in a cell expecting a fraud or
-    two, so a small window with no chargeback yet a week in drew no hidden fraud and its
-    interval collapsed on the labels so far (47% of the AP intervals of the 25-fraud bench's
-    smallest windows covered); in a big one it was as strong as 25 frauds, held a broken
-    model's missed cells to the reference's split and read 2% too little fraud a week after the
-    break (its fraud-rate intervals covered 84% at 1,000 frauds a window, 54% the day after).
+    Measured on bench/early_pages.py, one prior alone was worse. Around the split alone, worth
+    5% of the cell's frauds (a Gamma of shape 0.05 m), it was a point mass at none in a cell
+    expecting a fraud or two, so a small window with no chargeback yet a week in drew no
+    hidden fraud and its interval collapsed on the labels so far (47% of the AP intervals of
+    the 25-fraud bench's smallest windows covered); in a big model it weighed as much as 25
+    frauds and held a broken model's missed cells to the reference's split (a week after the
+    break, fraud-rate intervals covered 84% at 1,000 frauds a window, 54% the day after).
+    Worth one fraud, around the split alone, it held a badly broken model's few chargebacks
+    to the split (the demo's broken days read a third too little fraud).
     """
-    shape = np.full_like(mean, settings.prior_frauds)
-    return shape, shape / mean
+    scale = mean / np.maximum(shares, 1e-300)
+    return 1.0 / mean, 1.0 / np.maximum(scale, mean)
+
+
+def _vague_odds(
+    rates: tuple[Float64Array, Float64Array],
+    o: Float64Array,
+    f: Float64Array,
+    settings: EstimateSettings,
+) -> Float64Array:
+    """The posterior odds of the vague prior against the split (``rates``: their rates), the
+    settings' ``vague_odds`` times the ratio of their marginal likelihoods of the ``o`` labels
+    so far at completeness ``f`` (negative binomial, in bursts; the terms both share left
+    out)."""
+    split, vague = rates
+    phi = max(settings.dispersion, 1.0)
+    a, k = 1.0 / phi, o / phi
+    with np.errstate(divide="ignore"):
+        log_ratio = a * np.log(vague / split) - (a + k) * np.log((vague + f) / (split + f))
+    odds: Float64Array = settings.vague_odds * np.exp(np.clip(log_ratio, -700.0, 700.0))
+    return odds
 
 
 def _prior(labelled: Float64Array, shares: Float64Array, reps: Float64Array) -> Float64Array:

@@ -108,7 +108,7 @@ def test_complete_labels_are_their_own_estimate() -> None:
     rng = np.random.default_rng(0)
     development = develop(np.ones((3, 2, 2)), [5, 5, 5], recent=3, replicates=20, seed=0)
     bins, labels = _thinned(rng, 2.5, 100, np.ones(2))
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_frauds=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     estimate = estimate_window(labels, _cells(), development.at(1), settings, seed=1)
     assert estimate.values["frauds_total"] == bins.sum()
     assert estimate.intervals["frauds_total"] == (bins.sum(), bins.sum())
@@ -122,7 +122,7 @@ def test_early_estimates_cover_what_the_complete_labels_show() -> None:
     f_cells = np.array([0.15, 0.9])
     replicates = np.tile(f_cells, (100, 1))
     completeness = Completeness(3, f_cells, replicates)
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_frauds=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     covered, errors = [], []
     for seed in range(120):
         bins, labels = _thinned(rng, 2.5, 100, f_cells)
@@ -143,7 +143,7 @@ def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
     rng = np.random.default_rng(4)
     f_cells = np.array([0.3, 0.9])
     completeness = Completeness(7, f_cells, np.tile(f_cells, (100, 1)))
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_frauds=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     covered = []
     for seed in range(300):
         bins, labels = _thinned(rng, 2.5, int(rng.poisson(6.0)), f_cells)
@@ -159,7 +159,7 @@ def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
 def test_no_label_yet_is_no_estimate_not_an_estimate_of_no_fraud() -> None:
     f_cells = np.array([0.05, 0.5])
     completeness = Completeness(0, f_cells, np.tile(f_cells, (10, 1)))
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_frauds=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     labels = LabelsSoFar.of(np.zeros(BINS), np.full(BINS, 300.0))
     estimate = estimate_window(labels, _cells(), completeness, settings, seed=1)
     assert estimate.values["pi"] is None
@@ -178,7 +178,7 @@ def test_a_label_earlier_than_any_replicate_expects_is_estimated() -> None:
     rows = np.full(BINS, 300.0)
     frauds = np.zeros(BINS)
     frauds[5] = 1.0
-    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, prior_frauds=1.0, shape_strength=20.0)
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     labels = LabelsSoFar.of(frauds, rows)
     estimate = estimate_window(labels, _cells(), completeness, settings, seed=3)
     low, high = estimate.intervals["frauds_total"] or (np.nan, np.nan)
