@@ -15,8 +15,9 @@ weeks. This module decides what calmon does with a window's labels so far:
   and recall at the threshold and calibrated AP at pi0, each with an interval, scaled up from
   its labels so far by the completeness the segment's recent windows show (chain ladder on the
   newest :data:`DEVELOPMENT_WINDOWS` windows old enough at each look: reporting that speeds up
-  or slows down is followed within weeks, and windows that reported unlike one another widen
-  every interval through the bootstrap over windows).
+  or slows down is followed within weeks, windows that reported unlike one another widen
+  every interval through the bootstrap over windows, and where the newer half of those windows
+  reports unlike the older half beyond chance the intervals widen by that difference).
 * **Evidence** (:meth:`SegmentReporting.evidence`): the log-likelihood ratio of where the
   window's labelled frauds score, given how many arrived and how complete each cell is, under
   the model setting ``detection_drop`` (the reference's fraud scores tilted down until the
