@@ -220,8 +220,8 @@ def _prior_rates(mean: Float64Array, shares: Float64Array) -> tuple[Float64Array
     expecting a fraud or two, so a small window with no chargeback yet a week in drew no
     hidden fraud and its interval collapsed on the labels so far (47% of the AP intervals of
     the 25-fraud bench's smallest windows covered); in a big model it weighed as much as 25
-    frauds and held a broken model's missed cells to the reference's split (a week after the
-    break, fraud-rate intervals covered 84% at 1,000 frauds a window, 54% the day after).
+    frauds and held a broken model's missed cells to the reference's split (at 1,000 frauds a
+    window its fraud-rate intervals covered 87% a week after the break, 54% the day after).
     Worth one fraud, around the split alone, it held a badly broken model's few chargebacks
     to the split (the demo's broken days read a third too little fraud).
     """

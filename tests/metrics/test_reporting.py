@@ -179,7 +179,7 @@ def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
     # A week in: 90% of the flagged frauds labelled, 30% of the missed. A window of a few
     # frauds often has no chargeback yet in its missed cell; a prior that piled its mass on
     # "none hidden" (a Gamma of shape 0.05 x the cell's expected frauds) then gave an interval
-    # of exactly the labels so far: 91% of these windows covered (97% with the floor), and 47%
+    # of exactly the labels so far: 91% of these windows covered (97% now), and 47%
     # of the AP intervals of the 25-fraud bench's smallest windows (bench/early_pages.py).
     rng = np.random.default_rng(4)
     f_cells = np.array([0.3, 0.9])
