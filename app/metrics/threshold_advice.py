@@ -118,55 +118,103 @@ def advise(
     Raises
     ------
     InvalidInputError
-        If the sketch lacks a class or the fraud rate is not in (0, 1).
+        If the sketch lacks a class, is too small to bootstrap, or the fraud rate is not in
+        (0, 1).
     """
-    if sketch.positives == 0 or sketch.negatives == 0:
-        raise InvalidInputError("threshold advice needs a reference with both classes")
-    pi = situation.pi
-    if not 0.0 < pi < 1.0:
-        raise InvalidInputError(f"the fraud rate must lie strictly between 0 and 1, got {pi}")
-    rng = np.random.default_rng(seed)
-    rates = _rates(sketch, replicates, rng, max_entries)
-    drawn = rates.tpr.shape[0] - 1
-    if drawn < replicates / 2:  # the intervals would rest on a minority of the draws
-        raise InvalidInputError(
-            f"the reference is too small to advise on: {replicates - drawn} of {replicates} "
-            "bootstrap replicates drew no fraud or no legitimate row"
+    curve = ReferenceCurve.of(sketch, seed=seed, replicates=replicates, max_entries=max_entries)
+    return curve.advise(situation)
+
+
+class ReferenceCurve:
+    """A reference's rates at every candidate threshold, exact and bootstrapped, from which
+    advice at any fraud rate is read: the bootstrap depends on the reference alone, so a team
+    re-reading the advice every window (bench/threshold_advice.py) draws it once.
+
+    Each :meth:`advise` goes on drawing from the same generator (the fraud rate's and one
+    window's draws): ``advise(sketch, situation, seed=s)`` is ``of(sketch, seed=s)`` then one
+    ``advise(situation)``.
+    """
+
+    def __init__(self, rates: _Rates, rng: np.random.Generator) -> None:
+        self._rates = rates
+        self._rng = rng
+
+    @classmethod
+    def of(
+        cls,
+        sketch: CurveSketch,
+        *,
+        seed: int = 0,
+        replicates: int = 1000,
+        max_entries: int = 1024,
+    ) -> ReferenceCurve:
+        """Bootstrap ``sketch``'s rates (``replicates`` Poisson replicates, ``seed``).
+
+        Raises
+        ------
+        InvalidInputError
+            If the sketch lacks a class or too many replicates drew none of one.
+        """
+        if sketch.positives == 0 or sketch.negatives == 0:
+            raise InvalidInputError("threshold advice needs a reference with both classes")
+        rng = np.random.default_rng(seed)
+        rates = _rates(sketch, replicates, rng, max_entries)
+        drawn = rates.tpr.shape[0] - 1
+        if drawn < replicates / 2:  # the intervals would rest on a minority of the draws
+            raise InvalidInputError(
+                f"the reference is too small to advise on: {replicates - drawn} of {replicates} "
+                "bootstrap replicates drew no fraud or no legitimate row"
+            )
+        return cls(rates, rng)
+
+    def advise(self, situation: Situation) -> Advice:
+        """The advice in ``situation`` (see the module docstring).
+
+        Raises
+        ------
+        InvalidInputError
+            If the fraud rate is not in (0, 1).
+        """
+        pi = situation.pi
+        if not 0.0 < pi < 1.0:
+            raise InvalidInputError(f"the fraud rate must lie strictly between 0 and 1, got {pi}")
+        rates, rng = self._rates, self._rng
+        pis = _draw_pi(pi, situation.pi_interval, rates.tpr.shape[0] - 1, rng)
+        outlook = _Outlook.of(rates, pis, situation, rng)
+        upper = np.quantile(outlook.realised, 1.0 - (1.0 - LEVEL) / 2, axis=0)
+        current = outlook.at(_entry_at_or_above(rates.scores, situation.threshold))
+        capacity, target = situation.capacity, situation.target_precision
+        within: Expected | None = None
+        capacity_reason: str | None = "the model has no alert_capacity"
+        if capacity is not None:
+            # Down from the highest score until the alerts would overflow (their quantiles may
+            # wiggle between neighbours; the first overflow ends the search).
+            over = np.flatnonzero(upper > capacity)
+            fits = int(over[0]) if over.size else upper.size
+            within = outlook.at(fits - 1) if fits else None
+            capacity_reason = (
+                None
+                if fits
+                else f"even the highest score flags more than {capacity} alerts a window"
+            )
+        restoring: Expected | None = None
+        precision_reason: str | None = "no reference precision to restore"
+        if target is not None:
+            good = np.flatnonzero(np.nan_to_num(outlook.precision[0]) >= target)
+            restoring = outlook.at(int(good[-1])) if good.size else None
+            precision_reason = (
+                None
+                if good.size
+                else f"no threshold reaches precision {target:.4g} at fraud rate {pi:.4g}"
+            )
+        return Advice(
+            current=current,
+            within_capacity=within,
+            capacity_reason=capacity_reason,
+            restoring_precision=restoring,
+            precision_reason=precision_reason,
+            target_precision=target,
         )
-    pis = _draw_pi(pi, situation.pi_interval, drawn, rng)
-    outlook = _Outlook.of(rates, pis, situation, rng)
-    upper = np.quantile(outlook.realised, 1.0 - (1.0 - LEVEL) / 2, axis=0)
-    current = outlook.at(_entry_at_or_above(rates.scores, situation.threshold))
-    capacity, target = situation.capacity, situation.target_precision
-    within: Expected | None = None
-    capacity_reason: str | None = "the model has no alert_capacity"
-    if capacity is not None:
-        # Down from the highest score until the alerts would overflow (their quantiles may
-        # wiggle between neighbours; the first overflow ends the search).
-        over = np.flatnonzero(upper > capacity)
-        fits = int(over[0]) if over.size else upper.size
-        within = outlook.at(fits - 1) if fits else None
-        capacity_reason = (
-            None if fits else f"even the highest score flags more than {capacity} alerts a window"
-        )
-    restoring: Expected | None = None
-    precision_reason: str | None = "no reference precision to restore"
-    if target is not None:
-        good = np.flatnonzero(np.nan_to_num(outlook.precision[0]) >= target)
-        restoring = outlook.at(int(good[-1])) if good.size else None
-        precision_reason = (
-            None
-            if good.size
-            else f"no threshold reaches precision {target:.4g} at fraud rate {pi:.4g}"
-        )
-    return Advice(
-        current=current,
-        within_capacity=within,
-        capacity_reason=capacity_reason,
-        restoring_precision=restoring,
-        precision_reason=precision_reason,
-        target_precision=target,
-    )
 
 
 def rates_at(sketch: CurveSketch, threshold: float) -> tuple[float, float]:
