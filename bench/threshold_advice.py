@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from app.metrics import bootstrap, build_sketch, evaluate
-from app.metrics.threshold_advice import Advice, Situation, advise, dispersion
+from app.metrics.threshold_advice import Advice, ReferenceCurve, Situation, dispersion
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.early_views import wilson
 
@@ -102,8 +102,15 @@ def window(
     return np.concatenate([frauds, legit]), labels
 
 
-def one_stream(setup: Setup, seed: int, replicates: int, *, oracle: bool = False) -> Outcome:
-    """Reference, move, advice, then the future windows at the advised thresholds."""
+def one_stream(
+    setup: Setup, seed: int, replicates: int, *, oracle: bool = False, daily: bool = False
+) -> Outcome:
+    """Reference, move, advice, then the future windows at the advised thresholds.
+
+    ``daily``: the team reads the advice anew before every window, from the window before it
+    (calmon's fraud rate now is the newest judged window's), and sets both thresholds; else it
+    reads the advice once, after the first window at the new rate, and keeps it.
+    """
     rng = np.random.default_rng([24, seed, setup.frauds, int(setup.factor * 100), setup.bursts])
     parts = [window(rng, setup.rows, PI_REF, setup.bursts) for _ in range(REFERENCE_WINDOWS)]
     scores = np.concatenate([s for s, _ in parts])
@@ -119,59 +126,83 @@ def one_stream(setup: Setup, seed: int, replicates: int, *, oracle: bool = False
     frauds = np.array([float(y.sum()) for _, y in parts])
     pi_new = PI_REF * setup.factor
     newest = [window(rng, setup.rows, pi_new, setup.bursts) for _ in range(setup.pooled)]
-    positives = max(sum(int(y.sum()) for _, y in newest), 1)
-    labelled = sum(y.size for _, y in newest)
-    situation = Situation(
-        pi=positives / labelled,
-        # Frauds in bursts vary more than binomially: the interval of the fraud rate is widened
-        # by their dispersion on the reference's windows.
-        pi_interval=wilson(positives, labelled / dispersion(frauds)),
+    base = Situation(
+        pi=pi_new,
+        pi_interval=None,
         rows=float(newest[-1][0].size),
         threshold=THRESHOLD,
         capacity=capacity,
         target_precision=target,
         fraud_dispersion=dispersion(caught),
     )
-    if oracle:  # the bound: the true fraud rate, known exactly
-        situation = dataclasses.replace(situation, pi=pi_new, pi_interval=None)
-    advice = advise(sketch, situation, seed=seed, replicates=replicates)
-    return _realise(rng, setup, pi_new, advice, capacity, target, interval)
 
-
-def _realise(  # noqa: PLR0913, PLR0917 - a bench helper: the stream's facts, passed once
-    rng: np.random.Generator,
-    setup: Setup,
-    pi_new: float,
-    advice: Advice,
-    capacity: int,
-    target: float,
-    interval: tuple[float, float] | None,
-) -> Outcome:
-    within_threshold = advice.within_capacity.threshold if advice.within_capacity else math.inf
-    restoring = advice.restoring_precision.threshold if advice.restoring_precision else None
-    within, tp_sum, flagged_sum = 0, 0, 0
-    for _ in range(FUTURE_WINDOWS):
-        frauds = fraud_scores(rng, pi_new * setup.rows, setup.bursts)
-        legit = max(setup.rows - frauds.size, 0)
-        alerts = int((frauds >= within_threshold).sum()) + int(
-            rng.binomial(legit, float(ndtr(-within_threshold)))
+    def measured(windows: list[tuple[Float64Array, Int64Array]]) -> Situation:
+        """The situation as calmon reads it from ``windows``' labelled rows."""
+        if oracle:  # the bound: the true fraud rate, known exactly
+            return base
+        positives = max(sum(int(y.sum()) for _, y in windows), 1)
+        labelled = sum(y.size for _, y in windows)
+        return dataclasses.replace(
+            base,
+            pi=positives / labelled,
+            # Frauds in bursts vary more than binomially: the interval of the fraud rate is
+            # widened by their dispersion on the reference's windows.
+            pi_interval=wilson(positives, labelled / dispersion(frauds)),
+            rows=float(windows[-1][0].size),
         )
-        within += alerts <= capacity
-        if restoring is not None:
-            tp = int((frauds >= restoring).sum())
-            tp_sum += tp
-            flagged_sum += tp + int(rng.binomial(legit, float(ndtr(-restoring))))
+
+    curve = ReferenceCurve.of(sketch, seed=seed, replicates=replicates)
+    advice = curve.advise(measured(newest))
+    tally = _Tally()
+    for _ in range(FUTURE_WINDOWS):
+        frauds_now = fraud_scores(rng, pi_new * setup.rows, setup.bursts)
+        legit = max(setup.rows - frauds_now.size, 0)
+        tally.add(rng, frauds_now, legit, advice, capacity)
+        if daily:
+            labels_now = np.concatenate(
+                [np.ones(frauds_now.size, np.int64), np.zeros(legit, np.int64)]
+            )
+            advice = curve.advise(measured([(np.empty(labels_now.size), labels_now)]))
     return Outcome(
-        within=within,
+        within=tally.within,
         windows=FUTURE_WINDOWS,
-        realised_precision=tp_sum / flagged_sum if flagged_sum else None,
+        realised_precision=tally.tp / tally.flagged if tally.flagged else None,
         reference_precision=target,
         reference_interval=interval,
     )
 
 
-def table(setups: list[Setup], seeds: int, replicates: int) -> list[str]:
-    """The closing note's table, one line per setup."""
+@dataclass
+class _Tally:
+    """The future windows so far: within capacity, and the restoring threshold's alerts."""
+
+    within: int = 0
+    tp: int = 0
+    flagged: int = 0
+
+    def add(
+        self,
+        rng: np.random.Generator,
+        frauds: Float64Array,
+        legit: int,
+        advice: Advice,
+        capacity: int,
+    ) -> None:
+        """One realised window at the advised thresholds (legitimate alerts drawn from the true
+        rate, frauds scored one by one)."""
+        fits = advice.within_capacity.threshold if advice.within_capacity else math.inf
+        alerts = int((frauds >= fits).sum()) + int(rng.binomial(legit, float(ndtr(-fits))))
+        self.within += alerts <= capacity
+        if advice.restoring_precision is not None:
+            restoring = advice.restoring_precision.threshold
+            tp = int((frauds >= restoring).sum())
+            self.tp += tp
+            self.flagged += tp + int(rng.binomial(legit, float(ndtr(-restoring))))
+
+
+def table(setups: list[Setup], seeds: int, replicates: int, *, daily: bool = False) -> list[str]:
+    """The closing note's table, one line per setup (``daily``: the advice read before every
+    window; the oracle's, at a rate that does not move, is the same either way)."""
     lines = [
         "| frauds a window | fraud rate | variant | windows within capacity (oracle) | "
         "precision restored: within the reference's interval (oracle) | mean abs. gap to the "
@@ -179,7 +210,9 @@ def table(setups: list[Setup], seeds: int, replicates: int) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for setup in setups:
-        advised = _summary([one_stream(setup, seed, replicates) for seed in range(seeds)])
+        advised = _summary(
+            [one_stream(setup, seed, replicates, daily=daily) for seed in range(seeds)]
+        )
         oracle = _summary(
             [one_stream(setup, seed, replicates, oracle=True) for seed in range(seeds)]
         )
@@ -224,7 +257,12 @@ def main(argv: list[str] | None = None) -> int:
         Setup(100, factor, bursts, pooled=7) for factor in (2.0, 0.5) for bursts in (False, True)
     ]
     seeds = 3 if args.quick else args.seeds
-    for line in table(setups, seeds, 200 if args.quick else args.replicates):
+    replicates = 200 if args.quick else args.replicates
+    print("The advice read once, after the first window at the new rate:\n")
+    for line in table(setups, seeds, replicates):
+        print(line)
+    print("\nThe advice read anew before every window, from the window before it:\n")
+    for line in table([s for s in setups if s.pooled == 1], seeds, replicates, daily=True):
         print(line)
     return 0
 
