@@ -42,8 +42,20 @@ class NowcastPoint(ResponseModel):
     reason: str | None = Field(description="Why a null value is undefined.")
 
 
-class MetricPoint(ResponseModel):
-    """One window of a metric's series."""
+class MetricValues(ResponseModel):
+    """A metric's measured values in one window (a series point, or a window's detail): null
+    while the window's labels are incomplete, or where the metric is undefined."""
+
+    regular: float | None
+    calibrated: float | None
+    regular_ci: Interval | None
+    calibrated_ci: Interval | None
+    prior_effect: float | None
+    performance_effect: float | None
+
+
+class _PointCounts(ResponseModel):
+    """What a series point's window holds: MetricPoint's first fields."""
 
     window_start: datetime
     n: int
@@ -52,12 +64,13 @@ class MetricPoint(ResponseModel):
     pi: float | None
     pi0: float | None = Field(description="Reference prior the calibrated value is at.")
     label_coverage: float | None
-    regular: float | None
-    calibrated: float | None
-    regular_ci: Interval | None
-    calibrated_ci: Interval | None
-    prior_effect: float | None
-    performance_effect: float | None
+
+
+# pydantic lists the bases' fields from the last base to the first: the counts, then the values,
+# then the verdict below, the order the series' JSON and its OpenAPI `required` have always had.
+class MetricPoint(MetricValues, _PointCounts):
+    """One window of a metric's series."""
+
     verdict: Verdict = Field(
         description="The window's verdict: issued once when the window is mature and after "
         "its reference, insufficient_data until then (docs/verdicts.md)."
@@ -97,15 +110,9 @@ class MetricSeries(ResponseModel):
     )
 
 
-class WindowMetricOut(ResponseModel):
+class WindowMetricOut(MetricValues):
     """One metric of one window segment."""
 
-    regular: float | None
-    calibrated: float | None
-    regular_ci: Interval | None
-    calibrated_ci: Interval | None
-    prior_effect: float | None
-    performance_effect: float | None
     reason: str | None
 
 

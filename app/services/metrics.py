@@ -9,7 +9,7 @@ from typing import Any, cast
 from sqlalchemy.orm import Session
 
 from app.db.clock import database_now
-from app.db.metrics_tables import WindowMetrics
+from app.db.metrics_tables import WindowMetrics, WindowMetricValue
 from app.db.repositories.heartbeats import HeartbeatRepository
 from app.db.repositories.models import ModelRepository
 from app.db.repositories.pi0 import Pi0Repository
@@ -26,6 +26,7 @@ from app.schemas.metrics import (
     EvidenceOut,
     MetricPoint,
     MetricSeries,
+    MetricValues,
     ParkedWindowOut,
     Pi0HistoryPoint,
     Pi0Out,
@@ -64,6 +65,21 @@ def check_metric(metric: str) -> str:
 
 def _interval(low: float | None, high: float | None) -> Interval | None:
     return (low, high) if low is not None and high is not None else None
+
+
+def _measured(value: SeriesValue | WindowMetricValue | None) -> dict[str, Any]:
+    """A stored metric value as the API's :class:`MetricValues` fields; all null for None (the
+    window's values are withheld, or the metric was not computed)."""
+    if value is None:
+        return dict.fromkeys(MetricValues.model_fields)
+    return {
+        "regular": value.regular,
+        "calibrated": value.calibrated,
+        "regular_ci": _interval(value.regular_ci_low, value.regular_ci_high),
+        "calibrated_ci": _interval(value.calibrated_ci_low, value.calibrated_ci_high),
+        "prior_effect": value.prior_effect,
+        "performance_effect": value.performance_effect,
+    }
 
 
 def metric_series(
@@ -138,14 +154,7 @@ def _point(
         pi=row.pi if row.mature else None,
         pi0=row.pi0,
         label_coverage=row.label_coverage,
-        regular=shown.regular if shown else None,
-        calibrated=shown.calibrated if shown else None,
-        regular_ci=_interval(shown.regular_ci_low, shown.regular_ci_high) if shown else None,
-        calibrated_ci=(
-            _interval(shown.calibrated_ci_low, shown.calibrated_ci_high) if shown else None
-        ),
-        prior_effect=shown.prior_effect if shown else None,
-        performance_effect=shown.performance_effect if shown else None,
+        **_measured(shown),
         verdict=cast(Verdict, row.verdict),
         judged=row.judged_at is not None,
         mature=row.mature,
@@ -172,14 +181,7 @@ def window_detail(
     hidden = None if row.mature else withheld(row, maturity_now(session, model))
     metrics = {
         v.metric: WindowMetricOut(
-            regular=v.regular if hidden is None else None,
-            calibrated=v.calibrated if hidden is None else None,
-            regular_ci=_interval(v.regular_ci_low, v.regular_ci_high) if hidden is None else None,
-            calibrated_ci=(
-                _interval(v.calibrated_ci_low, v.calibrated_ci_high) if hidden is None else None
-            ),
-            prior_effect=v.prior_effect if hidden is None else None,
-            performance_effect=v.performance_effect if hidden is None else None,
+            **_measured(v if hidden is None else None),
             reason=v.undefined_reason if hidden is None else hidden,
         )
         for v in values
