@@ -16,6 +16,11 @@ the machine is shared.
 
     python -m bench.worker_floor --database-url postgresql+psycopg://postgres@127.0.0.1:5432/x
 
+Beside them, **the intervals alone**: the 1,000-replicate bootstrap (with its prior grid) of
+every part's stored sketch and nothing else, interleaved in the same run. The worker cannot
+cost less than that while its intervals stay what their coverage tables measured, so its ratio
+to the floor is the bound of the worker's.
+
 ``--profile FILE`` also writes a cProfile of ``--profile-runs`` further claim -> stored runs of
 the first workload (``python -m pstats FILE``).
 """
@@ -38,7 +43,8 @@ from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import WindowMetrics
 from app.db.migrate import upgrade
 from app.db.repositories.window_rows import as_array, binary_array_cursor
-from app.metrics import evaluate
+from app.metrics import CurveSketch, bootstrap, evaluate
+from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
 from app.settings import Settings
 from app.windows.compute import ComputeOptions
 from bench.worker import (
@@ -115,6 +121,24 @@ def _judged_parts(factory: sessionmaker[Session], model_id: int) -> tuple[int, i
     return int(judged or 0), int(estimated or 0)
 
 
+def _part_sketches(factory: sessionmaker[Session], model_id: int) -> list[CurveSketch]:
+    """Every part's stored sketch (after a claim): what the worker's intervals are drawn from."""
+    with factory() as session:
+        blobs = session.scalars(
+            select(WindowMetrics.sketch).where(
+                WindowMetrics.model_id == model_id, WindowMetrics.window_start == FIRST
+            )
+        ).all()
+    return [CurveSketch.from_bytes(blob) for blob in blobs if blob is not None]
+
+
+def _intervals_only(sketches: list[CurveSketch], replicates: int) -> None:
+    """The worker's intervals and nothing else: each part's bootstrap at pi0 with the prior
+    grid the worker draws for a later pi0 move (app/windows/evaluation.py)."""
+    for seed, sketch in enumerate(sketches):
+        bootstrap(sketch, pi0=PI0, seed=seed, replicates=replicates, grid=DEFAULT_PRIOR_GRID)
+
+
 @dataclass(frozen=True)
 class Measured:
     """One workload's timings."""
@@ -126,6 +150,8 @@ class Measured:
     """The worker's CPU seconds in this process (the database server's left out): steadier
     than the wall clock on a loaded machine, for comparing two versions of the worker."""
     evaluate_calls: int
+    intervals: Timing
+    """The intervals alone (every part's bootstrap): the bound of the worker's time."""
 
 
 def bench_workload(
@@ -141,8 +167,9 @@ def bench_workload(
     )
     _claim_to_stored(factory, options)  # the sketches and counts the references stand on
     _freeze_references(factory, model_id)
-    floor, worker, worker_cpu = [], [], []
+    floor, worker, worker_cpu, intervals = [], [], [], []
     calls = 0
+    sketches = _part_sketches(factory, model_id)
     for _ in range(repeats):
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
@@ -155,11 +182,14 @@ def bench_workload(
         cpu = time.process_time()
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
         worker_cpu.append(time.process_time() - cpu)
+        intervals.append(_timed(lambda: _intervals_only(sketches, options.replicates)))
     parts = workload.segments + 1 if workload.segments > 1 else 1
     judged, estimated = _judged_parts(factory, model_id)
     if judged != parts or estimated != parts:
         raise RuntimeError(f"{workload.name}: {judged} judged, {estimated} nowcast of {parts}")
-    measured = Measured(workload, Timing(floor), Timing(worker), Timing(worker_cpu), calls)
+    measured = Measured(
+        workload, Timing(floor), Timing(worker), Timing(worker_cpu), calls, Timing(intervals)
+    )
     return measured, model_id
 
 
@@ -217,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  floor: one read + {m.evaluate_calls} evaluate   {m.floor}")
         print(f"  worker: claim -> stored              {m.worker}")
         print(f"  worker's CPU in this process         {m.worker_cpu}")
+        print(f"  intervals alone, every part's bootstrap {m.intervals}")
         print(f"  ratio worker / floor: {m.worker.median / m.floor.median:.1f}")
+        bound = m.intervals.median / m.floor.median
+        print(f"  ratio intervals alone / floor: {bound:.1f} (the bound of the worker's ratio)")
     return 0
 
 
