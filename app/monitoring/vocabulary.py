@@ -7,10 +7,10 @@ disagree).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
-from typing import Final, Literal, get_args
+from typing import Final, Literal, cast, get_args
 
 Granularity = Literal["hour", "day", "week"]
 GRANULARITIES: Final[tuple[Granularity, ...]] = get_args(Granularity)
@@ -48,6 +48,17 @@ reference (judged windows), the calibrated AP's interval lying wholly under the 
 floor, or the same evidence continued through the windows whose labels are still arriving
 (app/monitoring/early.py)."""
 SIGNALS: Final[tuple[Signal, ...]] = get_args(Signal)
+
+
+def stored_signals(signals: Sequence[Signal]) -> str:
+    """Signals as the ``alert_states.signals`` column keeps them: comma-separated, "" for none."""
+    return ",".join(signals)
+
+
+def signals_of(stored: str) -> tuple[Signal, ...]:
+    """The signals an ``alert_states.signals`` value holds (:func:`stored_signals`' inverse)."""
+    return tuple(cast(Signal, s) for s in stored.split(",") if s)
+
 
 ReferenceKind = Literal["automatic", "period", "recent"]
 """How a reference is chosen: the first usable windows (from a date), an explicit period, or the

@@ -16,7 +16,7 @@ from prometheus_client.core import (
 
 from app.db.repositories import scrape_rows
 from app.metrics import METRIC_NAMES
-from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS
+from app.monitoring.vocabulary import ALERT_STATES, SIGNALS, VERDICTS, signals_of
 from app.observability.early_families import early_families
 from app.observability.nowcast_families import nowcast_families
 from app.observability.series_budget import Budget
@@ -217,7 +217,7 @@ def _alert_families(alerts: Sequence[scrape_rows.AlertRow]) -> Iterator[Metric]:
     for row in alerts:
         key = [row.model, row.segment]
         state.add_metric(key, {s: row.state == s for s in ALERT_STATES})
-        held = set(row.signals.split(",")) if row.signals else set()
+        held = set(signals_of(row.signals))
         signal.add_metric(key, {s: s in held for s in SIGNALS})
         evidence.add_metric(key, row.drop_statistic)
         early.add_metric(key, row.early_statistic)

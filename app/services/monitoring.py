@@ -11,7 +11,7 @@ from app.db.metrics_tables import ReferenceSpec
 from app.db.repositories.monitoring import MonitoringRepository
 from app.db.repositories.observability import ObservabilityRepository
 from app.errors import NotFoundError
-from app.monitoring.vocabulary import AlertState, ReferenceKind, Signal, Verdict
+from app.monitoring.vocabulary import AlertState, ReferenceKind, Verdict, signals_of
 from app.schemas.monitoring import (
     AlertsOut,
     AutomaticReference,
@@ -66,7 +66,7 @@ def alerts(session: Session, name: str) -> AlertsOut:
             SegmentAlertOut(
                 segment=segment,
                 state=cast(AlertState, row.state),
-                signals=[cast(Signal, s) for s in row.signals.split(",") if s],
+                signals=list(signals_of(row.signals)),
                 reason=row.reason,
                 reference_version=row.reference_version,
                 reference_average_precision=row.reference_value,

@@ -9,19 +9,18 @@ from app.db.metrics_tables import AlertStateRow
 from app.db.types import utcnow
 from app.monitoring.alerts import EarlyContinuation, SegmentAlert
 from app.monitoring.detector import DetectorState
-from app.monitoring.vocabulary import AlertState, Signal
+from app.monitoring.vocabulary import AlertState, signals_of, stored_signals
 
 
 def alert_of(row: AlertStateRow | None, segment: str, version: int) -> SegmentAlert:
     """The stored alert state, or a fresh one when the reference version moved on."""
     if row is None or row.reference_version != version:
         return SegmentAlert.fresh(segment, version, "no judged window yet")
-    signals = tuple(cast(Signal, s) for s in row.signals.split(",") if s)
     return SegmentAlert(
         segment=segment,
         reference_version=row.reference_version,
         state=cast(AlertState, row.state),
-        signals=signals,
+        signals=signals_of(row.signals),
         detector=DetectorState(
             drop=row.drop_statistic,
             gain=row.gain_statistic,
@@ -50,7 +49,7 @@ def alert_row(model_id: int, alert: SegmentAlert) -> dict[str, Any]:
         "segment": alert.segment,
         "reference_version": alert.reference_version,
         "state": alert.state,
-        "signals": ",".join(alert.signals),
+        "signals": stored_signals(alert.signals),
         "drop_statistic": alert.detector.drop,
         "gain_statistic": alert.detector.gain,
         "paging": alert.detector.paging,
