@@ -9,7 +9,8 @@ it); the team's ``alert_capacity`` is the reference's mean alerts a window at th
 Then the fraud rate doubles (2%) or halves (0.5%). calmon estimates the fraud rate now from the
 newest judged window (its labelled rows: the measured pi with a Wilson 95% interval) and advises
 (app.metrics.threshold_advice) on the reference sketch; the stream then runs 100 windows at the
-new rate with each advised threshold, and we count:
+new rate with each advised threshold, the advice read once (after the first window at the new
+rate) or anew before every window (from the window before it), and we count:
 
 * **within capacity**: the share of windows whose alerts at the capacity threshold are at most
   ``alert_capacity`` (target: >= 95%);
