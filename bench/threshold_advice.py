@@ -127,43 +127,43 @@ def one_stream(
     frauds = np.array([float(y.sum()) for _, y in parts])
     pi_new = PI_REF * setup.factor
     newest = [window(rng, setup.rows, pi_new, setup.bursts) for _ in range(setup.pooled)]
+    base_rows = newest[-1][0].size
     base = Situation(
         pi=pi_new,
         pi_interval=None,
-        rows=float(newest[-1][0].size),
+        rows=float(base_rows),
         threshold=THRESHOLD,
         capacity=capacity,
         target_precision=target,
         fraud_dispersion=dispersion(caught),
     )
 
-    def measured(windows: list[tuple[Float64Array, Int64Array]]) -> Situation:
-        """The situation as calmon reads it from ``windows``' labelled rows."""
+    def measured(frauds_seen: int, labelled: int, rows: int) -> Situation:
+        """The situation as calmon reads it from labelled windows: ``frauds_seen`` frauds in
+        ``labelled`` rows, the newest window ``rows`` long."""
         if oracle:  # the bound: the true fraud rate, known exactly
             return base
-        positives = max(sum(int(y.sum()) for _, y in windows), 1)
-        labelled = sum(y.size for _, y in windows)
+        positives = max(frauds_seen, 1)
         return dataclasses.replace(
             base,
             pi=positives / labelled,
             # Frauds in bursts vary more than binomially: the interval of the fraud rate is
             # widened by their dispersion on the reference's windows.
             pi_interval=wilson(positives, labelled / dispersion(frauds)),
-            rows=float(windows[-1][0].size),
+            rows=float(rows),
         )
 
     curve = ReferenceCurve.of(sketch, seed=seed, replicates=replicates)
-    advice = curve.advise(measured(newest))
+    frauds_newest = sum(int(y.sum()) for _, y in newest)
+    advice = curve.advise(measured(frauds_newest, sum(y.size for _, y in newest), base_rows))
     tally = _Tally()
     for _ in range(FUTURE_WINDOWS):
         frauds_now = fraud_scores(rng, pi_new * setup.rows, setup.bursts)
         legit = max(setup.rows - frauds_now.size, 0)
         tally.add(rng, frauds_now, legit, advice, capacity)
         if daily:
-            labels_now = np.concatenate(
-                [np.ones(frauds_now.size, np.int64), np.zeros(legit, np.int64)]
-            )
-            advice = curve.advise(measured([(np.empty(labels_now.size), labels_now)]))
+            rows_now = frauds_now.size + legit
+            advice = curve.advise(measured(frauds_now.size, rows_now, rows_now))
     return Outcome(
         within=tally.within,
         windows=FUTURE_WINDOWS,
