@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from app.metrics.types import Interval
 from app.schemas.base import RequestModel, ResponseModel
-from app.schemas.instants import not_a_number
+from app.schemas.instants import Instant
 from app.schemas.priors import OpenPrior
 
 ClosedPrior = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -78,11 +78,11 @@ class WhatIfRequest(RequestModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     segment: str = Field(default="all", max_length=100)
-    start: Annotated[datetime | None, BeforeValidator(not_a_number)] = Field(
-        default=None, alias="from", description="First window start (inclusive)."
+    start: Instant | None = Field(
+        default=None, alias="from", description="First window start (inclusive), with a UTC offset."
     )
-    end: Annotated[datetime | None, BeforeValidator(not_a_number)] = Field(
-        default=None, alias="to", description="Last window start (exclusive)."
+    end: Instant | None = Field(
+        default=None, alias="to", description="Last window start (exclusive), with a UTC offset."
     )
     priors: list[OpenPrior] = Field(
         default_factory=list,

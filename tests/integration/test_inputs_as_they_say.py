@@ -74,6 +74,11 @@ def test_a_number_is_no_date(client: TestClient, auth_headers: AuthHeaders, call
         ("/v1/models/fraud/metrics", {"from": "0001-01-01T00:00:01+01:17"}, "from"),
         ("/v1/models/fraud/metrics", {"to": "9999-12-31T23:59:59-01:00"}, "to"),
         ("/v1/models/fraud/windows/0001-01-01T00:30:00+01:00", {}, "window_start"),
+        # The analyses' periods too (schemathesis found the 500 on the catalogue's `from`).
+        ("/v1/models/fraud/metric-catalogue", {"from": "0001-01-01T03:02:02+07:02"}, "from"),
+        ("/v1/models/fraud/metric-trust", {"to": "9999-12-31T23:59:59-01:00"}, "to"),
+        ("/v1/models/fraud/segments/compare", {"from": "0001-01-01T00:00:01+01:17"}, "from"),
+        ("/v1/models/fraud/compare", {"to": "9999-12-31T23:59:59-01:00"}, "to"),
     ],
 )
 def test_an_instant_outside_utcs_years_is_a_422(
@@ -85,6 +90,36 @@ def test_an_instant_outside_utcs_years_is_a_422(
     assert response.status_code == 422, response.text
     details = response.json()["error"]["details"]
     assert any(d["field"] == field and "in UTC" in d["message"] for d in details), details
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        Call(
+            "GET",
+            "/v1/models/fraud/metric-catalogue",
+            {"from": "2026-01-01T00:00:00"},
+            None,
+            "from",
+        ),
+        Call("GET", "/v1/models/fraud/metric-trust", {"to": "2026-02-01T00:00:00"}, None, "to"),
+        Call("GET", "/v1/models/fraud/segments/compare", {"from": "2026-01-01"}, None, "from"),
+        Call("POST", "/v1/models/fraud/whatif", {}, {"to": "2026-02-01T00:00:00"}, "to"),
+    ],
+)
+def test_an_instant_without_its_offset_is_a_422(
+    client: TestClient, auth_headers: AuthHeaders, call: Call
+) -> None:
+    """An analysis's period has the series' instants: a date-time without its UTC offset is
+    refused by name (it reached the database and was a 500)."""
+    headers = auth_headers("admin", "read")
+    assert client.post("/v1/models", json=MODEL, headers=headers).status_code == 201
+    response = client.request(
+        call.method, call.path, params=call.params, json=call.body, headers=headers
+    )
+    assert response.status_code == 422, response.text
+    details = response.json()["error"]["details"]
+    assert any(d["field"] == call.field for d in details), details
 
 
 def test_iso_dates_still_work(client: TestClient, auth_headers: AuthHeaders) -> None:
