@@ -32,6 +32,7 @@ _fromisoformat: Final = datetime.fromisoformat
 _tzinfo: Final = attrgetter("tzinfo")
 _EXACT_FLOAT_SECONDS: Final = 2.0**32
 _MAX_UNIX_SECONDS: Final = 1e11  # the year 5138
+_MIN_UNIX_SECONDS: Final = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH).total_seconds()
 # A count of milliseconds (or micro-, nanoseconds) since the epoch, for the years 1973 to 5138.
 _FINER_UNITS: Final = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
 ISO_FORM: Final = (
@@ -117,6 +118,10 @@ def _parse_one(value: object, unix_seconds: bool) -> tuple[int, str | None]:
             f"{value[:40]!r} has no UTC offset; send {as_utc!r} if it is UTC, "
             "or add its offset (e.g. +01:00)"
         )
+    try:  # 0001-01-01T00:00:00+14:00 is ISO 8601, but no datetime holds its UTC time
+        parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return 0, f"{value[:40]!r} falls outside the years 1 to 9999 in UTC; {ISO_FORM}"
     return datetime_to_micros(parsed), None
 
 
@@ -139,7 +144,7 @@ def _out_of_range(value: float) -> str:
         return message
     for unit, per_second in _FINER_UNITS:
         seconds = value / per_second
-        if abs(seconds) <= _MAX_UNIX_SECONDS:
+        if _MIN_UNIX_SECONDS <= seconds <= _MAX_UNIX_SECONDS:
             instant = _EPOCH + timedelta(seconds=seconds)
             return (
                 f"{message}: it looks like {unit} since the epoch ({iso_utc(instant)}); "
@@ -167,7 +172,10 @@ def micros_to_datetime(micros: int) -> datetime:
 
 def out_of_bounds(value: object, micros: int, bound: int, rule: str) -> str:
     """The refused timestamp as sent and in UTC, and the bound it passes."""
-    instant = iso_utc(micros_to_datetime(micros))
     sent = repr(value)[:40] if isinstance(value, str) else repr(value)
+    try:
+        instant = iso_utc(micros_to_datetime(micros))
+    except (ValueError, OverflowError):  # ISO 8601 with an offset can leave UTC's years 1-9999
+        instant = "outside the years 1 to 9999 in UTC"
     shown = sent if sent.strip("'") == instant else f"{sent} ({instant})"
     return f"{shown} is {rule} ({iso_utc(micros_to_datetime(bound))})"

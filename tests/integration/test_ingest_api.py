@@ -294,6 +294,24 @@ def _drop(rows: list[dict[str, Any]], row: int, field: str) -> list[dict[str, An
             _break(make_rows(5), 1, timestamp="2999-01-01T00:00:00Z"),
             (1, "timestamp", "after the latest accepted"),
         ),
+        # Valid ISO 8601 whose UTC time is before year 1 or after 9999, and Unix seconds
+        # before year 1: each was a 500 (a message or a hint made a UTC datetime of it).
+        (
+            _break(make_rows(5), 2, timestamp="0001-01-01T00:00:00+14:00"),
+            (2, "timestamp", "outside the years 1 to 9999 in UTC"),
+        ),
+        (
+            _break(make_rows(5), 3, timestamp="9999-12-31T23:59:59-01:00"),
+            (3, "timestamp", "outside the years 1 to 9999 in UTC"),
+        ),
+        (
+            _break(make_rows(5), 1, timestamp=-99_999_999_999_999),
+            (1, "timestamp", "out of range: it looks like microseconds"),
+        ),
+        (
+            _break(make_rows(5), 4, timestamp=-70_000_000_000),
+            (4, "timestamp", "(outside the years 1 to 9999 in UTC) is before the earliest"),
+        ),
         (_drop(make_rows(5), 3, "timestamp"), (3, "timestamp", "is required")),
         (_break(make_rows(5), 2, lable=1), (2, "lable", "unknown field")),
     ],

@@ -256,6 +256,9 @@ BAD_ROWS: list[tuple[dict[str, Any], str, str]] = [
     ({"labelled_at": "2026-11-03T10:00:00"}, "labelled_at", "no UTC offset"),
     ({"labelled_at": "last tuesday"}, "labelled_at", "not an ISO-8601 timestamp"),
     ({"labelled_at": "2999-01-01T00:00:00Z"}, "labelled_at", "now + CALMON_MAX_FUTURE"),
+    # ISO 8601, but before year 1 in UTC: the label update's check against the stored row read
+    # it back from the database and was a 500.
+    ({"labelled_at": "0001-01-01T00:00:00+14:00"}, "labelled_at", "outside the years 1 to 9999"),
     ({"labelled_at": "2026-11-02T09:00:00Z"}, "labelled_at", "before the prediction's"),
     ({"labelled_at": "2026-11-03T00:00:00Z", "label": None}, "labelled_at", "label is null"),
     ({"source": "bank"}, "source", "feedback, chargeback, confirmed"),
