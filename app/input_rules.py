@@ -17,6 +17,12 @@ NUL_MESSAGE: Final = "must not contain a NUL character (\\u0000)"
 MAX_DB_INTEGER: Final = 2**31 - 1
 """The widest integer a request may set: every integer setting is a PostgreSQL ``integer``."""
 
+MAX_AMOUNT: Final = 1e15
+"""The largest ``amount`` a row may carry, and the largest ``review_cost``: more than any
+transaction in any currency (a quadrillion), and small enough that a window's sums of amounts,
+of their squares and of their products by card stay far inside a double. An amount of 1e308
+was accepted and made every computation of its window overflow (the window was parked)."""
+
 MAX_ENTITY_LENGTH: Final = 200
 """The longest ``entity`` (a card or account) a row may carry: ``predictions.entity`` is a
 ``VARCHAR`` of this length (app.db.tables), and ingestion refuses a longer one by row."""

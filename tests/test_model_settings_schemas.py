@@ -79,6 +79,7 @@ def test_a_column_missing_from_the_schemas_is_reported() -> None:
         ({"min_label_coverage": 1.5}, "less than or equal to 1"),
         ({"detection_drop": 0}, "greater than 0"),
         ({"threshold": float("inf")}, "must be a finite number"),
+        ({"review_cost": 1e308}, "less than or equal to 1000000000000000"),
         ({"threshold": None}, "threshold cannot be null"),
         ({"timezone": "UTC"}, "timezone cannot be changed"),
     ],

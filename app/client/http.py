@@ -197,7 +197,7 @@ class CalmonClient(ServiceReads):
         ``labelled_at``: when each label arrived (datetimes as timestamps, or ISO strings; None
         or NaT: when the server receives it); ``sources``: feedback, chargeback or confirmed
         (None: confirmed). Both only for rows with a label. ``amounts``: each transaction's
-        value, a finite number >= 0 (None/NaN: not known); ``entities``: the card or account
+        value, a number from 0 to 1e15 (None/NaN: not known); ``entities``: the card or account
         of each (strings, or integers sent as their text; None: not known).
         The rows go in chunks of ``batch_rows``; each chunk's batch id is derived from
         ``prefix``, its position and its content, so re-sending the same feed writes nothing.

@@ -1,6 +1,6 @@
 """A row's transaction fields as sent (``amount``, ``entity``): checked column by column.
 
-``amount`` is the transaction's value in the model's currency (a finite number >= 0);
+``amount`` is the transaction's value in the model's currency (a number from 0 to MAX_AMOUNT);
 ``entity`` the card or account it was made with (a string of 1 to MAX_ENTITY_LENGTH
 characters, not blank), by which per-entity metrics group rows. Both are optional per row and
 per batch. A column no row sent (absent, or only nulls) is ``None`` here: it costs one C-level
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.ingest.errors import Problems, RowError
-from app.input_rules import MAX_ENTITY_LENGTH, NUL_MESSAGE, contains_nul
+from app.input_rules import MAX_AMOUNT, MAX_ENTITY_LENGTH, NUL_MESSAGE, contains_nul
 
 AMOUNT: Final = "amount"
 ENTITY: Final = "entity"
@@ -27,15 +27,17 @@ NO_AMOUNT: Final = float("nan")
 """A row without an amount, in a column where others have one (an amount is finite)."""
 NO_ENTITY: Final = ""
 """A row without an entity, in a column where others have one (an entity is never empty)."""
-AMOUNT_RULE: Final = "must be a finite number >= 0 (the transaction's value), or null"
+AMOUNT_RULE: Final = (
+    f"must be a number from 0 to {MAX_AMOUNT:.0e} (the transaction's value), or null"
+)
 ENTITY_RULE: Final = f"must be a string of 1 to {MAX_ENTITY_LENGTH} characters, not blank, or null"
 _NONE: Final = type(None)
 
 
 def amounts(values: list[object], problems: Problems) -> npt.NDArray[np.float64] | None:
     """``amount`` values as float64 (NO_AMOUNT where a row sent none), None if no row sent
-    one; a value that is no finite number >= 0 (a boolean, a string, NaN, negative) is a
-    problem of its row."""
+    one; a value that is no number from 0 to MAX_AMOUNT (a boolean, a string, NaN, negative,
+    absurdly large) is a problem of its row."""
     types = set(map(type, values))
     if types <= {_NONE}:
         return None
@@ -49,7 +51,7 @@ def amounts(values: list[object], problems: Problems) -> npt.NDArray[np.float64]
             sent = np.ones(len(values), dtype=np.bool_)
             if _NONE in types:
                 sent = np.fromiter((v is not None for v in values), np.bool_, len(values))
-            bad = sent & ~(np.isfinite(numbers) & (numbers >= 0))
+            bad = sent & ~((numbers >= 0) & (numbers <= MAX_AMOUNT))  # NaN fails both
             problems.add_mask(AMOUNT, bad, AMOUNT_RULE)
             # + 0.0: -0.0 is stored and hashed as 0.0; the refused rows as none (refused anyway).
             return np.where(sent & ~bad, numbers + 0.0, NO_AMOUNT)
@@ -61,7 +63,7 @@ def amounts(values: list[object], problems: Problems) -> npt.NDArray[np.float64]
             problems.add(RowError(row, AMOUNT, AMOUNT_RULE))
             continue
         number = float(value) if abs(value) < 1e308 else float("inf")
-        if np.isfinite(number) and number >= 0:
+        if 0 <= number <= MAX_AMOUNT:  # NaN and infinity fail
             numbers[row] = number + 0.0
         else:
             problems.add(RowError(row, AMOUNT, AMOUNT_RULE))

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from app.input_rules import MAX_ENTITY_LENGTH
+from app.input_rules import MAX_AMOUNT, MAX_ENTITY_LENGTH
 from app.monitoring.vocabulary import LabelSource
 from app.schemas.base import ResponseModel
 
@@ -34,7 +34,8 @@ _SOURCE = (
     "default). Only with a label."
 )
 _AMOUNT = (
-    "The transaction's value in the model's currency, a finite number >= 0; absent or null: "
+    f"The transaction's value in the model's currency, a number from 0 to {MAX_AMOUNT:.0e}; "
+    "absent or null: "
     "not known (the metrics of money are then undefined for the row, never 0). A null never "
     "erases a stored amount."
 )
@@ -59,7 +60,7 @@ class PredictionRow(ResponseModel):
     segment: str | None = Field(default=None, description=_SEGMENT)
     labelled_at: str | None = Field(default=None, description=_LABELLED_AT)
     source: LabelSource | None = Field(default=None, description=_SOURCE)
-    amount: float | None = Field(default=None, ge=0, description=_AMOUNT)
+    amount: float | None = Field(default=None, ge=0, le=MAX_AMOUNT, description=_AMOUNT)
     entity: str | None = Field(
         default=None, min_length=1, max_length=MAX_ENTITY_LENGTH, description=_ENTITY
     )

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.input_rules import MAX_AMOUNT
 from app.monitoring.vocabulary import Granularity
 from app.schemas.base import RequestModel, ResponseModel
 from app.schemas.instants import Day
@@ -164,6 +165,7 @@ class ModelSettings(RequestModel):
     review_cost: float | None = Field(
         default=None,
         ge=0,
+        le=MAX_AMOUNT,
         allow_inf_nan=False,
         description="Cost of reviewing one alert, in the currency of the rows' amounts: net "
         "savings are the fraud amount caught minus this times the alerts. null: off.",

@@ -20,14 +20,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.tables import Batch, Prediction, Window
-from app.input_rules import MAX_ENTITY_LENGTH
+from app.input_rules import MAX_AMOUNT, MAX_ENTITY_LENGTH
 from tests.support.api import AuthHeaders
 
 MODEL = "fraud-v1"
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 # Amounts a double holds exactly as sent, and entities of every kind a card or account has.
-AMOUNTS = [0.0, 12.34, 1_000_000.01, 5e-324, 1.7976931348623157e308, 3, None]
-ENTITIES = ["card-1", "é-carte 42", "x" * MAX_ENTITY_LENGTH, "acct:7", "card-1", None, "c 9"]
+# The largest accepted amount (MAX_AMOUNT) and a value with all 17 significant digits near it.
+AMOUNTS = [0.0, 12.34, 1_000_000.01, 5e-324, MAX_AMOUNT, 3, 987654321098765.4, None]
+
+ENTITIES = ["card-1", "é-carte 42", "x" * MAX_ENTITY_LENGTH, "acct:7", "card-1", None, "c 9", "z"]
 
 
 def z(instant: datetime) -> str:
@@ -175,6 +177,9 @@ BAD: list[tuple[str, Any]] = [
     ("amount", True),
     ("amount", "12.5"),
     ("amount", 10**400),
+    # Finite, but every sum of its window overflowed and the window was parked (MAX_AMOUNT).
+    ("amount", 1e308),
+    ("amount", 2e15),
     ("entity", ""),
     ("entity", "   "),
     ("entity", "x" * (MAX_ENTITY_LENGTH + 1)),
@@ -207,7 +212,8 @@ def test_a_bad_value_refuses_the_batch_naming_row_and_field(
 
 @pytest.mark.usefixtures("model")
 @pytest.mark.parametrize(
-    ("field", "text"), [("amount", "-3"), ("amount", "nan"), ("amount", "ten"), ("entity", " ")]
+    ("field", "text"),
+    [("amount", "-3"), ("amount", "nan"), ("amount", "ten"), ("amount", "1e308"), ("entity", " ")],
 )
 def test_a_bad_csv_value_refuses_the_batch_naming_row_and_field(
     client: TestClient,
