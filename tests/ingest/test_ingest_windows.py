@@ -97,7 +97,9 @@ def test_flooring_agrees_with_a_wall_clock_reference(
         local_start = start.astimezone(tz)
         if granularity == "hour":
             assert instant - start < timedelta(hours=1)
-            assert (local_start.minute, local_start.second) == (0, 0)
+            assert local_start.second == 0
+            if local_start.minute:  # Lord Howe's half-hour DST: the hour begins at the jump
+                assert (start - timedelta(microseconds=1)).astimezone(tz).hour != local_start.hour
         else:
             expected_date = local.date()
             if granularity == "week":
