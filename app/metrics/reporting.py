@@ -204,7 +204,8 @@ class Development:
     ``windows[k]`` how many windows each development factor from ``k`` to ``k + 1`` rests on;
     ``drift[c, k]`` how far log F_c(k) may be off because reporting keeps changing speed (the
     newer half of the windows against the older, less what chance makes of that; 0 where
-    they agree).
+    they agree); ``dispersion`` how much more the complete windows' arrivals varied than
+    Poisson arrivals would (:func:`reporting_dispersion`, at least 1).
     """
 
     horizon: int
@@ -212,12 +213,17 @@ class Development:
     replicates: Float64Array
     windows: Int64Array
     drift: Float64Array
+    dispersion: float = 1.0
 
     def at(self, look: int) -> Completeness:
         """F per cell at ``look`` (capped at the horizon), with its replicates."""
         k = min(max(look, 0), self.horizon)
         return Completeness(
-            look, self.completeness[:, k], self.replicates[:, :, k], self.drift[:, k]
+            look,
+            self.completeness[:, k],
+            self.replicates[:, :, k],
+            self.drift[:, k],
+            self.dispersion,
         )
 
 
@@ -230,6 +236,8 @@ class Completeness:
     value: Float64Array
     replicates: Float64Array
     drift: Float64Array | None = None
+    dispersion: float = 1.0
+    """How much burstier than Poisson the labels arrive (:attr:`Development.dispersion`)."""
 
     def log_spread(self) -> Float64Array:
         """Per cell, the standard deviation of log F over the replicates (0 where F is 1, or
@@ -310,7 +318,41 @@ def develop(
         replicates=complete[1:],
         windows=selection.sum(axis=1).astype(np.int64),
         drift=drift,
+        dispersion=reporting_dispersion(counts[age >= horizon], complete[0]),
     )
+
+
+def reporting_dispersion(cumulative: Float64Array, completeness: Float64Array) -> float:
+    """How much more complete windows' arrivals vary than Poisson arrivals would (never under 1).
+
+    The scale of the over-dispersed Poisson chain ladder (England and Verrall 2002, "Stochastic
+    claims reserving in general insurance"): each window's arrivals per look, against what its
+    totals per cell and the completeness expect, as Pearson's statistic over its degrees of
+    freedom. Labels that arrive together (a cardholder disputes all of a card's frauds in one
+    claim) vary as bursts do, and so do the frauds still hidden in a young window: the
+    estimates draw them in bursts of this size. A claim covers the card's frauds above and
+    below the threshold, so the arrivals are summed over the cells first (per cell, a claim
+    split between two cells would count as two smaller bursts). Reporting whose speed changed
+    makes the complete windows' arrivals differ from the completeness too, and widens them the
+    same way.
+
+    ``cumulative``: (windows, cells, looks) arrivals of windows at least a horizon old;
+    ``completeness``: (cells, looks) F, 1 at the horizon.
+    """
+    if not cumulative.shape[0] or not np.isfinite(completeness).all():
+        return 1.0
+    arrived = np.diff(cumulative, axis=2, prepend=0.0)
+    totals = cumulative[:, :, -1]
+    expected = totals[:, :, None] * np.diff(completeness, axis=1, prepend=0.0)[None, :, :]
+    arrived, expected = arrived.sum(axis=1), expected.sum(axis=1)  # (windows, looks)
+    entries = expected > 0
+    # Fitted, as in the chain ladder's triangle: a total per window, a share per look.
+    fitted = int((totals.sum(axis=1) > 0).sum()) + int(entries.any(axis=0).sum()) - 1
+    freedom = int(entries.sum()) - fitted
+    if freedom <= 0:
+        return 1.0
+    pearson = float(((arrived - expected)[entries] ** 2 / expected[entries]).sum())
+    return max(1.0, pearson / freedom)
 
 
 def _chain_ladder(

@@ -87,6 +87,42 @@ def test_the_chain_ladder_follows_recent_reporting() -> None:
     assert development.completeness[0, 1] == pytest.approx(0.6)
 
 
+def _claims(rng: np.random.Generator, claim_sizes: np.ndarray, windows: int) -> np.ndarray:
+    """Windows' cumulative arrivals over two cells and looks 0..10: each window has Poisson(30)
+    claims, a claim's frauds (``claim_sizes`` drawn from) split between the cells at random
+    and labelled together at one look, 1 + Poisson(3) (capped at 10)."""
+    out = np.zeros((windows, 2, 11))
+    for j in range(windows):
+        for _ in range(rng.poisson(30)):
+            size = int(rng.choice(claim_sizes))
+            look = min(1 + int(rng.poisson(3)), 10)
+            upper = rng.binomial(size, 0.5)
+            out[j, :, look] += (size - upper, upper)
+    return np.cumsum(out, axis=2)
+
+
+@pytest.mark.parametrize(
+    ("claim_sizes", "expected"),
+    [
+        (np.array([1]), 1.0),  # one fraud a claim: Poisson arrivals
+        # A card's frauds disputed in one claim: 1, 3 or 5 frauds, E[m^2] / E[m] = 35/9.
+        (np.array([1, 3, 5]), 35 / 9),
+    ],
+)
+def test_labels_arriving_in_claims_show_as_the_claims_size(
+    claim_sizes: np.ndarray, expected: float
+) -> None:
+    # England and Verrall's scale of the over-dispersed Poisson chain ladder: compound Poisson
+    # arrivals vary E[m^2] / E[m] times as much as Poisson ones, and a claim spanning both cells
+    # is one burst, not two.
+    rng = np.random.default_rng(11)
+    cumulative = _claims(rng, claim_sizes, windows=200)
+    development = develop(cumulative, np.full(200, 10), recent=200, replicates=5, seed=0)
+    assert development.dispersion == pytest.approx(expected, rel=0.12)
+    young = develop(cumulative, np.full(200, 5), recent=200, replicates=5, seed=0)
+    assert young.dispersion == 1.0  # no window has completed its reporting: nothing to read
+
+
 def _by_look_one(rng: np.random.Generator, shares: np.ndarray) -> np.ndarray:
     # 400 frauds a window, ``shares`` of them labelled by look 1, all by look 2.
     return np.stack([[0, rng.binomial(400, share), 400] for share in shares])[:, None, :]
@@ -173,6 +209,48 @@ def test_early_estimates_cover_what_the_complete_labels_show() -> None:
         errors.append(abs(estimate.values["frauds_total"] - bins.sum()) / bins.sum())
     assert 0.88 <= np.mean(covered) <= 1.0
     assert np.mean(errors) < 0.15
+
+
+def _in_claims(
+    rng: np.random.Generator, claims: float, size: int, f: float
+) -> tuple[np.ndarray, LabelsSoFar]:
+    """A window of Poisson(``claims``) claims of ``size`` frauds each, a claim labelled whole
+    (with probability ``f``) or not at all."""
+    legit = rng.multinomial(20_000, LEGIT)
+    bins = np.zeros(BINS, dtype=np.int64)
+    observed = np.zeros(BINS, dtype=np.int64)
+    for _ in range(rng.poisson(claims)):
+        frauds = rng.multinomial(size, FRAUD)
+        bins += frauds
+        if rng.random() < f:
+            observed += frauds
+    return bins, LabelsSoFar.of(observed, legit + bins)
+
+
+def test_frauds_hidden_in_claims_are_drawn_in_claims() -> None:
+    # A card's frauds disputed in one claim arrive together and stay hidden together: ten claims
+    # of four frauds a window, 40% of them labelled so far. Drawn as single frauds, the hidden
+    # count's interval covered 65% of these windows; drawn in bursts of the arrivals' dispersion
+    # (4, what app.metrics.reporting.reporting_dispersion reads off such arrivals), 90%.
+    f_cells = np.array([0.4, 0.4])
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
+    coverage = {}
+    for arrivals_dispersion in (1.0, 4.0):
+        rng = np.random.default_rng(5)
+        completeness = Completeness(
+            3, f_cells, np.tile(f_cells, (100, 1)), dispersion=arrivals_dispersion
+        )
+        covered = []
+        for seed in range(200):
+            bins, labels = _in_claims(rng, 10, 4, 0.4)
+            if labels.frauds.sum() == 0:
+                continue
+            estimate = estimate_window(labels, _cells(), completeness, settings, seed=seed)
+            low, high = estimate.intervals["frauds_total"] or (np.nan, np.nan)
+            covered.append(low <= bins.sum() <= high)
+        coverage[arrivals_dispersion] = np.mean(covered)
+    assert coverage[1.0] < 0.75
+    assert coverage[4.0] >= 0.87
 
 
 def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
