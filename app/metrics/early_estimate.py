@@ -41,6 +41,8 @@ class EarlyEstimate:
     values: dict[str, float | None]
     intervals: dict[str, Interval | None]
     undefined: dict[str, str] = field(default_factory=dict)
+    bursts: float = 1.0
+    """How many frauds a burst counted as (1: independent frauds)."""
 
     @classmethod
     def unavailable(cls, look: int, frauds_so_far: int, reason: str) -> EarlyEstimate:
@@ -61,6 +63,7 @@ class EarlyEstimate:
             out[name] = self.values.get(name)
             out[f"{name}_ci"] = list(interval) if interval is not None else None
         out["undefined"] = dict(self.undefined)
+        out["bursts"] = self.bursts
         return out
 
 
@@ -211,7 +214,7 @@ def estimate_window(
     values, _ = _summaries(point[None, :], n, cells.flagged, settings)
     _, intervals = _summaries(drawn, n, cells.flagged, settings)
     undefined = {name: _why_undefined(name) for name in ESTIMATED if values[name] is None}
-    return EarlyEstimate(look, so_far, values, intervals, undefined)
+    return EarlyEstimate(look, so_far, values, intervals, undefined, bursts=phi)
 
 
 def _prior_rates(mean: Float64Array, shares: Float64Array) -> tuple[Float64Array, Float64Array]:

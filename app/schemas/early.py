@@ -81,6 +81,12 @@ class EarlyOut(ResponseModel):
     precision: EstimatedValue = Field(description="Precision at the threshold.")
     recall: EstimatedValue = Field(description="Recall at the threshold.")
     average_precision: EstimatedValue = Field(description="Calibrated AP at pi0.")
+    bursts: float | None = Field(
+        default=None,
+        description="How many frauds a burst counted as (1: independent): the larger of how "
+        "alike the reference's frauds scored and how much the complete windows' labels arrived "
+        "together (null: no estimate, or stored before it was kept).",
+    )
     alert_precision_feedback: FeedbackPrecisionOut | None = Field(
         description="The reviewed alerts' precision, the day after (null: none reviewed yet)."
     )

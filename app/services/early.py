@@ -53,6 +53,7 @@ def early_out(stored: Mapping[str, Any] | None) -> EarlyOut | None:
         pi0=stored.get("pi0"),
         labels_so_far=LabelsSoFar.model_validate(stored["labels_so_far"]),
         **{name: _value(stored, name) for name in ESTIMATED},
+        bursts=stored.get("bursts"),
         alert_precision_feedback=(
             FeedbackPrecisionOut.model_validate(feedback) if feedback else None
         ),

@@ -56,6 +56,8 @@ def test_a_fraud_only_feed_matures_on_the_clock_and_pages_on_early_labels(
     assert early["labels_so_far"]["by_source"]["feedback"] > 0
     assert early["alert_precision_feedback"]["reviewed"] > 0
     assert early["pi"]["ci"][0] <= early["pi"]["value"] <= early["pi"]["ci"][1]
+    # What a burst counted as: at least the evidence's dispersion (the reference's frauds).
+    assert early["bursts"] >= early["evidence"]["dispersion"] >= 1.0
 
     # The model broke six days ago: its windows are far from mature, and it pages on their
     # early labels (feedback, the first chargebacks).
