@@ -169,8 +169,8 @@ def estimate_window(
     # about as much as one fraud, and hides as one. Bursts show in two ways: frauds that score
     # alike (the reference's dispersion) and labels that arrive together (the complete windows'
     # arrivals, app.metrics.reporting.reporting_dispersion); the larger counts. At 25 frauds a
-    # window in bursts of three disputed together, a week-old window's calibrated AP interval
-    # covered 88% with the first alone.
+    # window in claims of about three frauds, a week-old window's calibrated AP interval covered
+    # 89.4% with the first alone, 91.1% with both (bench/early_pages.py, 90 streams).
     phi = max(settings.dispersion, completeness.dispersion, 1.0)
     weights = settings.shape_strength * inside + o / phi
     weight_sum = np.bincount(cells.of_bin, weights=weights, minlength=count)[cells.of_bin]
