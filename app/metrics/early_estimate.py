@@ -88,8 +88,9 @@ class EstimateSettings:
     vague_odds: float
     shape_strength: float
     dispersion: float = 1.0
-    """How much burstier than independent the frauds are (:func:`app.metrics.tilt.dispersion`,
-    at least 1): frauds arrive, and hide, in bursts of about this many."""
+    """How much burstier than independent the frauds score (:func:`app.metrics.tilt.dispersion`,
+    at least 1); the estimate counts a burst as the larger of it and how much the labels arrive
+    together (:attr:`app.metrics.reporting.Completeness.dispersion`)."""
     level: float = 0.95
 
 
