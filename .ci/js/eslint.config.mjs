@@ -1,12 +1,11 @@
 // ESLint for the web UI's own scripts. Run from the repository root by .ci/run:
 //   .ci/js/node_modules/.bin/eslint --config .ci/js/eslint.config.mjs --max-warnings 0 app/webui/static
-// The pages load as classic scripts in index.html's order, sharing three globals (api.js
-// defines calmon, charts.js charts, ui.js ui) and the vendored uPlot; vendor/ is not ours.
+// The pages are ES modules (index.html loads app.js, which imports the rest); the vendored uPlot
+// is the one global, loaded before them as a classic script; vendor/ is not ours.
 import js from "@eslint/js";
 import globals from "globals";
 
 const STATIC = "app/webui/static";
-const SHARED = { calmon: "readonly", charts: "readonly", ui: "readonly", uPlot: "readonly" };
 
 export default [
   { ignores: [`${STATIC}/vendor/**`] },
@@ -15,20 +14,17 @@ export default [
     ...js.configs.recommended,
     languageOptions: {
       ecmaVersion: 2022,
-      sourceType: "script",
-      globals: { ...globals.browser, ...SHARED },
+      sourceType: "module",
+      globals: { ...globals.browser, uPlot: "readonly" },
     },
     linterOptions: { reportUnusedDisableDirectives: "error" },
     rules: {
       ...js.configs.recommended.rules,
-      // A global defined by one script and read by the next is declared `/* exported */`.
       "no-unused-vars": ["error", { args: "after-used", caughtErrors: "all" }],
       eqeqeq: ["error", "always", { null: "ignore" }],
-      "no-implicit-globals": "error",
       "no-shadow": "error",
       "prefer-const": "error",
       "no-var": "error",
-      strict: ["error", "global"],
       // Bugs the recommended set lets through.
       "array-callback-return": "error",
       "no-promise-executor-return": "error",
@@ -45,8 +41,4 @@ export default [
       "no-loop-func": "error",
     },
   },
-  // Each defining script declares its own global: it is not a readonly one there.
-  { files: [`${STATIC}/api.js`], languageOptions: { globals: { calmon: "off" } } },
-  { files: [`${STATIC}/charts.js`], languageOptions: { globals: { charts: "off" } } },
-  { files: [`${STATIC}/ui.js`], languageOptions: { globals: { ui: "off" } } },
 ];

@@ -1,8 +1,6 @@
 // calmon's read API from the browser: the session's token, JSON requests, clear errors.
-"use strict";
 
-/* exported calmon -- read by the scripts loaded after this one (index.html) */
-const calmon = (function () {
+export const calmon = (function () {
   const TOKEN_KEY = "calmon.readToken";
   // The page lives at <root>ui/; the API at <root>v1/ (works behind a path prefix too).
   const ROOT = location.pathname.replace(/ui\/?[^/]*$/, "");

@@ -1,9 +1,7 @@
 // Charts on uPlot (vendored): lines told apart by their dash pattern, not only by colour;
 // interval bands, reference spans and version markers drawn under the lines.
-"use strict";
 
-/* exported charts -- read by the scripts loaded after this one (index.html) */
-const charts = (function () {
+export const charts = (function () {
   const STYLE = {
     calibrated: { stroke: "#1f5fa8", width: 2, dash: [] },
     regular: { stroke: "#b35806", width: 1.5, dash: [7, 4] },

@@ -1,8 +1,6 @@
 // Shared by the pages: element building, number and date formats, links, the verdict symbols.
-"use strict";
 
-/* exported ui -- read by the scripts loaded after this one (index.html) */
-const ui = (function () {
+export const ui = (function () {
   const app = document.getElementById("app");
   const SEVERITY = { drop: 0, ok: 1, warming_up: 2 };
   const STATE_TEXT = { drop: "▼ drop", ok: "✓ ok", warming_up: "… warming up" };
@@ -27,7 +25,6 @@ const ui = (function () {
     reference: "in the reference",
     score_shift: "scores moved (provisional, before labels)",
   };
-
 
   // ---- small helpers ------------------------------------------------------------------------
   function h(tag, attrs, ...children) {
