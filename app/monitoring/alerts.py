@@ -219,7 +219,7 @@ def _settled_reason(
 class Tuning:
     """How a segment's windows are weighed: its paging threshold, the model's design drop
     (``detection_drop``) and alert floor, and the dispersion of its windows (1: independent
-    frauds; frauds in bursts vary more, app/metrics/reporting.py::dispersion)."""
+    frauds; frauds in bursts vary more, app/metrics/tilt.py::dispersion)."""
 
     threshold: float
     detection_drop: float

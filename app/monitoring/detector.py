@@ -94,7 +94,7 @@ class Evidence:
     weight: float
     dispersion: float = 1.0
     """How much more windows vary than independent frauds make them (frauds in bursts from one
-    card or terminal: app/metrics/reporting.py::dispersion); the steps are divided by it."""
+    card or terminal: app/metrics/tilt.py::dispersion); the steps are divided by it."""
 
     @property
     def drop_increment(self) -> float:

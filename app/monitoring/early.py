@@ -57,8 +57,9 @@ from typing import Any
 
 import numpy as np
 
+from app.metrics.development import Development, develop
 from app.metrics.early_estimate import EarlyEstimate, EstimateSettings, LabelsSoFar, estimate_window
-from app.metrics.reporting import Arrivals, Cells, Development, develop
+from app.metrics.reporting import Arrivals, Cells
 from app.metrics.tilt import (
     TiltEvidence,
     TiltTest,

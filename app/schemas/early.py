@@ -85,7 +85,8 @@ class EarlyOut(ResponseModel):
         default=None,
         description="How many frauds a burst counted as (1: independent): the larger of how "
         "alike the reference's frauds scored and how much the complete windows' labels arrived "
-        "together (null: no estimate, or stored before it was kept).",
+        "together; the flagged cells count their own labels' (the unreviewed alerts hide one by "
+        "one). Null: no estimate, or stored before it was kept.",
     )
     alert_precision_feedback: FeedbackPrecisionOut | None = Field(
         description="The reviewed alerts' precision, the day after (null: none reviewed yet)."

@@ -10,8 +10,9 @@ import pytest
 from scipy.special import ndtr
 
 from app.metrics import InvalidInputError
+from app.metrics.development import Completeness, develop
 from app.metrics.early_estimate import EstimateSettings, LabelsSoFar, estimate_window
-from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells, Completeness, develop
+from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells
 from app.metrics.tilt import (
     TiltTest,
     binned_average_precision,
@@ -128,38 +129,37 @@ def _by_look_one(rng: np.random.Generator, shares: np.ndarray) -> np.ndarray:
     return np.stack([[0, rng.binomial(400, share), 400] for share in shares])[:, None, :]
 
 
-def test_reporting_that_keeps_speeding_up_widens_what_the_estimates_draw() -> None:
-    # Labelled by look 1: 20% of a window's frauds in the oldest window, 60% in the newest. The
-    # chain ladder over the 28 newest windows reads about 46%; the halves of those windows
-    # differ far beyond chance, and the drift lets the draws reach the newest windows' speed.
+def test_reporting_that_keeps_speeding_up_is_carried_on_to_the_newest_windows() -> None:
+    # Labelled by look 1: a share falling by 1.2% a window with age, 60% in the newest window
+    # (3 looks old), about 61.5% in a window one look old. The chain ladder over the 28 newest
+    # windows reads about 51%; the 28 before them read less, far beyond chance, so the trend
+    # carries F on to the window estimated (log-linear, as the share falls here).
     rng = np.random.default_rng(3)
-    ages = np.arange(40, 0, -1) + 2
-    speeding = develop(
-        _by_look_one(rng, np.linspace(0.2, 0.6, 40)), ages, recent=28, replicates=200, seed=0
-    )
-    steady = develop(_by_look_one(rng, np.full(40, 0.4)), ages, recent=28, replicates=200, seed=0)
-    assert speeding.completeness[0, 1] == pytest.approx(0.46, abs=0.02)
-    assert speeding.drift[0, 1] > 0.2
-    assert steady.drift[0, 1] == 0.0
-    # A window of 1,000 frauds reported at the newest speed (60% of the missed by look 1), read
-    # with the chain ladder's 46%: without the drift its intervals held the truth in 3 of 40
-    # windows, with it in 40.
+    ages = np.arange(70, 0, -1) + 2
+    shares = 0.6 * np.exp(-0.012 * (ages - 3))
+    speeding = develop(_by_look_one(rng, shares), ages, recent=28, replicates=200, seed=0)
+    steady = develop(_by_look_one(rng, np.full(70, 0.4)), ages, recent=28, replicates=200, seed=0)
+    assert speeding.completeness[0, 1] == pytest.approx(0.51, abs=0.02)
     read = speeding.at(1)
-    assert read.drift is not None
-    f_true = np.array([0.6, 0.95])
+    assert read.trend is not None
+    f_true = np.array([0.6 * np.exp(0.012 * 2), 0.95])
+    # (within about two of its bootstrap standard deviations, 0.017 in log F)
+    assert read.value[0] * np.exp(read.trend[0, 0]) == pytest.approx(f_true[0], abs=0.03)
+    assert (steady.trend == 0.0).all()  # steady reporting: nothing carried on from noise
+    # A window of 1,000 frauds reported at the newest speed, read with the chain ladder's 51%:
+    # without the trend its intervals held the truth in 11 of 40 windows, with it in 37.
     f_read = np.array([read.value[0], 0.95])
     reps = np.column_stack([read.replicates[:, 0], np.full(200, 0.95)])
+    trend = np.column_stack([read.trend[:, 0], np.zeros(201)])
     settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     covered: dict[bool, list[bool]] = {False: [], True: []}
     for seed in range(40):
         bins, labels = _thinned(rng, 2.5, 1000, f_true)
-        for drifting in (False, True):
-            drift = np.array([read.drift[0] if drifting else 0.0, 0.0])
-            estimate = estimate_window(
-                labels, _cells(), Completeness(1, f_read, reps, drift), settings, seed=seed
-            )
+        for carried in (False, True):
+            completeness = Completeness(1, f_read, reps, trend if carried else None)
+            estimate = estimate_window(labels, _cells(), completeness, settings, seed=seed)
             low, high = estimate.intervals["frauds_total"] or (np.nan, np.nan)
-            covered[drifting].append(low <= bins.sum() <= high)
+            covered[carried].append(low <= bins.sum() <= high)
     assert np.mean(covered[False]) < 0.5
     assert np.mean(covered[True]) >= 0.9
 
@@ -231,7 +231,7 @@ def test_frauds_hidden_in_claims_are_drawn_in_claims() -> None:
     # A card's frauds disputed in one claim arrive together and stay hidden together: ten claims
     # of four frauds a window, 40% of them labelled so far. Drawn as single frauds, the hidden
     # count's interval covered 65% of these windows; drawn in bursts of the arrivals' dispersion
-    # (4, what app.metrics.reporting.reporting_dispersion reads off such arrivals), 90%.
+    # (4, what app.metrics.development.reporting_dispersion reads off such arrivals), 90%.
     f_cells = np.array([0.4, 0.4])
     settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
     coverage = {}
@@ -251,6 +251,70 @@ def test_frauds_hidden_in_claims_are_drawn_in_claims() -> None:
         coverage[arrivals_dispersion] = np.mean(covered)
     assert coverage[1.0] < 0.75
     assert coverage[4.0] >= 0.87
+
+
+def _reviewed_claims(rng: np.random.Generator, claims: float) -> tuple[np.ndarray, LabelsSoFar]:
+    """A window of Poisson(``claims``) claims of four frauds each, 40% of the claims in (the
+    card's frauds labelled whole), and investigators' feedback on 90% of the flagged frauds of
+    the others, one row at a time."""
+    legit = rng.multinomial(20_000, LEGIT)
+    flagged = np.arange(BINS) >= THRESHOLD_BIN
+    bins = np.zeros(BINS, dtype=np.int64)
+    observed = np.zeros(BINS, dtype=np.int64)
+    for _ in range(rng.poisson(claims)):
+        frauds = rng.multinomial(4, FRAUD)
+        bins += frauds
+        observed += (
+            frauds if rng.random() < 0.4 else np.where(flagged, rng.binomial(frauds, 0.9), 0)
+        )
+    return bins, LabelsSoFar.of(observed, legit + bins)
+
+
+def test_reviewed_frauds_hide_one_by_one_where_claims_hide_in_bursts() -> None:
+    # The flagged frauds nobody reviewed are a thinned sample of the claims (a tenth of each),
+    # so a flagged cell's hidden count varies as single frauds do, as its own arrivals show;
+    # the missed cells' hide in the claims. Drawn in the claims' bursts on both sides,
+    # precision's interval held the truth in every window (too wide); with each flagged cell's
+    # own dispersion, in 90-99% of them, and the hidden count's interval still covers.
+    rng = np.random.default_rng(4)
+    arrivals = np.zeros((200, 2, 11))
+    for j in range(200):
+        for _ in range(rng.poisson(30)):
+            missed, flagged = rng.multinomial(4, [0.3, 0.7])
+            reviewed = rng.binomial(flagged, 0.9)
+            look = min(1 + int(rng.poisson(3)), 10)
+            arrivals[j, :, look] += (missed, flagged - reviewed)
+            arrivals[j, 1, 1] += reviewed
+    development = develop(
+        np.cumsum(arrivals, axis=2), np.full(200, 10), recent=200, replicates=5, seed=0
+    )
+    assert development.dispersion > 1.8  # the claims (2.0; the reviews arrive one by one)
+    assert development.cell_dispersion is not None
+    assert development.cell_dispersion[1] < 1.3  # the flagged cell's own: nearly one by one
+    f_cells = np.array([0.4, 0.4 + 0.6 * 0.9])
+    settings = EstimateSettings(pi0=0.005, ap_shift=0.0, vague_odds=0.1, shape_strength=20.0)
+    flagged_rows = np.arange(BINS) >= THRESHOLD_BIN
+    coverage: dict[str, dict[str, float]] = {}
+    for name, own in (("claims on both", None), ("flagged its own", np.array([4.0, 1.0]))):
+        rng = np.random.default_rng(8)
+        completeness = Completeness(
+            3, f_cells, np.tile(f_cells, (100, 1)), dispersion=4.0, cell_dispersion=own
+        )
+        covered: dict[str, list[bool]] = {"precision": [], "frauds_total": []}
+        for seed in range(200):
+            bins, labels = _reviewed_claims(rng, 25)
+            estimate = estimate_window(labels, _cells(), completeness, settings, seed=seed)
+            truth = {
+                "precision": bins[flagged_rows].sum() / labels.rows[flagged_rows].sum(),
+                "frauds_total": bins.sum(),
+            }
+            for metric, value in truth.items():
+                low, high = estimate.intervals[metric] or (np.nan, np.nan)
+                covered[metric].append(low <= value <= high)
+        coverage[name] = {metric: float(np.mean(hits)) for metric, hits in covered.items()}
+    assert coverage["claims on both"]["precision"] > 0.99
+    assert 0.9 <= coverage["flagged its own"]["precision"] <= 0.99
+    assert coverage["flagged its own"]["frauds_total"] >= 0.9
 
 
 def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
