@@ -31,7 +31,8 @@ import numpy as np
 from scipy.integrate import cubature, quad, quad_vec
 
 from app.metrics import _quadrature, skew, whatif
-from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.sketch import CurveSketch
+from app.metrics.sketch_build import build_sketch
 from app.metrics.types import Float64Array
 
 Integrand = Callable[[Float64Array], Float64Array]

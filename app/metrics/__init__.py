@@ -15,8 +15,9 @@ from app.metrics.null_model import NullModel
 from app.metrics.pooling import pool_sketches
 from app.metrics.registry import METRIC_NAMES, METRICS, METRICS_BY_NAME, MetricSpec, metric_spec
 from app.metrics.result import EvaluationResult, evaluate, evaluate_sketch, evaluate_sketches
-from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.sketch import CurveSketch
 from app.metrics.sketch_amounts import SketchAmounts
+from app.metrics.sketch_build import build_sketch
 
 __all__ = [
     "EXPECTED_METRICS",

@@ -150,3 +150,39 @@ class AmountSpread:
                 np.array([amounts.negative_flagged_sq]),
             ),
         )
+
+
+def resample(
+    counts: ReplicateCounts,
+    size: int,
+    rng: np.random.Generator,
+    normal_above: float,
+    spread: AmountSpread | None,
+) -> ReplicateCounts:
+    """``size`` Poisson-bootstrap replicates of one-row ``counts``, one a row (the entity
+    sketch's drawn on its own; amounts through ``spread``). Replicates are float32: half the
+    memory traffic of the metric formulas, and rounding far below any interval's width."""
+    entities = None
+    if counts.entities is not None:  # entities are drawn on their own (their own rows)
+        entities = resample(counts.entities, size, rng, normal_above, None)
+    positives_at = poisson_counts(counts.positives_at[0], size, rng, normal_above)
+    negatives_tied = poisson_counts(counts.negatives_tied[0], size, rng, normal_above)
+    negatives_between = poisson_counts(counts.negatives_between[0], size, rng, normal_above)
+    amounts = None
+    if spread is not None:
+        j = counts.threshold_index
+        flagged = (negatives_tied + negatives_between)[:, : int(j) + 1].sum(axis=1)
+        amounts = AmountCounts(
+            positive_at=spread.positive.draw(positives_at, rng),
+            negative_flagged=spread.negative.draw(flagged, rng),
+        )
+    return ReplicateCounts(
+        positives_at=positives_at,
+        negatives_tied=negatives_tied,
+        negatives_between=negatives_between,
+        negatives_below=rng.poisson(counts.negatives_below[0], size=size).astype(np.float32),
+        threshold_index=counts.threshold_index,
+        scores=counts.scores,
+        amounts=amounts,
+        entities=entities,
+    )

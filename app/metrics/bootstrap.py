@@ -32,7 +32,7 @@ import numpy as np
 
 from app.metrics._card_bootstrap import CardReplicates, draw_totals
 from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
-from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
+from app.metrics._resampling import AmountSpread, merge_blocks, resample
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
@@ -174,7 +174,7 @@ def bootstrap(
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
         prepared = Prepared.of(
-            _resample(counts, size, rng, normal_above, spread),
+            resample(counts, size, rng, normal_above, spread),
             sequential=False,
             budgets=budget.kernel(),
         )
@@ -369,38 +369,3 @@ def _calibrated_rows(counts: ReplicateCounts, priors: list[float], budget: Budge
     tiled = tiled_counts(counts)
     prepared = Prepared.of(tiled, budgets=budget.kernel())
     return prepared.calibrated(np.asarray(priors, dtype=np.float64))
-
-
-def _resample(
-    counts: ReplicateCounts,
-    size: int,
-    rng: np.random.Generator,
-    normal_above: float,
-    spread: AmountSpread | None,
-) -> ReplicateCounts:
-    """One replicate per row. Replicates are float32: half the memory traffic of the metric
-    formulas, and rounding far below any interval's width."""
-    entities = None
-    if counts.entities is not None:  # entities are drawn on their own (their own rows)
-        entities = _resample(counts.entities, size, rng, normal_above, None)
-    positives_at = poisson_counts(counts.positives_at[0], size, rng, normal_above)
-    negatives_tied = poisson_counts(counts.negatives_tied[0], size, rng, normal_above)
-    negatives_between = poisson_counts(counts.negatives_between[0], size, rng, normal_above)
-    amounts = None
-    if spread is not None:
-        j = counts.threshold_index
-        flagged = (negatives_tied + negatives_between)[:, : int(j) + 1].sum(axis=1)
-        amounts = AmountCounts(
-            positive_at=spread.positive.draw(positives_at, rng),
-            negative_flagged=spread.negative.draw(flagged, rng),
-        )
-    return ReplicateCounts(
-        positives_at=positives_at,
-        negatives_tied=negatives_tied,
-        negatives_between=negatives_between,
-        negatives_below=rng.poisson(counts.negatives_below[0], size=size).astype(np.float32),
-        threshold_index=counts.threshold_index,
-        scores=counts.scores,
-        amounts=amounts,
-        entities=entities,
-    )

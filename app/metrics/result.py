@@ -15,7 +15,8 @@ from app.metrics._kernel import AmountCounts, Budgets, Columns, ReplicateCounts,
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.registry import METRICS
-from app.metrics.sketch import CurveSketch, build_sketch
+from app.metrics.sketch import CurveSketch
+from app.metrics.sketch_build import build_sketch
 from app.metrics.types import FloatingArray
 
 Values = Mapping[str, float | None]

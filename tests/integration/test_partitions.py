@@ -19,7 +19,7 @@ from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
 from app.db.partitions import ensure_partitions, week_of, week_table
 from app.db.repositories.window_rows import _PG_QUERY  # the worker's own statement
-from app.metrics.sketch import NO_ENTITY
+from app.metrics.sketch_build import NO_ENTITY
 from app.worker.loop import Worker, WorkerConfig
 from tests.support.api import AuthHeaders
 from tests.support.databases import settings_for

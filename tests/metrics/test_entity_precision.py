@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from app.metrics import Budget, CurveSketch, build_sketch, evaluate_sketch, pool_sketches
-from app.metrics.sketch import NO_ENTITY
+from app.metrics.sketch_build import NO_ENTITY
 from tests.support.top_k import top_k_precision
 
 Floats = npt.NDArray[np.float64]

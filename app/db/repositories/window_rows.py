@@ -28,7 +28,7 @@ from app.db.driver import psycopg_connection
 from app.db.repositories.base import Repository
 from app.db.tables import Prediction
 from app.ingest.timestamps import datetime_to_micros
-from app.metrics.sketch import NO_ENTITY
+from app.metrics.sketch_build import NO_ENTITY
 from app.metrics.types import Float64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
