@@ -132,18 +132,7 @@ def estimate_window(
     count = cells.count
     o_cell = np.bincount(cells.of_bin, weights=o, minlength=count).astype(np.float64)
     shares = cells.shares()
-    f = np.nan_to_num(completeness.value, nan=0.0)
-    reps = np.nan_to_num(completeness.replicates, nan=0.0)
-    if completeness.trend is not None:
-        # Reporting that keeps changing speed: this window develops weeks after the windows
-        # behind F did, at the speed reporting has moved on to (Development.trend; the
-        # estimates only: the early evidence keeps the chain ladder's F). At 1,000 frauds a
-        # window with reporting a third faster over the stream, a week-old window's fraud-rate
-        # interval covered 87.2% widened by the speed's change, 94.0% carried on by it
-        # (bench/early_pages.py, 30 streams).
-        moved = np.exp(completeness.trend)
-        f = np.minimum(f * moved[0], 1.0)
-        reps = np.minimum(reps * moved[1:], 1.0)
+    f, reps = _carried_on(completeness)
     if n.sum() <= 0:
         return EarlyEstimate.unavailable(look, so_far, "the window has no rows")
     if so_far == 0:
@@ -170,22 +159,7 @@ def estimate_window(
     inside = np.divide(
         cells.reference_shares, cell_share, out=np.zeros_like(o), where=cell_share > 0
     )
-    # Frauds in bursts count as bursts (quasi-Poisson): a burst of three disputed together says
-    # about as much as one fraud, and hides as one. Bursts show in two ways: frauds that score
-    # alike (the reference's dispersion) and labels that arrive together (the complete windows'
-    # arrivals, app.metrics.development.reporting_dispersion); the larger counts. At 25 frauds a
-    # window in claims of about three frauds, a week-old window's calibrated AP interval covered
-    # 89.4% with the first alone, 91.1% with both (bench/early_pages.py, 90 streams).
-    phi = max(settings.dispersion, completeness.dispersion, 1.0)
-    # Except where investigators review the rows one by one: a flagged cell's hidden frauds are
-    # the ones nobody reviewed, a thinned sample of any burst, and vary as its own labels'
-    # arrivals do (in the bench's bursts a flagged cell's hidden count's squared error over its
-    # mean was 1.1-1.3, a missed cell's 5.3-6.5). With the window's dispersion on both,
-    # precision's interval at 1,000 frauds a window in bursts covered 99.6%, too wide; with
-    # the flagged cells' own, 96.2%.
-    own = completeness.cell_dispersion
-    own_phi = np.maximum(own, 1.0) if own is not None else np.full(count, phi)
-    phi_cell = np.where(cells.flagged_cells(), own_phi, phi)
+    phi, phi_cell = _burst_sizes(settings.dispersion, completeness, cells)
     weights = settings.shape_strength * inside + o / phi_cell[cells.of_bin]
     weight_sum = np.bincount(cells.of_bin, weights=weights, minlength=count)[cells.of_bin]
     within = np.divide(weights, weight_sum, out=np.zeros_like(weights), where=weight_sum > 0)
@@ -229,6 +203,48 @@ def estimate_window(
     _, intervals = _summaries(drawn, n, cells.flagged, settings)
     undefined = {name: _why_undefined(name) for name in ESTIMATED if values[name] is None}
     return EarlyEstimate(look, so_far, values, intervals, undefined, bursts=phi)
+
+
+def _carried_on(completeness: Completeness) -> tuple[Float64Array, Float64Array]:
+    """F per cell and its replicates (0 where unknown), carried on where reporting keeps
+    changing speed: this window develops weeks after the windows behind F did, at the speed
+    reporting has moved on to (:attr:`Development.trend`; the estimates only, the early
+    evidence keeps the chain ladder's F). At 1,000 frauds a window with reporting a third
+    faster over the stream, a week-old window's fraud-rate interval covered 87.2% widened by
+    the speed's change, 94.0% carried on by it (bench/early_pages.py, 30 streams)."""
+    f = np.nan_to_num(completeness.value, nan=0.0)
+    reps = np.nan_to_num(completeness.replicates, nan=0.0)
+    if completeness.trend is not None:
+        moved = np.exp(completeness.trend)
+        f = np.minimum(f * moved[0], 1.0)
+        reps = np.minimum(reps * moved[1:], 1.0)
+    return f, reps
+
+
+def _burst_sizes(
+    score_dispersion: float, completeness: Completeness, cells: Cells
+) -> tuple[float, Float64Array]:
+    """How many frauds a burst counts as: the window's, and per cell.
+
+    Frauds in bursts count as bursts (quasi-Poisson): a burst of three disputed together says
+    about as much as one fraud, and hides as one. Bursts show in two ways: frauds that score
+    alike (the reference's dispersion) and labels that arrive together (the complete windows'
+    arrivals, :func:`app.metrics.development.reporting_dispersion`); the larger counts. At 25
+    frauds a window in claims of about three frauds, a week-old window's calibrated AP interval
+    covered 89.4% with the first alone, 91.1% with both (bench/early_pages.py, 90 streams).
+
+    Except where investigators review the rows one by one: a flagged cell's hidden frauds are
+    the ones nobody reviewed, a thinned sample of any burst, and vary as its own labels'
+    arrivals do (in the bench's bursts a flagged cell's hidden count's squared error over its
+    mean was 1.1-1.3, a missed cell's 5.3-6.5). With the window's dispersion on both,
+    precision's interval at 1,000 frauds a window in bursts covered 99.6%, too wide; with the
+    flagged cells' own, 96.2%.
+    """
+    phi = max(score_dispersion, completeness.dispersion, 1.0)
+    own = completeness.cell_dispersion
+    own_phi = np.maximum(own, 1.0) if own is not None else np.full(cells.count, phi)
+    per_cell: Float64Array = np.where(cells.flagged_cells(), own_phi, phi)
+    return phi, per_cell
 
 
 def _prior_rates(mean: Float64Array, shares: Float64Array) -> tuple[Float64Array, Float64Array]:
