@@ -85,19 +85,6 @@ class Completeness:
     cell_dispersion: Float64Array | None = None
     """The same of each cell's labels alone (None: not read)."""
 
-    def log_spread(self) -> Float64Array:
-        """Per cell, the standard deviation of log F over the replicates (0 where F is 1, or
-        not positive in any replicate)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logs = np.where(self.replicates > 0, np.log(self.replicates), np.nan)
-        finite = np.isfinite(logs)
-        counts = finite.sum(axis=0)
-        filled = np.where(finite, logs, 0.0)
-        mean = filled.sum(axis=0) / np.maximum(counts, 1)
-        squares = np.where(finite, (logs - mean) ** 2, 0.0).sum(axis=0)
-        spread: Float64Array = np.sqrt(squares / np.maximum(counts, 1))
-        return spread
-
 
 def develop(
     cumulative: npt.ArrayLike,
@@ -151,18 +138,16 @@ def develop(
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = np.log(complete) - np.log(_chain_ladder(counts, before, weights))
     lead = _lead(complete[0], selection, before, age.astype(np.float64))
+    mature = counts[age >= horizon]  # the windows whose reporting is complete
     return Development(
         horizon=horizon,
         completeness=complete[0],
         replicates=complete[1:],
         windows=selection.sum(axis=1).astype(np.int64),
         trend=_speed_trend(shift, lead),
-        dispersion=reporting_dispersion(counts[age >= horizon], complete[0]),
+        dispersion=reporting_dispersion(mature, complete[0]),
         cell_dispersion=np.array(
-            [
-                reporting_dispersion(counts[age >= horizon][:, [c]], complete[0][[c]])
-                for c in range(counts.shape[1])
-            ]
+            [reporting_dispersion(mature[:, [c]], complete[0][[c]]) for c in range(counts.shape[1])]
         ),
     )
 
