@@ -36,6 +36,7 @@ from app.db.repositories.monitoring import (
     WindowForJudging,
 )
 from app.db.repositories.window_metrics import WindowMetricsRepository
+from app.db.rows import from_row
 from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.metrics import CurveSketch, Decomposition, pool_sketches
@@ -140,16 +141,7 @@ def load_references(
 
 
 def _frozen(row: SegmentReference) -> FrozenReference:
-    return FrozenReference(
-        version=row.version,
-        first_window=row.first_window,
-        last_window=row.last_window,
-        windows=row.windows,
-        labelled=row.labelled,
-        positives=row.positives,
-        sketch=CurveSketch.from_bytes(row.sketch),
-        score_counts=row.score_counts,
-    )
+    return from_row(FrozenReference, row, sketch=CurveSketch.from_bytes(row.sketch))
 
 
 def run_detector(

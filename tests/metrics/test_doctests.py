@@ -14,6 +14,7 @@ MODULES = (
     "app.metrics.skew",  # transform_precision, precision_at_skew: a precision at another prior
     "app.metrics.sketch",  # CurveSketch.to_bytes / from_bytes / to_json: the round trip
     "app.client.json_arrays",  # datetimes_json: ISO text written from numpy arithmetic
+    "app.db.rows",  # from_row: a stored row into a dataclass, by field name
 )
 
 
