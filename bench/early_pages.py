@@ -91,7 +91,7 @@ def _arrivals(window: SimWindow) -> Arrivals:
     )
 
 
-def _measured(window: SimWindow, look: int, bins: int, pi0: float) -> MeasuredNow:
+def _measured(window: SimWindow, look: int, edges: np.ndarray) -> MeasuredNow | None:
     """The window as its labels show it at ``look``: the frauds labelled by then positive,
     every other row legitimate (its evaluation in a model with a label horizon)."""
     final = window.final
@@ -112,9 +112,10 @@ def _measured(window: SimWindow, look: int, bins: int, pi0: float) -> MeasuredNo
         negatives_between=final.negatives_between,
         negatives_below=final.negatives_below,
     )
-    ap = evaluate_sketch(now, pi0=pi0).calibrated["average_precision"]
-    frauds = np.bincount(window.fraud_bins[reported & ~late], minlength=bins)
-    return MeasuredNow(ap if ap is not None else 0.0, frauds.astype(np.float64))
+    if not 0 < now.positives < now.n:
+        return None
+    frauds = np.bincount(window.fraud_bins[reported & ~late], minlength=edges.size + 1)
+    return MeasuredNow.of(now, edges, frauds.astype(np.float64))
 
 
 def _reported_bins(window: SimWindow, bins: int) -> np.ndarray:
@@ -282,7 +283,7 @@ class EarlyEngine:
     def _score(self, model: SegmentReporting, j: int, look: int, pi0: float) -> None:
         window = self.stream.windows[j]
         seed = self.seed * 1000 + j
-        measured = _measured(window, look, self.bins, pi0)
+        measured = _measured(window, look, self.stream.edges)
         estimate = model.estimate(
             self.arrivals[j], window.rows_per_bin, look, seed=seed, measured=measured
         )

@@ -132,7 +132,7 @@ def estimate_window(
     count = cells.count
     o_cell = np.bincount(cells.of_bin, weights=o, minlength=count).astype(np.float64)
     shares = cells.shares()
-    f, reps = _carried_on(completeness)
+    f, reps = carried_on(completeness)
     if n.sum() <= 0:
         return EarlyEstimate.unavailable(look, so_far, "the window has no rows")
     if so_far == 0:
@@ -205,7 +205,7 @@ def estimate_window(
     return EarlyEstimate(look, so_far, values, intervals, undefined, bursts=phi)
 
 
-def _carried_on(completeness: Completeness) -> tuple[Float64Array, Float64Array]:
+def carried_on(completeness: Completeness) -> tuple[Float64Array, Float64Array]:
     """F per cell and its replicates (0 where unknown), carried on where reporting keeps
     changing speed: this window develops weeks after the windows behind F did, at the speed
     reporting has moved on to (:attr:`Development.trend`; the estimates only, the early

@@ -35,6 +35,7 @@ from app.ingest.windows import floor_to_windows
 from app.metrics import CurveSketch, ScoreHistogram, evaluate_sketch
 from app.metrics.reporting import Arrivals
 from app.metrics.tilt import binned_average_precision
+from app.metrics.types import Float64Array
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.detector import WindowIncrement
 from app.monitoring.early import (
@@ -116,7 +117,7 @@ def run_early(
         references.frozen.items(), key=lambda i: (i[0] != SEGMENT_ALL, i[0])
     ):
         segment_pass = _SegmentPass(
-            model, segment, at_pi0.reference, references.pi0, looks, threshold_bin
+            model, segment, at_pi0.reference, references.pi0, looks, edges, threshold_bin
         )
         reference = segment_pass.reference_bins(repo, nowcasts, read)
         if isinstance(reference, ReferenceBins):
@@ -145,6 +146,8 @@ class _SegmentPass:
     frozen: FrozenReference
     pi0: float
     looks: Looks | None
+    edges: Float64Array
+    """The model's score bin edges (what its score counts are binned on)."""
     threshold_bin: int
 
     def estimate(
@@ -261,20 +264,19 @@ class _SegmentPass:
 
     def _measured(self, repo: EarlyRepository, window: RecentWindow) -> MeasuredNow | None:
         """The window as its labels show it now, for a model whose evaluation counts every row
-        (a label horizon): its exact calibrated AP and its fraud labels per bin."""
+        (a label horizon): its sketch and its fraud labels per bin (None where its calibrated
+        AP is undefined: no fraud labelled yet, or every row one)."""
         if self.model.label_horizon_days is None or window.arrivals is None:
             return None
         stored = repo.sketch(self.model.id, self.segment, window.window_start)
         if stored is None or window.score_counts is None:
             return None
-        value = evaluate_sketch(CurveSketch.from_bytes(stored), pi0=self.pi0).calibrated[
-            "average_precision"
-        ]
-        if value is None:
+        sketch = CurveSketch.from_bytes(stored)
+        if not 0 < sketch.positives < sketch.n:
             return None
         bins = ScoreHistogram.from_bytes(window.score_counts).rows.size
         frauds = Arrivals.from_bytes(window.arrivals).frauds_per_bin(bins)
-        return MeasuredNow(value, frauds.astype(np.float64))
+        return MeasuredNow.of(sketch, self.edges, frauds.astype(np.float64))
 
     def view(
         self,
