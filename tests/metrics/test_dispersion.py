@@ -4,6 +4,8 @@ frauds, and deflating only what the frauds carry, more so at a higher fraud rate
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from app.metrics import InvalidInputError, ScoreHistogram
 from app.metrics.misfit import (
     MIN_TILT_WINDOWS,
     NO_DISPERSION,
+    SPREAD_POINTS,
     Dispersion,
     chi2_sf,
     f_sf,
@@ -114,6 +117,32 @@ def test_the_tests_divide_the_dispersion_out() -> None:
     )
     # At a higher fraud rate more of each test's variance is the frauds'.
     assert high.tilt_dispersion > low.tilt_dispersion
+
+
+def test_the_g_test_averages_its_p_value_over_what_the_reference_allows() -> None:
+    """The bins dispersion rests on the frauds' small share of each window's degrees of
+    freedom: from 14 windows of bursts of 8 scoring alike it read 1.5 to 5.6 across streams
+    (bench/nowcast.py), and a reference that read about 1 by chance warned on healthy windows.
+    Its bootstrap over the reference's windows spreads it, and a window's G-test p-value is the
+    mean of the p-values at the spread's points."""
+    edges, windows = _bursty(3, 8.0, 0.95)
+    dispersion = reference_dispersion(windows, edges)
+    spread = dispersion.bins_spread
+    assert len(spread) == SPREAD_POINTS
+    assert list(spread) == sorted(spread)
+    assert spread[0] <= dispersion.bins <= spread[-1]
+    assert spread[-1] > 1.5 * spread[0]  # 14 windows of bursts pin it down loosely
+    reference = ScoreHistogram.pooled(windows).classes(edges)
+    later = _bursty(4, 8.0, 0.95)[1]
+    counts = later[0].rows + later[1].rows
+    rows = sum(int(w.rows.sum()) for w in windows)
+
+    def fit(d: Dispersion) -> float:
+        return goodness_of_fit(counts, reference, 0.005, reference_rows=rows, dispersion=d).p_value
+
+    at_points = [fit(replace(dispersion, bins=b, bins_spread=())) for b in spread]
+    assert fit(dispersion) == pytest.approx(np.mean(at_points))
+    assert fit(replace(dispersion, bins_spread=())) == fit(Dispersion(dispersion.bins, 1.0))
 
 
 def test_few_windows_assume_independent_rows() -> None:
