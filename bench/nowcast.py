@@ -81,7 +81,8 @@ from app.metrics import (
     nowcast_window,
     pooled_fit,
 )
-from app.metrics.misfit import NO_DISPERSION, Dispersion, reference_dispersion
+from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
+from app.metrics.misfit import reference_dispersion
 from app.metrics.mixture import fit_prior, histogram
 from app.metrics.types import BoolArray, Float64Array, Int64Array, Interval
 from app.monitoring.nowcast import (

@@ -11,7 +11,7 @@ unlabelled row is legitimate; the curve sketch pooled from the windows' final sk
 later window is tested as the worker tests it (``shift_reason`` on the window alone and pooled
 with up to six before it), twice: with independent rows assumed (the tests before the
 dispersion) and with the reference's fraud dispersion divided out
-(``app.metrics.mixture.reference_dispersion``).
+(``app.metrics.misfit.reference_dispersion``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.metrics import ClassHistogram, ScoreHistogram, pool_sketches, pooled_fit
-from app.metrics.misfit import NO_DISPERSION, Dispersion, reference_dispersion
+from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
+from app.metrics.misfit import reference_dispersion
 from app.metrics.types import Int64Array
 from app.monitoring.nowcast import RECENT_WINDOWS, RecentFit, shift_reason
 from bench.detection import RULE, prior_drift

@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from app.metrics._kernel import Prepared
+from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
 from app.metrics.errors import InvalidInputError
-from app.metrics.misfit import NO_DISPERSION, Dispersion, Fit, goodness_of_fit
+from app.metrics.misfit import Fit, goodness_of_fit
 from app.metrics.mixture import ClassHistogram, adjusted_count, fit_prior
 from app.metrics.null_model import NullModel
 from app.metrics.result import counts_of, evaluate_sketch
@@ -105,7 +106,7 @@ def nowcast_window(
     seed, replicates, level:
         The bootstrap's generator seed, size and interval coverage.
     dispersion:
-        The reference's fraud dispersion (:func:`app.metrics.mixture.reference_dispersion`),
+        The reference's fraud dispersion (:func:`app.metrics.misfit.reference_dispersion`),
         which the misfit tests divide out; independent rows if not given.
     """
     n = np.asarray(counts, dtype=np.int64)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.metrics import Fit, Nowcast
-from app.metrics.misfit import NO_DISPERSION, Dispersion
+from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
 
 MISFIT_P_VALUE = 0.001
 """Scores are a shift when a test's p-value is below this (two tests, on the window alone and

@@ -10,7 +10,7 @@ app/monitoring/nowcast.py). A nowcast does not depend on pi0, so a pi0 move keep
 
 A reference's score counts are pooled from its windows' once every one of them has counts
 (windows stored before the model's bins were cut are being counted again meanwhile). Its frauds'
-dispersion (bursts: app.metrics.mixture.reference_dispersion) is computed from the same windows'
+dispersion (bursts: app.metrics.misfit.reference_dispersion) is computed from the same windows'
 counts in each pass that has windows to estimate: ~20 ms a segment, and nothing to store.
 """
 
@@ -40,7 +40,8 @@ from app.metrics import (
     nowcast_window,
     pooled_fit,
 )
-from app.metrics.misfit import NO_DISPERSION, Dispersion, reference_dispersion
+from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
+from app.metrics.misfit import reference_dispersion
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.alerts import FrozenReference
 from app.monitoring.nowcast import (

@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 
 from app.metrics import InvalidInputError, ScoreHistogram
+from app.metrics.burst_dispersion import NO_DISPERSION, SPREAD_POINTS, Dispersion
 from app.metrics.misfit import (
     MIN_TILT_WINDOWS,
-    NO_DISPERSION,
-    SPREAD_POINTS,
-    Dispersion,
     chi2_sf,
     f_sf,
     goodness_of_fit,

@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from app.metrics import build_sketch, evaluate_sketch
+from app.metrics.tilt import binned_average_precision
 from app.monitoring.alerts import EarlyContinuation, SegmentAlert, settle
 from app.monitoring.detector import (
     DetectorState,
@@ -15,8 +17,6 @@ from app.monitoring.detector import (
     continue_detector,
     excursion_start,
 )
-from app.metrics import build_sketch, evaluate_sketch
-from app.metrics.tilt import binned_average_precision
 from app.monitoring.early import MeasuredNow, reporting_cells
 from app.monitoring.early_looks import LabelledRows, Looks, arrival_looks
 from app.monitoring.early_views import feedback_precision, wilson
@@ -91,11 +91,13 @@ def test_cells_split_each_side_of_the_threshold_at_its_frauds_median() -> None:
 def _binning_correction(scores: np.ndarray, frauds: np.ndarray, edges: np.ndarray) -> float:
     """Exact minus binned calibrated AP at pi0 = 0.01, computed directly."""
     exact = evaluate_sketch(build_sketch(scores, frauds, threshold=0.9), pi0=0.01)
+    value = exact.calibrated["average_precision"]
+    assert value is not None
     bins = np.searchsorted(edges, scores, side="right")
     f1 = np.bincount(bins[frauds == 1], minlength=edges.size + 1).astype(np.float64)
     f0 = np.bincount(bins[frauds == 0], minlength=edges.size + 1).astype(np.float64)
     binned = binned_average_precision(f1 / f1.sum(), f0 / f0.sum(), 0.01)[0]
-    return float(exact.calibrated["average_precision"]) - float(binned)
+    return value - float(binned)
 
 
 def test_the_binning_correction_scales_the_labels_so_far_up_by_their_completeness() -> None:
