@@ -1,4 +1,4 @@
-"""The frauds' dispersion (app.metrics.mixture.reference_dispersion) and the misfit tests that
+"""The frauds' dispersion (app.metrics.misfit.reference_dispersion) and the misfit tests that
 divide it out: estimated about 1 on independent rows, about Kish's design effect on bursts of
 frauds, and deflating only what the frauds carry, more so at a higher fraud rate."""
 
