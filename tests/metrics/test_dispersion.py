@@ -13,6 +13,7 @@ from app.metrics import InvalidInputError, ScoreHistogram
 from app.metrics.burst_dispersion import NO_DISPERSION, SPREAD_POINTS, Dispersion
 from app.metrics.misfit import (
     MIN_TILT_WINDOWS,
+    Fit,
     chi2_sf,
     f_sf,
     goodness_of_fit,
@@ -135,12 +136,14 @@ def test_the_g_test_averages_its_p_value_over_what_the_reference_allows() -> Non
     counts = later[0].rows + later[1].rows
     rows = sum(int(w.rows.sum()) for w in windows)
 
-    def fit(d: Dispersion) -> float:
-        return goodness_of_fit(counts, reference, 0.005, reference_rows=rows, dispersion=d).p_value
+    def fit(d: Dispersion) -> Fit:
+        return goodness_of_fit(counts, reference, 0.005, reference_rows=rows, dispersion=d)
 
-    at_points = [fit(replace(dispersion, bins=b, bins_spread=())) for b in spread]
-    assert fit(dispersion) == pytest.approx(np.mean(at_points))
-    assert fit(replace(dispersion, bins_spread=())) == fit(Dispersion(dispersion.bins, 1.0))
+    # Each point's p-value from the fit's own divisors (the statistic over its inflation and
+    # its deviance-weighted dispersion), then their mean.
+    points = [fit(replace(dispersion, bins=b, bins_spread=())) for b in spread]
+    at_points = [chi2_sf(f.g / (f.inflation * f.dispersion), f.dof) for f in points]
+    assert fit(dispersion).p_value == pytest.approx(np.mean(at_points), rel=1e-9)
 
 
 def test_few_windows_assume_independent_rows() -> None:
