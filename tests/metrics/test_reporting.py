@@ -11,7 +11,12 @@ from scipy.special import ndtr
 
 from app.metrics import InvalidInputError
 from app.metrics.development import Completeness, develop
-from app.metrics.early_estimate import EstimateSettings, LabelsSoFar, estimate_window
+from app.metrics.early_estimate import (
+    EstimateSettings,
+    LabelsSoFar,
+    _within_room,
+    estimate_window,
+)
 from app.metrics.reporting import UNKNOWN_LOOK, Arrivals, Cells
 from app.metrics.tilt import (
     TiltTest,
@@ -337,6 +342,24 @@ def test_small_windows_intervals_cover_their_hidden_frauds() -> None:
         covered.append(low <= bins.sum() <= high)
     assert len(covered) > 250
     assert 0.94 <= np.mean(covered) <= 0.99
+
+
+def test_hidden_frauds_that_overflow_a_bin_move_to_their_cells_other_bins() -> None:
+    # Two cells of three bins; the first cell's top bin has one unlabelled row left and is
+    # drawn three hidden frauds: two move to the cell's bins with room, by shape, none to the
+    # other cell, whose only bin with room lies outside its shape: it keeps what fits.
+    of_bin = np.array([0, 0, 0, 1, 1, 1])
+    shapes = np.array([[0.2, 0.2, 0.6, 0.5, 0.5, 0.0], [0.2, 0.2, 0.6, 0.5, 0.5, 0.0]])
+    hidden = np.array([[0.0, 1.0, 3.0, 1.0, 0.0, 0.0], [1.0, 0.0, 3.0, 2.0, 2.0, 0.0]])
+    room = np.array([[10.0, 10.0, 1.0, 1.0, 0.0, 5.0]])
+    placed = _within_room(hidden, shapes, room, of_bin)
+    assert (placed <= room).all()
+    assert placed[0].tolist() == pytest.approx([1.0, 2.0, 1.0, 1.0, 0.0, 0.0])
+    assert placed[1].tolist() == pytest.approx([2.0, 1.0, 1.0, 1.0, 0.0, 0.0])
+    # The first cell keeps all four of its hidden frauds in both replicates.
+    assert placed[:, :3].sum(axis=1).tolist() == pytest.approx([4.0, 4.0])
+    single = _within_room(hidden[0], shapes[0], room[0], of_bin)
+    assert single.tolist() == pytest.approx(placed[0].tolist())
 
 
 def test_no_label_yet_is_no_estimate_not_an_estimate_of_no_fraud() -> None:
