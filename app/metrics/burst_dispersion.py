@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from app.metrics.errors import InvalidInputError
 from app.metrics.types import Float64Array
@@ -64,6 +65,18 @@ SPREAD_POINTS = 20
 _SPREAD_REPLICATES = 400
 
 
+def moment_dispersion(excess: npt.ArrayLike, fraud_dof: npt.ArrayLike) -> Float64Array:
+    """Pearson's moment estimate of a dispersion: 1 plus a test's summed excess over its
+    degrees of freedom, divided by the frauds' share of them. Never below 1 (a reference
+    quieter than independent rows is chance), and 1 where the frauds carry no degree of
+    freedom."""
+    over = np.maximum(np.asarray(excess, dtype=np.float64), 0.0)
+    dof = np.asarray(fraud_dof, dtype=np.float64)
+    carried = dof > 1e-9
+    estimate: Float64Array = np.where(carried, 1.0 + over / np.where(carried, dof, 1.0), 1.0)
+    return estimate
+
+
 def bins_spread(excess: Float64Array, fraud_dof: Float64Array) -> tuple[float, ...]:
     """Quantiles of the bins dispersion over the reference's windows drawn with replacement.
 
@@ -78,9 +91,6 @@ def bins_spread(excess: Float64Array, fraud_dof: Float64Array) -> tuple[float, .
     n = excess.size
     rng = np.random.default_rng(n)
     draws = rng.integers(0, n, size=(_SPREAD_REPLICATES, n))
-    replicates = 1.0 + np.maximum(excess[draws].sum(axis=1), 0.0) / np.maximum(
-        fraud_dof[draws].sum(axis=1), 1e-9
-    )
-    replicates = np.where(fraud_dof[draws].sum(axis=1) > 1e-9, replicates, 1.0)
+    replicates = moment_dispersion(excess[draws].sum(axis=1), fraud_dof[draws].sum(axis=1))
     points = (np.arange(SPREAD_POINTS) + 0.5) / SPREAD_POINTS
     return tuple(float(q) for q in np.quantile(replicates, points))

@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 from scipy.special import chdtrc, fdtrc
 
-from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion, bins_spread
+from app.metrics.burst_dispersion import (
+    NO_DISPERSION,
+    Dispersion,
+    bins_spread,
+    moment_dispersion,
+)
 from app.metrics.mixture import ClassHistogram, ScoreHistogram, fit_prior, log_likelihood
 from app.metrics.types import Float64Array, Int64Array
 
@@ -68,8 +73,8 @@ def reference_dispersion(windows: Sequence[ScoreHistogram], edges: Float64Array)
         at = [m.deflated(Dispersion(bins, tilt)) for m in misfits]
         g_excess = sum(m.g / d.inflation - m.dof for m, d in zip(misfits, at, strict=True))
         tilt_excess = sum(m.tilt / d.tilt_inflation - 1.0 for m, d in zip(misfits, at, strict=True))
-        bins = 1.0 + _ratio(g_excess, sum(m.g_fraud_dof() for m in misfits))
-        tilt = 1.0 + _ratio(tilt_excess, sum(m.tilt_fraud_share() for m in misfits))
+        bins = float(moment_dispersion(g_excess, sum(m.g_fraud_dof() for m in misfits)))
+        tilt = float(moment_dispersion(tilt_excess, sum(m.tilt_fraud_share() for m in misfits)))
         if len(misfits) < MIN_TILT_WINDOWS:
             tilt = 1.0
     at = [m.deflated(Dispersion(bins, tilt)) for m in misfits]
@@ -84,11 +89,6 @@ _MIN_DISPERSION_WINDOWS = 3
 MIN_TILT_WINDOWS = 10
 """Reference windows the tilt's dispersion is estimated from at least (see
 :func:`reference_dispersion`); the model settings' default reference has 14."""
-
-
-def _ratio(excess: float, fraud_dof: float) -> float:
-    """The dispersion's excess over 1 (never below 0, and 0 with no fraud dof to carry it)."""
-    return max(excess, 0.0) / fraud_dof if fraud_dof > 1e-9 else 0.0
 
 
 @dataclass(frozen=True)
@@ -259,53 +259,46 @@ class _Misfit:
         own = float((a2 * self.share).sum())
         return float((a2 * self.fraud_share).sum()) / own if own > 0 else 0.0
 
-    def deflated(self, dispersion: Dispersion) -> _Deflated:
-        """The statistics' divisors under ``dispersion`` (see :func:`goodness_of_fit`)."""
+    def _g_divisors(self, bins: Float64Array) -> tuple[Float64Array, Float64Array]:
+        """The G-test's dispersion and inflation at each bins dispersion in ``bins``."""
         # Per group, the window's variance relative to a multinomial's (>= 1); no zero shares:
         # every group expects >= 5 rows, or is the only one (its share then 1).
         own = np.bincount(self.groups, weights=self.share)
         frauds = np.bincount(self.groups, weights=self.fraud_share)
-        weight = 1.0 + (dispersion.bins - 1.0) * frauds / own
+        weight = 1.0 + (bins[:, None] - 1.0) * frauds / own
         # (At a dispersion of 1 exactly 1: the tests are then the ones before it.)
-        g = float((self.deviances / weight).sum()) if dispersion.bins > 1.0 else self.g
-        reference = self.reference_fraud * dispersion.bins + self.reference_legit
-        excess = np.bincount(self.groups, weights=reference) / (own * weight)
+        g = np.where(bins > 1.0, (self.deviances / weight).sum(axis=1), self.g)
+        g_dispersion = np.where((g > 0) & (g < self.g), self.g / np.maximum(g, 1e-300), 1.0)
+        reference_fraud = np.bincount(self.groups, weights=self.reference_fraud)
+        reference_legit = np.bincount(self.groups, weights=self.reference_legit)
+        excess = (reference_fraud * bins[:, None] + reference_legit) / (own * weight)
+        return g_dispersion, 1.0 + self.total * excess.mean(axis=1)
+
+    def deflated(self, dispersion: Dispersion) -> _Deflated:
+        """The statistics' divisors under ``dispersion`` (see :func:`goodness_of_fit`)."""
+        g_dispersions, inflations = self._g_divisors(np.array([dispersion.bins]))
+        g_dispersion, inflation = float(g_dispersions[0]), float(inflations[0])
         # The tilt's score, the window's variance along it and the frauds' part of that.
         a2 = self.along * self.along
         own_along = float((a2 * self.share).sum())
         if own_along <= 0:
-            return _Deflated(
-                self.g / g if 0 < g < self.g else 1.0,
-                1.0 + self.total * float(excess.mean()),
-                1.0,
-                1.0,
-            )
+            return _Deflated(g_dispersion, inflation, 1.0, 1.0)
         tilt_dispersion = (
             1.0 + (dispersion.tilt - 1.0) * float((a2 * self.fraud_share).sum()) / own_along
         )
         reference_along = self.reference_fraud * dispersion.tilt + self.reference_legit
         return _Deflated(
-            g_dispersion=self.g / g if 0 < g < self.g else 1.0,
-            inflation=1.0 + self.total * float(excess.mean()),
+            g_dispersion=g_dispersion,
+            inflation=inflation,
             tilt_dispersion=tilt_dispersion,
             tilt_inflation=1.0
             + self.total * float((a2 * reference_along).sum()) / (own_along * tilt_dispersion),
         )
 
     def _g_p_value(self, dispersion: Dispersion) -> float:
-        """The G-test's p-value, averaged over the bins dispersions the reference allows: the
-        statistic over its divisors as :meth:`deflated` gives them, for each at once."""
-        bins = np.asarray(dispersion.bins_at(), dtype=np.float64)[:, None]
-        own = np.bincount(self.groups, weights=self.share)
-        frauds = np.bincount(self.groups, weights=self.fraud_share)
-        weight = 1.0 + (bins - 1.0) * frauds / own
-        deflated = np.where(bins[:, 0] > 1.0, (self.deviances / weight).sum(axis=1), self.g)
-        # g / g_dispersion: the deflated deviances where they are below g (as deflated() says)
-        g = np.where((deflated > 0) & (deflated < self.g), deflated, self.g)
-        reference_fraud = np.bincount(self.groups, weights=self.reference_fraud)
-        reference_legit = np.bincount(self.groups, weights=self.reference_legit)
-        excess = (reference_fraud * bins + reference_legit) / (own * weight)
-        statistic = g / (1.0 + self.total * excess.mean(axis=1))
+        """The G-test's p-value, averaged over the bins dispersions the reference allows."""
+        g_dispersions, inflations = self._g_divisors(np.asarray(dispersion.bins_at()))
+        statistic = self.g / (g_dispersions * inflations)
         p_values = np.where(statistic > 0, chdtrc(self.dof, np.maximum(statistic, 0.0)), 1.0)
         return float(p_values.mean())
 
