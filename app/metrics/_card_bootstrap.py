@@ -67,11 +67,11 @@ class CardReplicates:
         prepared = Prepared.of(
             at_threshold(totals, threshold), sequential=sequential, budgets=budgets
         )
-        regular = prepared.regular()
-        calibrated = [prepared.calibrated(prior) for prior in priors]
+        regular = prepared.value_metrics(None)
+        regular["value_recall"] = prepared.invariant["value_recall"]  # prior-invariant
         return cls(
             regular={name: regular[name] for name in VALUE_METRICS},
-            calibrated=[{name: c[name] for name in VALUE_METRICS if name in c} for c in calibrated],
+            calibrated=[prepared.value_metrics(prior) for prior in priors],
         )
 
 

@@ -182,13 +182,26 @@ class Prepared:
         The prior-invariant metrics are left out: their calibrated value is :attr:`invariant`.
         """
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
-            k = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
+            k = self._weight(pi0)
             out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
             out.update(_budget(self.curve, k, self.alert_share))
             out.update(self.values.at(self.curve, k, out["alerts"]))
             out["entity_precision_at_k"] = self._entity_top(k)
             return out
+
+    def value_metrics(self, pi0: FloatingArray | float | None) -> Columns:
+        """``value_precision`` and ``net_savings`` alone, at the rows' own priors (``None``) or
+        calibrated to ``pi0``: what :meth:`regular` and :meth:`calibrated` give for them, the
+        same floats, without the curve metrics (the card bootstrap needs nothing else)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            k = None if pi0 is None else self._weight(pi0)
+            return self.values.at(self.curve, k, _alerts(self.curve, k))
+
+    def _weight(self, pi0: FloatingArray | float) -> FloatingArray:
+        """The false positives' weight ``k`` calibrating each row to ``pi0``."""
+        # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
+        k: FloatingArray = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
+        return k
 
     def _entity_top(self, k: FloatingArray | None) -> FloatingArray:
         """Precision at k over entities (the handbook's card precision), with legitimate
@@ -280,8 +293,7 @@ def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> 
     kk = 1.0 if k is None else k[:, None]
     weighted_fp = c.fp * kk
     mass = c.npos + (c.nneg if k is None else c.nneg * k)
-    alerts = c.tp_t + (c.fp_t if k is None else c.fp_t * k)
-    out: Columns = {"alerts": alerts if k is None else alerts * (c.npos + c.nneg) / mass}
+    out: Columns = {"alerts": _alerts(c, k)}
     if share is None:
         nan = np.full_like(c.npos, np.nan)
         out.update(precision_at_k=nan, precision_at_k_max=nan)
@@ -299,6 +311,16 @@ def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> 
     out["precision_at_k"] = caught / top
     out["precision_at_k_max"] = np.minimum(c.npos, top) / top
     return out
+
+
+def _alerts(c: _Curve, k: FloatingArray | None) -> FloatingArray:
+    """Rows at or above the threshold; calibrated (``k``), the rows a window of the same size
+    would flag at pi0: positives weigh ``n / M``, negatives ``k n / M``, ``M = P + k N``."""
+    alerts = c.tp_t + (c.fp_t if k is None else c.fp_t * k)
+    if k is None:
+        return alerts
+    weighted: FloatingArray = alerts * (c.npos + c.nneg) / (c.npos + c.nneg * k)
+    return weighted
 
 
 @dataclass(frozen=True)

@@ -147,14 +147,16 @@ def entity_values(
         sums[:, column] = np.bincount(entity[rows], minlength=size)
     sums[:, 4] = np.bincount(entity, minlength=size) - sums[:, 0]
     # Only frauds and flagged legitimate rows carry an amount here: a few percent of the rows.
+    # bincount adds in array order, so rows sorted by amount alone reach each entity's sum in
+    # ascending order (equal amounts: equal floats, in any order), as a sort by entity would.
     for column, rows in ((2, positive & flagged), (3, positive), (6, ~positive & flagged)):
         at, value = entity[rows], amounts[rows]
-        order = np.lexsort((value, at))
+        order = np.argsort(value)
         sums[:, column] = np.bincount(at[order], weights=value[order], minlength=size)
     has_fraud = sums[:, 0] > 0
     fraud = sums[has_fraud]
     fraud = fraud[np.lexsort(fraud.T[::-1])]
-    legit = sums[~has_fraud][:, _LEGIT]
+    legit = sums[~has_fraud, _LEGIT]
     legit_sum, legit_products = _moments(legit)
     return EntityValues(
         fraud=frozen(np.ascontiguousarray(fraud)),
@@ -172,7 +174,8 @@ def _moments(legit: Float64Array) -> tuple[Float64Array, Float64Array]:
     sums = np.empty(3)
     products = np.empty((3, 3))
     sums[:2] = counts.sum(axis=0)
-    products[:2, :2] = counts.T @ counts
+    for a, b in ((0, 0), (0, 1), (1, 1)):  # integer dot products (numpy's int matmul is slow)
+        products[a, b] = products[b, a] = np.dot(counts[:, a], counts[:, b])
     some = legit[legit[:, 2] > 0]
     amount = some[:, 2]
     sums[2] = np.sort(amount).sum()
