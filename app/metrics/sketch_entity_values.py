@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._poisson_one import poisson_ones
+from app.metrics._poisson_inversion import poisson_inverted
 from app.metrics.errors import InvalidInputError
 from app.metrics.sketch_amounts import frozen
 from app.metrics.types import Float64Array, Int64Array
@@ -89,7 +89,7 @@ class EntityValues:
         heavy = np.sort(np.argsort(-self.fraud[:, 3], kind="stable")[:exact])  # stored order
         light = np.ones(self.fraud.shape[0], dtype=bool)
         light[heavy] = False
-        weights = poisson_ones((size, heavy.size), rng)
+        weights = poisson_inverted(1.0, (size, heavy.size), rng)
         out = weights @ self.fraud[heavy]
         mean = self.fraud[light].sum(axis=0)
         mean[_LEGIT] += self.legit_sum

@@ -25,7 +25,7 @@ from app.metrics import (
 )
 from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_totals
 from app.metrics._kernel import Budgets
-from app.metrics._poisson_one import poisson_ones
+from app.metrics._poisson_inversion import poisson_inverted
 from app.metrics.prior_grid import PriorGrid
 from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
 from app.metrics.types import Float64Array as Floats
@@ -86,7 +86,7 @@ def test_entity_replicates_equal_a_direct_per_entity_poisson_bootstrap() -> None
     np.testing.assert_allclose(values.fraud, np.array(fraud), rtol=1e-12)
 
     replicates, pi0 = 500, 0.01
-    weights = poisson_ones((replicates, len(fraud)), np.random.default_rng(7))
+    weights = poisson_inverted(1.0, (replicates, len(fraud)), np.random.default_rng(7))
     pos, tp, caught, total, neg, fp, flagged = (weights @ np.array(fraud)).T
     k = (pos / (pos + neg)) * (1 - pi0) / (pi0 * (1 - pos / (pos + neg)))
     scale = (pos + neg) / (pos + k * neg)  # a window of the same size at pi0
