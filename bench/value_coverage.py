@@ -37,6 +37,10 @@ PI = 0.01
 PI0 = 0.005
 COST = 5.0
 NAMES = ("value_recall", "value_precision", "net_savings")
+TOP_K = ("precision_at_k", "entity_precision_at_k")
+"""The alert budget's metrics, at a capacity of :data:`CHECKED` of a window's rows (and the
+same number of its cards, for card precision)."""
+CHECKED = 0.01
 Window = tuple[Float64Array, Int64Array, Float64Array, Int64Array]  # scores, labels, amounts, cards
 BOOTSTRAPS = ("rows", "cards")
 
@@ -82,16 +86,33 @@ VARIANTS = (Variant("independent", independent), Variant("bursts", bursts))
 def truth(variant: Variant, rows: int, seed: int) -> dict[str, float]:
     """The population's values (per row for net savings), regular and calibrated."""
     rng = np.random.default_rng([seed, 99])
-    scores, labels, amounts, _ = variant.draw(rng, rows)
-    sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
-    result = evaluate_sketch(sketch, pi0=PI0, budget=Budget(review_cost=COST))
+    scores, labels, amounts, cards = variant.draw(rng, rows)
+    budget = budget_of(rows, cards)
+    # Two sketches: the cards' sums for the card bootstrap are not needed (and would take a
+    # row per card of the population's 10^7).
+    valued = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts)
+    result = evaluate_sketch(valued, pi0=PI0, budget=budget)
+    by_card = build_sketch(scores, labels, threshold=THRESHOLD, entities=cards)
+    cards_result = evaluate_sketch(by_card, pi0=PI0, budget=budget)
+    card = "entity_precision_at_k"
+    sides = (
+        ("regular", {**result.regular, card: cards_result.regular[card]}),
+        ("calibrated", {**result.calibrated, card: cards_result.calibrated[card]}),
+    )
     out = {}
-    for variant_name, values in (("regular", result.regular), ("calibrated", result.calibrated)):
-        for name in NAMES:
+    for variant_name, values in sides:
+        for name in (*NAMES, *TOP_K):
             value = values[name]
             assert value is not None
             out[f"{variant_name}.{name}"] = value / rows if name == "net_savings" else value
     return out
+
+
+def budget_of(rows: int, cards: Int64Array) -> Budget:
+    """The review cost, and a capacity of :data:`CHECKED` of the rows: the top-k metrics'
+    shares of the rows and of the cards (a population's truth and a window alike)."""
+    capacity = max(1, round(CHECKED * rows))
+    return Budget.of(capacity, COST, rows, int(np.unique(cards).size))
 
 
 @dataclass(frozen=True)
@@ -111,9 +132,9 @@ def coverage(variant: Variant, frauds: int, run: Run) -> dict[str, dict[str, flo
     rng = np.random.default_rng([seed, frauds, len(variant.name)])
     held = {way: dict.fromkeys(true, 0) for way in BOOTSTRAPS}
     counted = {way: dict.fromkeys(true, 0) for way in BOOTSTRAPS}
-    budget = Budget(review_cost=COST)
     for i in range(windows):
         scores, labels, amounts, cards = variant.draw(rng, rows)
+        budget = budget_of(rows, cards)
         for way in BOOTSTRAPS:
             entities = cards if way == "cards" else None
             sketch = build_sketch(
@@ -140,16 +161,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run = Run(30, 200, 10**6) if args.quick else Run(300, 400, 10**7)
     sizes = (25, 100) if args.quick else (10, 25, 100, 1_000)
-    keys = [f"{side}.{name}" for side in ("regular", "calibrated") for name in NAMES]
     print(f"coverage of 95% intervals, {run.windows} windows each, {run.replicates} replicates")
-    print("| situation | frauds a window | bootstrap | " + " | ".join(keys) + " |")
-    print("|---|---|---|" + "---|" * len(keys))
-    for variant in VARIANTS:
-        for frauds in sizes:
-            found = coverage(variant, frauds, run)
-            for way in BOOTSTRAPS:
-                cells = " | ".join(f"{found[way][k]:.1%}" for k in keys)
-                print(f"| {variant.name} | {frauds:,} | {way} | {cells} |", flush=True)
+    found = {(v.name, frauds): coverage(v, frauds, run) for v in VARIANTS for frauds in sizes}
+    for names, ways, title in (
+        (NAMES, BOOTSTRAPS, "the value metrics"),
+        (TOP_K, ("cards",), f"the top-k metrics, {CHECKED:.0%} of the rows checked"),
+    ):
+        keys = [f"{side}.{name}" for side in ("regular", "calibrated") for name in names]
+        print(f"\n{title}\n| situation | frauds a window | bootstrap | " + " | ".join(keys) + " |")
+        print("|---|---|---|" + "---|" * len(keys))
+        for (variant, frauds), shares in found.items():
+            for way in ways:
+                cells = " | ".join(f"{shares[way][k]:.1%}" for k in keys)
+                print(f"| {variant} | {frauds:,} | {way} | {cells} |", flush=True)
     return 0
 
 
