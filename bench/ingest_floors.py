@@ -15,6 +15,7 @@ upserts, retries and the segment cap.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -49,6 +50,8 @@ _COPY_COLUMNS = (
 )
 _COPY_TYPES = ["int4", "text", "timestamptz", "timestamptz", "float8", "int2", "text"]
 _COPY_TYPES += ["timestamptz", "int2"]
+_ROW_FIELDS = ("amount", "entity")
+_ROW_FIELD_TYPES = ["float8", "text"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -91,20 +94,21 @@ def best_floor_rows(rows: StagedRows) -> list[tuple[Any, ...]]:
         for v in rows.labelled_at.tolist()
     ]
     sources = [None if v == UNKNOWN_LABEL_SOURCE else v for v in rows.sources.tolist()]
-    copy_rows = list(
-        zip(
-            [rows.model_id] * len(rows.ids),
-            rows.ids,
-            windows,
-            stamps,
-            rows.scores.tolist(),
-            labels,
-            rows.segments,
-            labelled_at,
-            sources,
-            strict=True,
-        )
-    )
+    columns: list[list[Any]] = [
+        [rows.model_id] * len(rows.ids),
+        rows.ids,
+        windows,
+        stamps,
+        rows.scores.tolist(),
+        labels,
+        rows.segments,
+        labelled_at,
+        sources,
+    ]
+    if rows.amounts is not None and rows.entities is not None:  # the wider rows' floor
+        columns.append([None if math.isnan(v) else v for v in rows.amounts.tolist()])
+        columns.append([e or None for e in rows.entities])
+    copy_rows = list(zip(*columns, strict=True))
     # Python orders str by code point, which for UTF-8 is byte order (the key's "C" collation).
     copy_rows.sort(key=lambda row: row[1])
     return copy_rows
@@ -132,7 +136,10 @@ def write_best_floor(
             keys = [row[:3] for row in copy_rows]
             copy_in(raw, "prediction_keys", _COPY_COLUMNS[:3], keys, types=_COPY_TYPES[:3])
         target = one_table or "predictions"
-        copy_in(raw, target, _COPY_COLUMNS, copy_rows, types=_COPY_TYPES)
+        wide = len(copy_rows[0]) > len(_COPY_COLUMNS)  # with amount and entity
+        names = (*_COPY_COLUMNS, *_ROW_FIELDS) if wide else _COPY_COLUMNS
+        types = [*_COPY_TYPES, *_ROW_FIELD_TYPES] if wide else _COPY_TYPES
+        copy_in(raw, target, names, copy_rows, types=types)
         WindowQueueRepository(session).mark_dirty(model_id, _datetimes(windows), utcnow())
     return time.perf_counter() - start
 

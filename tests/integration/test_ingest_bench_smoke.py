@@ -29,7 +29,7 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
     assert client_ratio(results) >= 0.5, capsys.readouterr().out
     assert {result.rows for result in results} == {20_000}
     # The twins with amount and entity ran (their >= 90% is for the full run, not this one).
-    assert len(fields_ratios(results)) == 4  # the calmon floor's twin, the bound, too
+    assert len(fields_ratios(results)) == 5  # the two floors' twins, the bounds, too
     assert min(fields_ratios(results).values()) >= 0.4, capsys.readouterr().out
 
 
