@@ -70,6 +70,7 @@ class _Curve:
     """Cumulative counts ``(R, E)`` and totals ``(R,)``, derived once from ReplicateCounts."""
 
     tp: FloatingArray
+    tp2: FloatingArray  # tp + tp, for every prior's F1 curve
     fp: FloatingArray
     pos: FloatingArray
     tied: FloatingArray
@@ -89,6 +90,7 @@ class _Curve:
         rows = np.arange(tp.shape[0])
         return cls(
             tp=tp,
+            tp2=tp + tp,
             fp=fp,
             pos=counts.positives_at,
             tied=counts.negatives_tied,
@@ -257,16 +259,22 @@ def _pick(
 def _prior_dependent(c: _Curve, k: FloatingArray | None, pr_gain_auc: FloatingArray) -> Columns:
     """Precision-type metrics with false positives weighted by ``k`` (``None``: weight 1)."""
     tp = c.tp
-    wfp = c.fp if k is None else c.fp * k[:, None]
     wfp_t = c.fp_t if k is None else c.fp_t * k
+    # The (R, E) steps write into two buffers of their own: a fresh array of a replicate batch's
+    # size is a fresh mapping from the system, paid again at every prior. Each step is the same
+    # operation on the same values as the expression it replaces: the same floats.
+    predicted = c.fp.copy() if k is None else np.multiply(c.fp, k[:, None])
+    predicted += tp
     # sklearn's AP: recall steps (positives of the group / all positives) times the precision
     # with the whole tie group counted. An entry above every positive has 0/0 precision but
     # adds no recall; the floor on the denominator turns its term into 0 instead of NaN.
-    predicted = tp + wfp
-    ap = _rowdot(c, c.pos, tp / np.maximum(predicted, _TINY)) / c.npos
+    share = np.maximum(predicted, _TINY)
+    np.divide(tp, share, out=share)
+    ap = _rowdot(c, c.pos, share) / c.npos
     # An entry without positives has the TP of the entry above and at least its FP, so it never
     # beats it, and argmax takes the first (highest-threshold) maximum.
-    f1_curve = (tp + tp) / (predicted + c.npos[:, None])
+    f1_curve = np.add(predicted, c.npos[:, None], out=predicted)
+    np.divide(c.tp2, f1_curve, out=f1_curve)
     best = np.argmax(f1_curve, axis=1)
     best_f1 = f1_curve[c.rows, best]
     defined = c.npos > 0
@@ -290,8 +298,6 @@ def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> 
     ``precision_at_k_max``: the most any ranking could reach there, ``min(P, top) / top``.
     See docs/metrics/alert-budget.md for the derivation.
     """
-    kk = 1.0 if k is None else k[:, None]
-    weighted_fp = c.fp * kk
     mass = c.npos + (c.nneg if k is None else c.nneg * k)
     out: Columns = {"alerts": _alerts(c, k)}
     if share is None:
@@ -299,7 +305,10 @@ def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> 
         out.update(precision_at_k=nan, precision_at_k_max=nan)
         return out
     top = share * mass
-    above = c.tp + weighted_fp  # weighted rows scored >= each entry
+    # Weighted rows scored >= each entry, tp + k fp, in one buffer (see _prior_dependent).
+    above = c.fp + c.tp if k is None else np.multiply(c.fp, k[:, None])
+    if k is not None:
+        above += c.tp
     last = above.shape[1] - 1
     j = np.minimum(np.sum(above < top[:, None], axis=1), last)
     pos, tied = c.pos[c.rows, j], c.tied[c.rows, j] * (1.0 if k is None else k)
