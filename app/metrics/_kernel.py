@@ -13,11 +13,13 @@ metrics by pi0.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics._budget_kernel import TINY, AmountValues, alerts, budget_columns
 from app.metrics._gain_curve import GainArea
 from app.metrics.types import FloatingArray
 
@@ -129,21 +131,35 @@ class Prepared:
     gains: GainArea
     pi: FloatingArray
     invariant: Columns
-    values: _Values
+    values: AmountValues
     alert_share: FloatingArray | None = None
     """Share of the rows in the alert budget, per row (None: no budget, top-k metrics NaN)."""
     entities: _Curve | None = None
     """The entity sketch's curve (None: no entities, the entity top k NaN)."""
     entity_share: FloatingArray | None = None
+    entity_scale: FloatingArray | None = None
+    """Per row, how far its entities' fraud odds moved from the window's over how far its
+    rows' did (None: not drawn apart, the rows' calibration weight serves both)."""
 
     @classmethod
     def of(
-        cls, counts: ReplicateCounts, *, sequential: bool = True, budgets: Budgets | None = None
+        cls,
+        counts: ReplicateCounts,
+        *,
+        sequential: bool = True,
+        budgets: Budgets | None = None,
+        entity_odds: float | None = None,
     ) -> Prepared:
         """Cumulate the counts once.
 
         ``sequential=False`` lets row sums run in numpy's faster pairwise order: for bootstrap
         replicates, whose floats need not match any other evaluation's bit for bit.
+
+        ``entity_odds``: the window's :func:`entity_odds`, for replicates whose entity sketch
+        was drawn apart from their rows (the bootstrap). A replicate's calibration weight
+        ``k`` comes from its rows' fraud odds; its entities stand for a window whose rows' odds
+        moved as the entities' did, so card precision is calibrated with ``k`` scaled by the
+        ratio of the two moves (for one window evaluated as it is, the scale is 1).
         """
         spend = budgets or Budgets()
         c = _Curve.of(counts, sequential)
@@ -151,10 +167,13 @@ class Prepared:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
             share = _per_row(spend.alert_share, pi)
-            values = _Values.of(c, counts.amounts, j, spend.review_cost)
-            entities = None
+            values = AmountValues.of(c, counts.amounts, j, spend.review_cost)
+            entities, scale = None, None
             if counts.entities is not None:
                 entities = _Curve.of(counts.entities, sequential)
+                if entity_odds is not None:
+                    moved = (entities.npos * c.nneg) / (entities.nneg * c.npos)
+                    scale = moved / entity_odds
             invariant = _invariant(c)
             invariant["value_recall"] = values.caught / values.total
             return cls(
@@ -166,13 +185,14 @@ class Prepared:
                 alert_share=share,
                 entities=entities,
                 entity_share=_per_row(spend.entity_share, pi),
+                entity_scale=scale,
             )
 
     def regular(self) -> Columns:
         """Every metric at the rows' own priors."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = _prior_dependent(self.curve, None, self.gains.area(self.curve, self.pi))
-            out.update(_budget(self.curve, None, self.alert_share))
+            out.update(budget_columns(self.curve, None, self.alert_share))
             out.update(self.values.at(self.curve, None, out["alerts"]))
             out["entity_precision_at_k"] = self._entity_top(None)
         out.update(self.invariant)
@@ -186,7 +206,7 @@ class Prepared:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             k = self._weight(pi0)
             out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
-            out.update(_budget(self.curve, k, self.alert_share))
+            out.update(budget_columns(self.curve, k, self.alert_share))
             out.update(self.values.at(self.curve, k, out["alerts"]))
             out["entity_precision_at_k"] = self._entity_top(k)
             return out
@@ -197,7 +217,7 @@ class Prepared:
         same floats, without the curve metrics (the card bootstrap needs nothing else)."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             k = None if pi0 is None else self._weight(pi0)
-            return self.values.at(self.curve, k, _alerts(self.curve, k))
+            return self.values.at(self.curve, k, alerts(self.curve, k))
 
     def _weight(self, pi0: FloatingArray | float) -> FloatingArray:
         """The false positives' weight ``k`` calibrating each row to ``pi0``."""
@@ -211,7 +231,20 @@ class Prepared:
         fraud rows by a and legitimate rows by b weights the entities the same way."""
         if self.entities is None or self.entity_share is None:
             return np.full_like(self.pi, np.nan)
-        return _budget(self.entities, k, self.entity_share)["precision_at_k"]
+        if k is not None and self.entity_scale is not None:
+            k = k * self.entity_scale
+        return budget_columns(self.entities, k, self.entity_share)["precision_at_k"]
+
+
+def entity_odds(counts: ReplicateCounts) -> float | None:
+    """A window's fraud odds among its entities over its fraud odds among its rows (one-row
+    exact ``counts``); None without entities, or where either odds is 0 or undefined."""
+    if counts.entities is None:
+        return None
+    rows, entities = _Curve.of(counts, True), _Curve.of(counts.entities, True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        odds = float((entities.npos[0] * rows.nneg[0]) / (entities.nneg[0] * rows.npos[0]))
+    return odds if math.isfinite(odds) and odds > 0.0 else None
 
 
 def _invariant(c: _Curve) -> Columns:
@@ -227,10 +260,6 @@ def _invariant(c: _Curve) -> Columns:
         "lr_plus": recall / fpr,
         "lr_minus": ((c.npos - c.tp_t) / c.npos) / ((c.nneg - c.fp_t) / c.nneg),
     }
-
-
-# A Python float (no upcast of float32 replicates); any real denominator here is >= 1 or 0.
-_TINY = 1e-30
 
 
 def _rowdot(c: _Curve, a: FloatingArray, b: FloatingArray) -> FloatingArray:
@@ -268,7 +297,7 @@ def _prior_dependent(c: _Curve, k: FloatingArray | None, pr_gain_auc: FloatingAr
     # sklearn's AP: recall steps (positives of the group / all positives) times the precision
     # with the whole tie group counted. An entry above every positive has 0/0 precision but
     # adds no recall; the floor on the denominator turns its term into 0 instead of NaN.
-    share = np.maximum(predicted, _TINY)
+    share = np.maximum(predicted, TINY)
     np.divide(tp, share, out=share)
     ap = _rowdot(c, c.pos, share) / c.npos
     # An entry without positives has the TP of the entry above and at least its FP, so it never
@@ -286,98 +315,3 @@ def _prior_dependent(c: _Curve, k: FloatingArray | None, pr_gain_auc: FloatingAr
         "best_f1": np.where(defined, best_f1, np.nan),
         "best_f1_threshold": np.where(defined, _pick(c.scores, c.rows, best), np.nan),
     }
-
-
-def _budget(c: _Curve, k: FloatingArray | None, share: FloatingArray | None) -> Columns:
-    """The alert-budget metrics, with false positives weighted by ``k`` (``None``: weight 1).
-
-    ``alerts``: rows at or above the threshold; calibrated, the rows a window of the same size
-    would flag at pi0 (positives weigh ``n / M`` with ``M = P + k N`` the weighted rows).
-    ``precision_at_k``: the positive share of the top ``share`` of the (weighted) rows, a tie
-    group cut in proportion (the mean over the orders that break its ties);
-    ``precision_at_k_max``: the most any ranking could reach there, ``min(P, top) / top``.
-    See docs/metrics/alert-budget.md for the derivation.
-    """
-    mass = c.npos + (c.nneg if k is None else c.nneg * k)
-    out: Columns = {"alerts": _alerts(c, k)}
-    if share is None:
-        nan = np.full_like(c.npos, np.nan)
-        out.update(precision_at_k=nan, precision_at_k_max=nan)
-        return out
-    top = share * mass
-    # Weighted rows scored >= each entry, tp + k fp, in one buffer (see _prior_dependent).
-    above = c.fp + c.tp if k is None else np.multiply(c.fp, k[:, None])
-    if k is not None:
-        above += c.tp
-    last = above.shape[1] - 1
-    j = np.minimum(np.sum(above < top[:, None], axis=1), last)
-    pos, tied = c.pos[c.rows, j], c.tied[c.rows, j] * (1.0 if k is None else k)
-    strictly_above = above[c.rows, j] - pos - tied
-    inside = np.clip(top - strictly_above, 0.0, None)
-    caught = c.tp[c.rows, j] - pos + inside * pos / np.maximum(pos + tied, _TINY)
-    # Past the last entry only negatives remain: every positive is in the top.
-    caught = np.where(above[:, last] < top, c.npos, caught)
-    out["precision_at_k"] = caught / top
-    out["precision_at_k_max"] = np.minimum(c.npos, top) / top
-    return out
-
-
-def _alerts(c: _Curve, k: FloatingArray | None) -> FloatingArray:
-    """Rows at or above the threshold; calibrated (``k``), the rows a window of the same size
-    would flag at pi0: positives weigh ``n / M``, negatives ``k n / M``, ``M = P + k N``."""
-    alerts = c.tp_t + (c.fp_t if k is None else c.fp_t * k)
-    if k is None:
-        return alerts
-    weighted: FloatingArray = alerts * (c.npos + c.nneg) / (c.npos + c.nneg * k)
-    return weighted
-
-
-@dataclass(frozen=True)
-class _Values:
-    """The amounts at the threshold, per row (NaN where a window has none), and the cost of
-    one review (NaN: none set)."""
-
-    caught: FloatingArray  # positives' amount at or above the threshold
-    total: FloatingArray  # all positives' amount
-    flagged_negative: FloatingArray  # negatives' amount at or above the threshold
-    review_cost: FloatingArray
-
-    @classmethod
-    def of(
-        cls,
-        c: _Curve,
-        amounts: AmountCounts | None,
-        j: int | npt.NDArray[np.intp],
-        review_cost: FloatingArray | float | None,
-    ) -> _Values:
-        nan = np.full_like(c.npos, np.nan)
-        cost = nan if review_cost is None else np.asarray(review_cost, dtype=c.npos.dtype)
-        cost = np.broadcast_to(cost, c.npos.shape)
-        if amounts is None:
-            return cls(caught=nan, total=nan, flagged_negative=nan, review_cost=cost)
-        # Sequential sums (cumsum), as for the counts: a window's floats do not depend on the
-        # batch it is evaluated in.
-        cumulative = np.cumsum(amounts.positive_at, axis=1)
-        return cls(
-            caught=cumulative[c.rows, j],
-            total=cumulative[:, -1],
-            flagged_negative=amounts.negative_flagged,
-            review_cost=cost,
-        )
-
-    def at(self, c: _Curve, k: FloatingArray | None, alerts: FloatingArray) -> Columns:
-        """``value_precision`` and ``net_savings`` with negatives weighted by ``k`` (``None``:
-        weight 1); ``alerts`` are the (calibrated) alerts of :func:`_budget`.
-
-        Calibrated, a window of the same size at pi0 weighs positives ``n / M`` and negatives
-        ``k n / M`` (``M = P + k N``), as the calibrated alerts do; its caught amount is the
-        caught amount times ``n / M``.
-        """
-        flagged = self.flagged_negative if k is None else self.flagged_negative * k
-        caught = self.caught
-        if k is not None:
-            caught = caught * (c.npos + c.nneg) / (c.npos + c.nneg * k)
-        return {
-            "value_precision": self.caught / (self.caught + flagged),
-            "net_savings": caught - self.review_cost * alerts,
-        }

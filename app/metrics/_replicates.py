@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._kernel import _TINY, Prepared, ReplicateCounts, _rowdot
+from app.metrics._budget_kernel import TINY
+from app.metrics._kernel import Prepared, ReplicateCounts, _rowdot
 from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of
@@ -114,7 +115,7 @@ def _calibrated(prepared: Prepared, pi: float) -> Mapping[str, FloatingArray]:
         predicted = c.tp + c.fp * k[:, None]
         return {
             "precision": c.tp_t / (c.tp_t + c.fp_t * k),
-            "average_precision": _rowdot(c, c.pos, c.tp / np.maximum(predicted, _TINY)) / c.npos,
+            "average_precision": _rowdot(c, c.pos, c.tp / np.maximum(predicted, TINY)) / c.npos,
         }
 
 

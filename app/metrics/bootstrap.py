@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from app.metrics._card_bootstrap import CardReplicates, draw_totals
-from app.metrics._kernel import AmountCounts, Columns, Prepared, ReplicateCounts, compute
+from app.metrics._kernel import (
+    AmountCounts,
+    Columns,
+    Prepared,
+    ReplicateCounts,
+    compute,
+    entity_odds,
+)
 from app.metrics._resampling import AmountSpread, Sampling, merge_blocks, resample
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
@@ -171,12 +178,14 @@ def bootstrap(
     reg_cols: dict[str, list[FloatingArray]] = {spec.name: [] for spec in METRICS}
     cal_cols: list[dict[str, list[FloatingArray]]] = [{n: [] for n in GRID_METRICS} for _ in priors]
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
+    odds = entity_odds(counts)  # the entities are drawn apart from the rows
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
         prepared = Prepared.of(
             resample(counts, size, rng, Sampling(normal_above), spread),
             sequential=False,
             budgets=budget.kernel(),
+            entity_odds=odds,
         )
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
