@@ -15,8 +15,10 @@ to the window's rows), regular and calibrated to pi0 = 0.5%.
 Variants: ``independent`` rows; ``bursts``: frauds per card, 1 + Poisson(2) frauds a card with
 correlated scores (0.5) and amounts (one card's frauds share a level, 0.7), as fraud comes in
 practice: the row bootstrap treats a card's frauds as independent, so it cannot see the
-extra spread. A legitimate row is a card of its own (in both variants; ``independent``: every
-row is), so the card codes cost no random draws: the ``rows`` bootstrap sees the windows it saw
+extra spread. ``poisson bursts``: the same cards, but a window holds a Poisson number of them
+(frauds at a fixed row rate, as ``bursts`` draws them, vary less than independently compromised
+cards do). A legitimate row is a card of its own (in every variant; ``independent``: every row
+is), so the card codes cost no random draws: the ``rows`` bootstrap sees the windows it saw
 before cards were added.
 """
 
@@ -65,6 +67,16 @@ def bursts(rng: np.random.Generator, n: int) -> Window:
     sizes: list[int] = []
     while sum(sizes) < frauds:
         sizes.append(1 + int(rng.poisson(2.0)))
+    return _card_rows(rng, n, np.array(sizes, dtype=np.int64), frauds)
+
+
+def _card_rows(
+    rng: np.random.Generator, n: int, sizes: Int64Array, frauds: int | None = None
+) -> Window:
+    """A window of ``n`` rows whose frauds are cards of ``sizes`` frauds (the first ``frauds``
+    of them: all when None), sharing half their score noise and 70% of their log-amount
+    noise; every legitimate row a card of its own."""
+    frauds = int(sizes.sum()) if frauds is None else frauds
     card = np.repeat(np.arange(len(sizes)), sizes)[:frauds]
     shared_score = rng.normal(0.0, 1.0, len(sizes))[card]
     shared_amount = rng.normal(0.0, 1.0, len(sizes))[card]
@@ -72,7 +84,7 @@ def bursts(rng: np.random.Generator, n: int) -> Window:
     fraud_amounts = np.exp(
         4.0 + 1.2 * (np.sqrt(0.7) * shared_amount + np.sqrt(0.3) * rng.normal(size=frauds))
     )
-    legit = n - frauds
+    legit = max(n - frauds, 0)
     scores = np.concatenate([fraud_scores, rng.normal(0.0, 1.0, legit)])
     labels = np.concatenate([np.ones(frauds, np.int64), np.zeros(legit, np.int64)])
     amounts = np.concatenate([fraud_amounts, np.exp(rng.normal(3.0, 1.2, legit))])
@@ -80,7 +92,19 @@ def bursts(rng: np.random.Generator, n: int) -> Window:
     return scores, labels, amounts, cards
 
 
-VARIANTS = (Variant("independent", independent), Variant("bursts", bursts))
+def poisson_bursts(rng: np.random.Generator, n: int) -> Window:
+    """As :func:`bursts`, but a window's fraud cards are a Poisson count (mean: the frauds
+    ``bursts`` draws, over a card's mean of 3), as when cards are compromised independently:
+    its frauds vary more than a fixed row rate gives, as the card bootstrap assumes."""
+    sizes = 1 + rng.poisson(2.0, rng.poisson(n * PI / 3.0))
+    return _card_rows(rng, n, sizes)
+
+
+VARIANTS = (
+    Variant("independent", independent),
+    Variant("bursts", bursts),
+    Variant("poisson bursts", poisson_bursts),
+)
 
 
 def truth(variant: Variant, rows: int, seed: int) -> dict[str, float]:
