@@ -31,7 +31,7 @@ def budget_columns(c: _Curve, k: FloatingArray | None, share: FloatingArray | No
     ``precision_at_k``: the positive share of the top ``share`` of the (weighted) rows, a tie
     group cut in proportion (the mean over the orders that break its ties);
     ``precision_at_k_max``: the most any ranking could reach there, ``min(P, top) / top``.
-    See docs/metrics/alert-budget.md for the derivation.
+    See docs/alert-budget.md for the derivation.
     """
     mass = c.npos + (c.nneg if k is None else c.nneg * k)
     out: Columns = {"alerts": alerts(c, k)}
@@ -40,7 +40,8 @@ def budget_columns(c: _Curve, k: FloatingArray | None, share: FloatingArray | No
         out.update(precision_at_k=nan, precision_at_k_max=nan)
         return out
     top = share * mass
-    # Weighted rows scored >= each entry, tp + k fp, in one buffer (see _prior_dependent).
+    # Weighted rows scored >= each entry, tp + k fp, in one buffer (as the kernel's
+    # _prior_dependent does: a fresh replicate-sized array costs a fresh mapping).
     above = c.fp + c.tp if k is None else np.multiply(c.fp, k[:, None])
     if k is not None:
         above += c.tp

@@ -6,9 +6,8 @@ equal positives first, so that a replicate costs O(blocks) draws whatever the wi
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -196,7 +195,7 @@ def resample(
     as they were drawn."""
     entities = None
     if counts.entities is not None:  # entities are drawn on their own (their own rows)
-        by_inversion = dataclasses.replace(sampling, small=poisson_inverted)
+        by_inversion = replace(sampling, small=poisson_inverted)
         entities = resample(counts.entities, size, rng, by_inversion, None)
     above, small = sampling.normal_above, sampling.small
     positives_at = poisson_counts(counts.positives_at[0], size, rng, above, small)
