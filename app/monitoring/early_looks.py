@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.metrics.reporting import UNKNOWN_LOOK, Arrivals
-from app.metrics.types import BoolArray, Int64Array
+from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
 
 
@@ -66,21 +66,28 @@ def _micros(instant: datetime) -> int:
 
 @dataclass(frozen=True)
 class LabelledRows:
-    """A window segment's labelled rows, aligned: their score bins, labels, ``labelled_at``
-    (UTC epoch microseconds, :data:`UNKNOWN_LABEL_TIME` when not kept), source codes, and
-    whether each scores at or above the threshold."""
+    """A window segment's labelled rows, aligned: their scores, labels, ``labelled_at`` (UTC
+    epoch microseconds, :data:`UNKNOWN_LABEL_TIME` when not kept) and source codes; with the
+    model's score bins (their upper edges) and threshold."""
 
-    bins: Int64Array
+    scores: Float64Array
     labels: npt.NDArray[np.int8]
     labelled_at: Int64Array
     sources: npt.NDArray[np.int8]
-    flagged: BoolArray
+    edges: Float64Array
+    threshold: float
 
     def arrivals(self, window_end: datetime, length: timedelta) -> Arrivals:
-        """The rows as arrivals by look (``length`` apart from ``window_end`` on)."""
+        """The rows as arrivals by look (``length`` apart from ``window_end`` on): a fraud by
+        its score's bin, a cleared row by whether it was flagged. (Each computed for the rows
+        that need it: a window's rows are nearly all cleared ones, and a bin per row cost as
+        much as counting them.)"""
         arrival = arrival_looks(self.labelled_at, window_end, length)
         fraud = self.labels == 1
+        cleared = ~fraud
+        bins = np.searchsorted(self.edges, self.scores[fraud], side="right")
+        flagged = (self.scores >= self.threshold)[cleared]
         return Arrivals.of(
-            frauds=(self.bins[fraud], arrival[fraud], self.sources[fraud]),
-            cleared=(self.flagged[~fraud].astype(np.int64), arrival[~fraud], self.sources[~fraud]),
+            frauds=(bins, arrival[fraud], self.sources[fraud]),
+            cleared=(flagged, arrival[cleared], self.sources[cleared]),
         )

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import cast
 
-import numpy as np
-
 from app.db.repositories.window_rows import SegmentRows
 from app.db.tables import MonitoredModel
 from app.metrics import Budget, CurveSketch, build_sketch
@@ -126,11 +124,12 @@ def _arrivals(
     if edges is None:
         return None
     rows = LabelledRows(
-        bins=np.searchsorted(edges, part.scores, side="right").astype(np.int64),
+        scores=part.scores,
         labels=part.labels,
         labelled_at=part.labelled_at,
         sources=part.sources,
-        flagged=part.scores >= model.threshold,
+        edges=edges,
+        threshold=model.threshold,
     )
     end = start + WINDOW_LENGTH[cast(Granularity, model.granularity)]
     return rows.arrivals(end, look_length(model))

@@ -70,6 +70,37 @@ def test_arrivals_count_by_look_and_survive_bytes() -> None:
         Arrivals.from_bytes(arrivals.to_bytes()[:-1])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_arrivals_counted_in_a_table_equal_those_counted_by_sorting(seed: int) -> None:
+    """Keys spanning few combinations are counted in a table (a window's cleared rows), many
+    by sorting (frauds by bin, look and source): both give the same rows, order and counts."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    flagged = rng.random(n) < 0.1
+    looks = rng.integers(-1, 12, n)  # UNKNOWN_LOOK among them
+    sources = rng.integers(0, 5, n).astype(np.int8)
+    bins = rng.integers(0, 40, n)
+    spread = rng.integers(-(10**9), 10**9, n)  # too many combinations for a table
+    for cleared in ((flagged, looks, sources), (bins, looks, sources), (spread, looks, sources)):
+        by_table = Arrivals.of(frauds=cleared, cleared=cleared)
+        by_sorting = _aggregated_by_sorting(*cleared)
+        assert [c.tolist() for c in by_sorting] == [
+            by_table.fraud_bins.tolist(),
+            by_table.fraud_looks.tolist(),
+            by_table.fraud_sources.tolist(),
+            by_table.fraud_counts.tolist(),
+        ]
+        assert by_table.cleared_counts.tolist() == by_sorting[3].tolist()
+        assert by_table.fraud_bins.dtype == by_table.fraud_counts.dtype == np.int64
+
+
+def _aggregated_by_sorting(*keys: np.ndarray) -> list[np.ndarray]:
+    rows, counts = np.unique(
+        np.column_stack([k.astype(np.int64) for k in keys]), axis=0, return_counts=True
+    )
+    return [*rows.T, counts]
+
+
 def test_the_chain_ladder_recovers_a_known_reporting_curve() -> None:
     # Every window: 40 frauds, a quarter labelled at look 1, half by look 2, all by look 3.
     curve = np.array([0, 10, 20, 40])

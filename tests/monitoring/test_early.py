@@ -57,12 +57,13 @@ def test_labelled_rows_become_arrivals_and_feedback_precision() -> None:
     feedback, chargeback = LABEL_SOURCE_CODES["feedback"], LABEL_SOURCE_CODES["chargeback"]
     end = DAY0 + DAY
     next_day = _micros(end + timedelta(hours=5))
-    rows = LabelledRows(
-        bins=np.array([9, 9, 9, 2, 8], dtype=np.int64),
+    rows = LabelledRows(  # ten bins of width 0.1, flagged from 0.8 on
+        scores=np.array([0.95, 0.9, 0.91, 0.25, 0.85]),
         labels=np.array([1, 0, 0, 1, 0], dtype=np.int8),
         labelled_at=np.array([next_day, next_day, next_day, _micros(end + 9 * DAY), next_day]),
         sources=np.array([feedback, feedback, feedback, chargeback, feedback], dtype=np.int8),
-        flagged=np.array([True, True, True, False, True]),
+        edges=np.linspace(0.1, 0.9, 9),
+        threshold=0.8,
     )
     arrivals = rows.arrivals(end, DAY)
     flagged_bins = np.arange(10) >= 8
