@@ -156,7 +156,9 @@ def copy_batches(
 def worker_read_partitions(factory: sessionmaker[Session], model_id: int, week: int) -> int:
     window = MONDAY + timedelta(weeks=week, days=2)
     with factory() as session, _raw(session).cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + _PG_QUERY, (model_id, window))
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) " + _PG_QUERY, {"model": model_id, "start": window, "none": -1}
+        )
         row = cursor.fetchone()
     assert row is not None
     return str(row[0]).count("'Relation Name'")
