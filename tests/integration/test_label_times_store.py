@@ -12,17 +12,21 @@ from sqlalchemy import Engine, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.driver import psycopg_connection
 from app.db.engine import create_db_engine
 from app.db.migrate import alembic_config, upgrade
 from app.db.partitions import ensure_partitions, week_starts
 from app.db.repositories.window_queue import WindowQueueRepository
 from app.db.repositories.window_rows import (
+    _PG_QUERY,
     UNKNOWN_LABEL_SOURCE,
     UNKNOWN_LABEL_TIME,
     WindowRowsRepository,
+    binary_array_cursor,
 )
 from app.db.tables import Window
 from app.ingest.timestamps import datetime_to_micros
+from app.metrics.sketch_build import NO_ENTITY
 from app.windows.rows import whole_window
 from tests.support.databases import settings_for
 from tests.support.worker_data import add_model, insert_rows, new_model
@@ -192,3 +196,39 @@ def test_labels_stored_before_0013_keep_no_time_and_the_checks_hold(
             ).all() == [("labelled", 1), ("open", None)]
     finally:
         engine.dispose()
+
+
+def test_the_read_sends_a_segment_one_column_to_a_row(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """libpq holds a received row whole, in a buffer it keeps for the connection's life: the
+    read's rows each carry one column of one segment (the buffer grows to the largest column,
+    not to a whole segment), and a column no row has (here amounts and entities) is a view of
+    one value, not an array as long as the rows."""
+    model_id = add_model(session_factory)
+    scores = np.linspace(0.05, 0.95, 6)
+    insert_rows(
+        session_factory,
+        model_id,
+        DAY,
+        scores,
+        [1, 0, None, 0, None, 1],
+        segments=["FR", "FR", "FR", "DE", "DE", "DE"],
+    )
+    with session_factory() as session:
+        if session.get_bind().dialect.name != "postgresql":
+            pytest.skip("the array transfer is PostgreSQL's")
+        raw = psycopg_connection(session)
+        assert raw is not None
+        with binary_array_cursor(raw) as cursor:
+            params = {"model": model_id, "start": DAY, "none": NO_ENTITY}
+            rows = list(cursor.stream(_PG_QUERY, params, binary=True))
+        segments = WindowRowsRepository(session).read(model_id, DAY)
+    assert sorted(row[0] for row in rows) == ["DE"] * 9 + ["FR"] * 9
+    assert all(sum(value is not None for value in row[3:]) <= 1 for row in rows)
+    for part in segments:
+        labelled = part.labels.size
+        assert part.amounts.shape == part.entities.shape == (labelled,)
+        assert part.amounts.strides == part.entities.strides == (0,)
+        assert np.isnan(part.amounts).all()
+        assert (part.entities == NO_ENTITY).all()

@@ -2,7 +2,8 @@
 
 PostgreSQL: one ``GROUP BY segment`` query whose labelled scores, labels, label times and
 sources (and the unlabelled rows' scores, which the nowcast counts) come back as binary
-``float8[]``/``int2[]``/``timestamptz[]`` values, parsed by numpy as strided views. This is
+``float8[]``/``int2[]``/``timestamptz[]`` values, one column of a segment to a row, parsed by
+numpy as strided views. This is
 the column-wise binary transfer the design asks of COPY without its cost in Python: psycopg
 hands COPY OUT to Python one message per row (measured 1.45 s for 10^6 rows here), where one
 binary array per column is one message (0.41 s for the same rows, the server's own work
@@ -99,9 +100,13 @@ def as_array(
 ) -> npt.NDArray[Any]:
     """A column :func:`binary_array_cursor` read, as ``dtype``, no copy when it already is one.
     NULL (an aggregate over no rows, or a column no row of the segment has, which the query
-    sends as NULL rather than as an array as long as its rows) is ``rows`` times ``none``."""
+    sends as NULL rather than as an array as long as its rows) is ``rows`` times ``none``: a
+    read-only view of one value, which holds no memory per row (the amounts of a 10^7-row window
+    that has none were 80 MB of NaN)."""
     if value is None:
-        return np.full(rows, none, dtype=dtype)
+        if not rows:
+            return np.empty(0, dtype=dtype)
+        return np.broadcast_to(np.array(none, dtype=dtype), (rows,))
     return value.astype(dtype, copy=False)
 
 
@@ -130,26 +135,57 @@ def parse_binary_array(data: bytes | memoryview | None, dtype: str) -> npt.NDArr
 # Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
 # where a float of epoch seconds is not), an unknown one as -infinity, whose binary value is
 # the int8 minimum: UNKNOWN_LABEL_TIME as it is.
-_PG_QUERY = """
+_AGGREGATE = """
 SELECT segment,
-       count(*),
-       array_agg(score) FILTER (WHERE label IS NOT NULL),
-       array_agg(label) FILTER (WHERE label IS NOT NULL),
-       array_agg(score) FILTER (WHERE label IS NULL),
-       array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL),
-       array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL),
+       count(*) AS total,
+       array_agg(score) FILTER (WHERE label IS NOT NULL) AS scores,
+       array_agg(label) FILTER (WHERE label IS NOT NULL) AS labels,
+       array_agg(score) FILTER (WHERE label IS NULL) AS unlabelled,
+       array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL) AS times,
+       array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL) AS sources,
        CASE WHEN count(amount) > 0 THEN
-         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NOT NULL) END,
+         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NOT NULL) END
+         AS amounts,
        CASE WHEN count(amount) > 0 THEN
-         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL) END,
+         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL) END
+         AS unlabelled_amounts,
        CASE WHEN count(entity) > 0 THEN
          array_agg(COALESCE(hashtextextended(entity, 0), %(none)s))
-           FILTER (WHERE label IS NOT NULL) END,
+           FILTER (WHERE label IS NOT NULL) END AS entities,
        CASE WHEN count(entity) > 0 THEN
          array_agg(COALESCE(hashtextextended(entity, 0), %(none)s)) FILTER (WHERE label IS NULL) END
+         AS unlabelled_entities
 FROM predictions
 WHERE model_id = %(model)s AND window_start = %(start)s
 GROUP BY segment
+"""
+_COLUMNS = (
+    "scores",
+    "labels",
+    "unlabelled",
+    "times",
+    "sources",
+    "amounts",
+    "unlabelled_amounts",
+    "entities",
+    "unlabelled_entities",
+)
+# A segment's columns come back one to a row (k: its place in _COLUMNS), each in the column of
+# its type, the others NULL. libpq receives a row whole, into a buffer that grows by doubling and
+# is not given back while the connection lives: the whole segment in one row made that 512 MiB
+# at 10^7 rows (54 bytes a row) beside the result itself, and the result held every column until
+# the last was parsed. A column to a row, read in single-row mode, holds one column at a time (a
+# timestamptz array, 12 bytes a row, is the largest). The set-returning function sits in the
+# select list so that the aggregate runs once, under it, whatever the planner's estimates.
+_PG_QUERY = f"""
+SELECT segment, total, k,
+       CASE k WHEN 0 THEN scores WHEN 2 THEN unlabelled
+              WHEN 5 THEN amounts WHEN 6 THEN unlabelled_amounts END,
+       CASE k WHEN 1 THEN labels WHEN 4 THEN sources END,
+       CASE k WHEN 3 THEN times END,
+       CASE k WHEN 7 THEN entities WHEN 8 THEN unlabelled_entities END
+FROM (SELECT *, generate_series(0, {len(_COLUMNS) - 1}) AS k
+      FROM ({_AGGREGATE}) AS segments) AS parts
 """
 
 
@@ -242,39 +278,42 @@ def binary_array_cursor(raw: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
 def _read_postgresql(
     raw: psycopg.Connection[Any], model_id: int, window_start: datetime
 ) -> list[SegmentRows]:
+    params = {"model": model_id, "start": window_start, "none": NO_ENTITY}
+    read: dict[str, tuple[int, dict[str, npt.NDArray[Any] | None]]] = {}
     with binary_array_cursor(raw) as cursor:
-        cursor.execute(_PG_QUERY, {"model": model_id, "start": window_start, "none": NO_ENTITY})
-        fetched = cursor.fetchall()
-    out = []
-    while fetched:
-        # Popped, so that each segment's arrays are freed once it is built (they are the
-        # SegmentRows' own where the type already fits: no second copy of a column).
-        row = fetched.pop()
-        segment, total, scores, labels, unlabelled, times, sources = row[:7]
-        amounts, unlabelled_amounts, entities, unlabelled_entities = row[7:]
-        del row
-        labelled_rows = 0 if labels is None else labels.size
-        unlabelled_rows = 0 if unlabelled is None else unlabelled.size
-        times = as_array(times, np.int64)
-        known = times != UNKNOWN_LABEL_TIME
-        times[known] += POSTGRES_EPOCH_MICROS  # in place: PostgreSQL's epoch to Unix's
-        out.append(
-            SegmentRows(
-                str(segment),
-                int(total),
-                as_array(scores, np.float64),
-                as_array(labels, np.int8),
-                as_array(unlabelled, np.float64),
-                times,
-                as_array(sources, np.int8),
-                amounts=as_array(amounts, np.float64, labelled_rows, np.nan),
-                unlabelled_amounts=as_array(
-                    unlabelled_amounts, np.float64, unlabelled_rows, np.nan
-                ),
-                entities=as_array(entities, np.int64, labelled_rows, NO_ENTITY),
-                unlabelled_entities=as_array(
-                    unlabelled_entities, np.int64, unlabelled_rows, NO_ENTITY
-                ),
-            )
-        )
-    return out
+        # One row at a time (single-row mode): each column's result is freed once parsed.
+        for segment, total, k, *typed in cursor.stream(_PG_QUERY, params, binary=True):
+            columns = read.setdefault(str(segment), (int(total), {}))[1]
+            columns[_COLUMNS[k]] = next((v for v in typed if v is not None), None)
+            del typed
+    return [_segment_rows(segment, total, columns) for segment, (total, columns) in read.items()]
+
+
+def _segment_rows(
+    segment: str, total: int, columns: dict[str, npt.NDArray[Any] | None]
+) -> SegmentRows:
+    """A segment's columns as read (each the array itself where its type already fits: no
+    second copy of a column)."""
+    labels, unlabelled = columns["labels"], columns["unlabelled"]
+    labelled_rows = 0 if labels is None else labels.size
+    unlabelled_rows = 0 if unlabelled is None else unlabelled.size
+    times = as_array(columns["times"], np.int64)
+    known = times != UNKNOWN_LABEL_TIME
+    times[known] += POSTGRES_EPOCH_MICROS  # in place: PostgreSQL's epoch to Unix's
+    return SegmentRows(
+        segment,
+        total,
+        as_array(columns["scores"], np.float64),
+        as_array(labels, np.int8),
+        as_array(unlabelled, np.float64),
+        times,
+        as_array(columns["sources"], np.int8),
+        amounts=as_array(columns["amounts"], np.float64, labelled_rows, np.nan),
+        unlabelled_amounts=as_array(
+            columns["unlabelled_amounts"], np.float64, unlabelled_rows, np.nan
+        ),
+        entities=as_array(columns["entities"], np.int64, labelled_rows, NO_ENTITY),
+        unlabelled_entities=as_array(
+            columns["unlabelled_entities"], np.int64, unlabelled_rows, NO_ENTITY
+        ),
+    )
