@@ -42,6 +42,7 @@ import httpx
 import msgspec
 import numpy as np
 from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.client import CalmonClient
 from app.db.engine import create_db_engine, create_session_factory
@@ -220,6 +221,19 @@ def staged_rows(model_id: int, batch: Batch) -> StagedRows:
     if batch.amounts is None:
         return rows
     return dataclasses.replace(rows, amounts=batch.amounts, entities=batch.entities)
+
+
+def plant_sentinels(factory: sessionmaker[Session], model_id: int) -> None:
+    """Store rows whose ids sort after every path's, in every window of the run, so that no
+    path appends at the right edge of the id indexes.
+
+    PostgreSQL inserts a key greater than every stored one without descending the index (it
+    remembers the rightmost leaf) and splits that leaf 90/10 rather than in halves: the path
+    whose tag sorted last ran up to 20% faster than a path with the same rows and an earlier
+    tag (the twins with amount and entity, tagged after every path, looked cheaper than the
+    paths without them). With the sentinels every path inserts inside the indexes alike."""
+    sentinels = make_batches(700, 700, tag="~")[0]  # "~" sorts after letters and digits
+    write_calmon_floor(factory, staged_rows(model_id, sentinels))
 
 
 def post_batch(
@@ -407,6 +421,7 @@ def run(
     factory = create_session_factory(engine)
     try:
         preload(engine, model_id, ids, stored_rows, datetime(2026, 11, 1, tzinfo=UTC))
+        plant_sentinels(factory, model_id)
         with (
             running_server(database_url) as server,
             bearer_client(server.base_url, token) as http,
