@@ -9,7 +9,7 @@ also faster on an ordinary batch (measured in /work/notes/issue-16-memory.md).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -17,6 +17,45 @@ from app.ingest.errors import RowError
 from app.ingest.nonfinite import non_finite_errors
 
 _DECODER: Final = msgspec.json.Decoder()
+
+
+class Row(msgspec.Struct, forbid_unknown_fields=True):
+    """A row object of a row-JSON batch, its values not looked at (app.ingest.validate checks
+    them). A field the row does not send is ``UNSET``, so that an optional column exists only
+    where some row sends it, as with the row objects read as dicts."""
+
+    id: Any
+    timestamp: Any
+    score: Any
+    label: Any = msgspec.UNSET
+    segment: Any = msgspec.UNSET
+    labelled_at: Any = msgspec.UNSET
+    source: Any = msgspec.UNSET
+    amount: Any = msgspec.UNSET
+    entity: Any = msgspec.UNSET
+
+
+class RowsBody(msgspec.Struct, forbid_unknown_fields=True):
+    """A row-JSON body that is well formed: ``rows`` of :class:`Row`, and perhaps a batch id."""
+
+    rows: list[Row]
+    batch_id: Any = None
+
+
+_ROWS_DECODER: Final = msgspec.json.Decoder(RowsBody)
+
+
+def load_rows(body: bytes | bytearray) -> RowsBody | None:
+    """``body`` as a well-formed row-JSON body, or None when it is anything else (columnar
+    JSON, or a body with a problem: :func:`load_json` and the checks after it name it).
+
+    The rows become objects of one class with no per-row dict or key strings: 50,000 rows with
+    an amount and an entity parse and become columns in 29 ms where dicts took 45 ms.
+    """
+    try:
+        return _ROWS_DECODER.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None  # ValidationError is a DecodeError
 
 
 class InvalidJsonError(ValueError):

@@ -20,7 +20,7 @@ from app.ingest.errors import (
 )
 from app.ingest.labels import parse_labels
 from app.ingest.nonfinite import NAMED_UP_TO
-from app.ingest.parse import RawBatch, parse_csv, parse_json
+from app.ingest.parse import RawBatch, _columns_from_rows, parse_csv, parse_json
 from app.ingest.timestamps import parse_timestamps
 from app.ingest.validate import NO_LABEL, Limits, ValidBatch, validate
 
@@ -298,3 +298,36 @@ def test_every_bad_label_entry_is_counted_and_the_first_twenty_listed() -> None:
         parse_labels(msgspec.json.encode(entries), "json", max_rows=1_000)
     assert refused.value.extra["error_count"] == 500
     assert [d["row"] for d in refused.value.details] == list(range(20))
+
+
+_ROW_BODIES = [
+    [{"id": "a", "timestamp": "t", "score": 0.5, "label": 1, "segment": "FR", "amount": 3.5}],
+    [{"id": "a", "timestamp": "t", "score": 0.5}, {"id": "b", "timestamp": "t", "score": 1}],
+    [  # an optional field in one row only, label and segment in some
+        {"id": "a", "timestamp": "t", "score": 0.1, "entity": "card-1", "label": None},
+        {"id": "b", "timestamp": "t", "score": 0.2, "segment": "DE", "labelled_at": "x"},
+    ],
+    [{"id": "a", "timestamp": "t", "score": 0.3, "amount": None, "source": None}],  # null sent
+    [{"id": "a", "timestamp": "t", "score": [1, {"x": 2}]}],  # values are checked later
+    [],
+    [{"id": 7, "timestamp": 1.5e9, "score": "0.4", "label": True, "entity": "é" * 3}],
+]
+
+
+@pytest.mark.parametrize("rows", _ROW_BODIES)
+def test_row_objects_become_the_columns_the_dicts_did(rows: list[dict[str, Any]]) -> None:
+    """Well-formed row JSON is decoded into row objects, not dicts: the columns (names, order,
+    values, absent and null alike) are those the dicts gave (the path kept for everything else)."""
+    _assert_same_columns(msgspec.json.encode({"batch_id": "b1", "rows": rows}))
+
+
+def test_a_key_sent_twice_in_a_row_keeps_its_last_value_as_with_dicts() -> None:
+    _assert_same_columns(b'{"batch_id":"b1","rows":[{"id":"a","id":"b","timestamp":1,"score":2}]}')
+
+
+def _assert_same_columns(body: bytes) -> None:
+    parsed = parse_json(body)
+    as_dicts = _columns_from_rows(msgspec.json.decode(body)["rows"])
+    assert parsed.batch_id == "b1"
+    assert list(parsed.columns) == list(as_dicts)
+    assert parsed.columns == as_dicts
