@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics.blocks import BLOCK_ROWS
 from app.metrics.errors import InvalidInputError
 from app.metrics.types import Float64Array, Int64Array
 
@@ -63,8 +64,11 @@ def histogram(scores: npt.ArrayLike, edges: Float64Array) -> Int64Array:
     """Counts of ``scores`` in the ``len(edges) + 1`` bins: bin ``b`` holds the scores in
     ``[edges[b - 1], edges[b])`` (bin 0 everything below the first edge), so a score equal to
     the threshold counts with the scores above it, as the threshold's ``>=`` does."""
-    index = np.searchsorted(edges, np.asarray(scores, dtype=np.float64), side="right")
-    counts: Int64Array = np.bincount(index, minlength=edges.size + 1).astype(np.int64)
+    values = np.asarray(scores, dtype=np.float64)
+    counts: Int64Array = np.zeros(edges.size + 1, dtype=np.int64)
+    for start in range(0, values.size, BLOCK_ROWS):  # app/metrics/blocks.py
+        index = np.searchsorted(edges, values[start : start + BLOCK_ROWS], side="right")
+        counts += np.bincount(index, minlength=edges.size + 1)
     return counts
 
 
@@ -102,15 +106,16 @@ class ScoreHistogram:
         y = np.asarray(labels) != 0
         if s.shape != y.shape:
             raise InvalidInputError("scores and labels must have one length")
-        # One search for the labelled rows (the window's cost: ~35 ms per million rows).
-        index = np.searchsorted(edges, s, side="right")
-        total = np.bincount(index, minlength=edges.size + 1)
-        positives = np.bincount(index[y], minlength=edges.size + 1)
-        return cls(
-            positives.astype(np.int64),
-            (total - positives).astype(np.int64),
-            histogram(unlabelled, edges),
-        )
+        # One search for the labelled rows (the window's cost: ~35 ms per million rows), block
+        # by block (app/metrics/blocks.py).
+        total = np.zeros(edges.size + 1, dtype=np.int64)
+        positives = np.zeros(edges.size + 1, dtype=np.int64)
+        for start in range(0, s.size, BLOCK_ROWS):
+            rows = slice(start, start + BLOCK_ROWS)
+            index = np.searchsorted(edges, s[rows], side="right")
+            total += np.bincount(index, minlength=edges.size + 1)
+            positives += np.bincount(index[y[rows]], minlength=edges.size + 1)
+        return cls(positives, total - positives, histogram(unlabelled, edges))
 
     @property
     def rows(self) -> Int64Array:

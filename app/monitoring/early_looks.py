@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import numpy.typing as npt
 
+from app.metrics.blocks import BLOCK_ROWS
 from app.metrics.reporting import UNKNOWN_LOOK, Arrivals
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
@@ -82,12 +83,24 @@ class LabelledRows:
         its score's bin, a cleared row by whether it was flagged. (Each computed for the rows
         that need it: a window's rows are nearly all cleared ones, and a bin per row cost as
         much as counting them.)"""
-        arrival = arrival_looks(self.labelled_at, window_end, length)
-        fraud = self.labels == 1
+        rows = self.labels.size
+        if rows <= BLOCK_ROWS:
+            return self._block(slice(None), window_end, length)
+        # Block by block (app/metrics/blocks.py), the blocks' counts merged.
+        blocks = range(0, rows, BLOCK_ROWS)
+        return Arrivals.merged(
+            [self._block(slice(b, b + BLOCK_ROWS), window_end, length) for b in blocks]
+        )
+
+    def _block(self, rows: slice, window_end: datetime, length: timedelta) -> Arrivals:
+        """The arrivals of ``rows``."""
+        scores, labels, sources = self.scores[rows], self.labels[rows], self.sources[rows]
+        arrival = arrival_looks(self.labelled_at[rows], window_end, length)
+        fraud = labels == 1
         cleared = ~fraud
-        bins = np.searchsorted(self.edges, self.scores[fraud], side="right")
-        frauds = (bins, arrival[fraud], self.sources[fraud])
-        flagged = (self.scores >= self.threshold)[cleared]
-        cleared_keys = (flagged, arrival[cleared], self.sources[cleared])
+        bins = np.searchsorted(self.edges, scores[fraud], side="right")
+        frauds = (bins, arrival[fraud], sources[fraud])
+        flagged = (scores >= self.threshold)[cleared]
+        cleared_keys = (flagged, arrival[cleared], sources[cleared])
         del arrival  # every row's look, no longer needed while the cleared ones are counted
         return Arrivals.of(frauds=frauds, cleared=cleared_keys)

@@ -3,6 +3,7 @@ early estimates and the early drop test's likelihood ratio."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -530,3 +531,22 @@ def test_calm_windows_that_score_lower_than_the_reference_lower_no_drop() -> Non
     assert wider < level
     none = replace(_calm_reference(0.0), calm_windows=0)
     assert none.calm_tilt(FRAUD, axis, 1.0) is None
+
+
+def test_arrivals_merged_from_blocks_equal_those_counted_at_once() -> None:
+    rng = np.random.default_rng(7)
+    n = 5000
+    frauds = (rng.integers(0, 40, n), rng.integers(-1, 9, n), rng.integers(0, 4, n))
+    cleared = (rng.random(n) < 0.1, rng.integers(-1, 9, n), rng.integers(0, 4, n))
+    whole = Arrivals.of(frauds=frauds, cleared=cleared)
+    cuts = [0, 1, 1, 1700, 4999, n]  # an empty block among them
+    merged = Arrivals.merged(
+        [
+            Arrivals.of(
+                frauds=tuple(c[a:b] for c in frauds),  # type: ignore[arg-type]
+                cleared=tuple(c[a:b] for c in cleared),  # type: ignore[arg-type]
+            )
+            for a, b in itertools.pairwise(cuts)
+        ]
+    )
+    assert merged.to_bytes() == whole.to_bytes()

@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 from app.metrics import build_sketch, evaluate_sketch
+from app.metrics.blocks import BLOCK_ROWS
+from app.metrics.mixture import ScoreHistogram
+from app.metrics.reporting import Arrivals
 from app.metrics.tilt import binned_average_precision
 from app.monitoring.alerts import EarlyContinuation, SegmentAlert, settle
 from app.monitoring.detector import (
@@ -24,6 +27,7 @@ from app.monitoring.vocabulary import LABEL_SOURCE_CODES, UNKNOWN_LABEL_TIME
 
 DAY0 = datetime(2026, 3, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
+DAY_MICROS = 86_400_000_000
 
 
 def _micros(instant: datetime) -> int:
@@ -207,3 +211,30 @@ def test_settling_again_does_not_wrap_the_reason_again() -> None:
     again = settle(first, EarlyContinuation(continued, 2, DAY0), before=first)
     assert again.reason == first.reason
     assert first.judged_reason == "judged"
+
+
+def test_a_window_larger_than_a_block_is_counted_as_one() -> None:
+    """Past BLOCK_ROWS rows the arrivals are counted block by block and merged: the same
+    arrivals as one count of every row; and the score counts likewise."""
+    rng = np.random.default_rng(3)
+    n = BLOCK_ROWS + 12_345
+    end = DAY0 + DAY
+    labels = (rng.random(n) < 0.01).astype(np.int8)
+    scores = np.round(rng.random(n), 3)
+    labelled_at = _micros(end) + rng.integers(-DAY_MICROS, 30 * DAY_MICROS, n)
+    labelled_at[rng.random(n) < 0.05] = UNKNOWN_LABEL_TIME
+    sources = rng.integers(0, 4, n).astype(np.int8)
+    edges = np.linspace(0.05, 0.95, 19)
+    rows = LabelledRows(scores, labels, labelled_at, sources, edges, threshold=0.8)
+    looks = arrival_looks(labelled_at, end, DAY)
+    fraud = labels == 1
+    at_once = Arrivals.of(
+        frauds=(np.searchsorted(edges, scores[fraud], side="right"), looks[fraud], sources[fraud]),
+        cleared=((scores >= 0.8)[~fraud], looks[~fraud], sources[~fraud]),
+    )
+    assert rows.arrivals(end, DAY).to_bytes() == at_once.to_bytes()
+    bins = np.searchsorted(edges, scores, side="right")
+    counts = ScoreHistogram.of(edges, scores, labels, scores[:1000])
+    assert counts.positives.tolist() == np.bincount(bins[fraud], minlength=20).tolist()
+    assert counts.negatives.tolist() == np.bincount(bins[~fraud], minlength=20).tolist()
+    assert counts.unlabelled.tolist() == np.bincount(bins[:1000], minlength=20).tolist()
