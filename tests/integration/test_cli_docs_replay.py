@@ -6,6 +6,7 @@ its blocks, its shell, its comparison of printed lines)."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,15 +107,21 @@ def test_the_cli_pages_session_prints_what_the_page_shows(tmp_path: Path) -> Non
                 return False
             return True
 
-        # The labels came after the predictions: the worker computes the windows again.
-        wait_for(
-            lambda: prints_as_shown(METRICS),
-            "the windows computed with their labels, as the page shows them",
-            timeout=90,
-            poll=0.5,
-            diagnostics=lambda: shown(METRICS),
-        )
-        for heading in (STATUS, ALERTS, ANALYSES):
+        # The labels came after the predictions: the worker computes the windows again, one
+        # model's after the other's (the status, which lists both, may show the second one's
+        # still dirty when the first one's metrics already print as the page shows them).
+        for heading, what in (
+            (METRICS, "the windows computed with their labels, as the page shows them"),
+            (STATUS, "every model's windows computed, as the page's status shows"),
+        ):
+            wait_for(
+                functools.partial(prints_as_shown, heading),
+                what,
+                timeout=90,
+                poll=0.5,
+                diagnostics=functools.partial(shown, heading),
+            )
+        for heading in (ALERTS, ANALYSES):
             check(heading)
         whatif = json.loads((tmp_path / "whatif.json").read_text())
         assert whatif["model"] == "card-fraud"
