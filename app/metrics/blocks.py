@@ -10,6 +10,14 @@ are the counts of the whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Final
 
 BLOCK_ROWS: Final = 1 << 20
+
+
+def blocks(rows: int) -> Iterator[slice]:
+    """The slices that cut ``rows`` rows into blocks of BLOCK_ROWS: at least one (empty when
+    there are no rows), so that work summed over the blocks has a block to start from."""
+    for start in range(0, max(rows, 1), BLOCK_ROWS):
+        yield slice(start, start + BLOCK_ROWS)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics.blocks import BLOCK_ROWS
+from app.metrics.blocks import blocks
 from app.metrics.reporting import UNKNOWN_LOOK, Arrivals
 from app.metrics.types import Float64Array, Int64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_TIME
@@ -83,14 +83,9 @@ class LabelledRows:
         its score's bin, a cleared row by whether it was flagged. (Each computed for the rows
         that need it: a window's rows are nearly all cleared ones, and a bin per row cost as
         much as counting them.)"""
-        rows = self.labels.size
-        if rows <= BLOCK_ROWS:
-            return self._block(slice(None), window_end, length)
         # Block by block (app/metrics/blocks.py), the blocks' counts merged.
-        blocks = range(0, rows, BLOCK_ROWS)
-        return Arrivals.merged(
-            [self._block(slice(b, b + BLOCK_ROWS), window_end, length) for b in blocks]
-        )
+        parts = [self._block(block, window_end, length) for block in blocks(self.labels.size)]
+        return parts[0] if len(parts) == 1 else Arrivals.merged(parts)
 
     def _block(self, rows: slice, window_end: datetime, length: timedelta) -> Arrivals:
         """The arrivals of ``rows``."""

@@ -285,7 +285,6 @@ def _read_postgresql(
         for segment, total, k, *typed in cursor.stream(_PG_QUERY, params, binary=True):
             columns = read.setdefault(str(segment), (int(total), {}))[1]
             columns[_COLUMNS[k]] = next((v for v in typed if v is not None), None)
-            del typed
     return [_segment_rows(segment, total, columns) for segment, (total, columns) in read.items()]
 
 
