@@ -39,7 +39,7 @@ from app.metrics._kernel import (
     compute,
     entity_odds,
 )
-from app.metrics._resampling import AmountSpread, Sampling, merge_blocks, resample
+from app.metrics._resampling import AmountSpread, merge_blocks, resample
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
@@ -182,7 +182,7 @@ def bootstrap(
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
         prepared = Prepared.of(
-            resample(counts, size, rng, Sampling(normal_above), spread),
+            resample(counts, size, rng, normal_above, spread),
             sequential=False,
             budgets=budget.kernel(),
             entity_odds=odds,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.metrics._poisson_inversion import poisson_columns
 from app.metrics._resampling import merge_blocks
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
@@ -147,7 +148,8 @@ def _multinomial(
 
 
 def _poisson(rng: np.random.Generator, mean: Float64Array, replicates: int) -> Float64Array:
-    """``replicates`` rows of independent Poisson(mean) counts, normal for large means."""
+    """``replicates`` rows of independent Poisson(mean) counts, normal for large means, the
+    small ones by inversion (app/metrics/_poisson_inversion.py)."""
     out = np.empty((replicates, mean.size))
     large = mean >= _NORMAL_ABOVE
     if large.any():
@@ -156,7 +158,7 @@ def _poisson(rng: np.random.Generator, mean: Float64Array, replicates: int) -> F
         out[:, large] = np.maximum(m + np.sqrt(m) * z, 0)
     if not large.all():
         m = mean[~large]
-        out[:, ~large] = rng.poisson(m, size=(replicates, m.size))
+        out[:, ~large] = poisson_columns(m, replicates, rng)
     return out
 
 

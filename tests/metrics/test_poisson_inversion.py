@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.metrics._poisson_inversion import inverse_poisson, poisson_inverted
+from app.metrics._poisson_inversion import inverse_poisson, poisson_columns, poisson_inverted
 
 
 @pytest.mark.parametrize("mean", [0.3, 1.0, 6.0, 12.0, 29.0])
@@ -48,3 +48,21 @@ def test_each_uniform_maps_to_the_smallest_count_whose_cdf_exceeds_it() -> None:
     np.testing.assert_array_equal(inverse_poisson(u, 2.0), [0, 0, 1, 3, 4])
     top = inverse_poisson(np.array([np.nextafter(1.0, 0.0)]), 2.0)
     assert 20 <= top[0] <= int(2 + 10 * math.sqrt(2) + 12)
+
+
+def test_columns_draw_each_mean_as_its_own_table_would() -> None:
+    """A mean per column, real-valued, 0 included: each column is the count its own table
+    gives the same uniform (so it follows the Poisson probabilities the test above checks), one
+    uniform each; a mean of 0 draws 0. A guide one row off, or a shift that lets a row's guide
+    point into the next row, fails."""
+    means = np.array([0.0, 0.05, 0.3, 1.0, 2.5, 6.0, 12.3, 29.9, 30.0, 7.7])
+    a, b = np.random.default_rng(9), np.random.default_rng(9)
+    drawn = poisson_columns(means, 20_000, a)
+    u = b.random((20_000, means.size))
+    assert a.random() == b.random()
+    assert drawn.shape == (20_000, means.size)
+    assert not drawn[:, 0].any()
+    for j, mean in enumerate(means[1:], start=1):
+        np.testing.assert_array_equal(drawn[:, j], inverse_poisson(u[:, j].copy(), float(mean)))
+        assert abs(drawn[:, j].mean() - mean) < 4.5 * math.sqrt(mean / drawn.shape[0])
+    assert poisson_columns(means, 0, a).shape == (0, means.size)

@@ -19,9 +19,10 @@ from app.metrics.prior_grid import (
 )
 from tests.support.synthetic import siblini_window
 
-# Largest interpolation error allowed, in interval widths (the module docstring's figures).
+# Largest interpolation error allowed, in interval widths (the module docstring's figures: the
+# largest over 16 seeds on this window, AP's 0.012 with numpy's sampler, 0.014 with inversion).
 # Precision is exact up to the quantiles' linear interpolation between order statistics.
-TOLERANCE = {"precision": 1e-6, "f1": 0.01, "average_precision": 0.01}
+TOLERANCE = {"precision": 1e-6, "f1": 0.01, "average_precision": 0.015}
 LOOSE = 0.03  # best F1 and PR-Gain AUC
 
 
