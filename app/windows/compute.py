@@ -152,9 +152,10 @@ def compute_claim(
                 duration_seconds=time.perf_counter() - started,
             )
             store_window(repo, now, evaluated, references, stamp)
-        early = run_early(EarlyRepository(session), monitoring, now, references)
+        # The bins settled above under the model's lock: cut once and kept, so not read again.
+        early = run_early(EarlyRepository(session), monitoring, now, references, settled)
         run_detector(monitoring, repo, now, references, early)
-        run_nowcasts(nowcasts, monitoring, now, references)
+        run_nowcasts(nowcasts, monitoring, now, references, settled)
         if not queue.complete(claim, owner):
             raise LeaseLostError(f"lease on {claim} lost before completion")
     return ComputeOutcome(

@@ -60,7 +60,6 @@ from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
 from app.windows.model_pass import ModelPass
-from app.windows.scores import stored_edges
 
 EARLY_PER_PASS = 400
 """Windows a worker pass estimates at most (a few milliseconds each): a model of many segments
@@ -95,12 +94,12 @@ def run_early(
     monitoring: MonitoringRepository,
     now: ModelPass,
     references: ModelReferences,
+    edges: Float64Array | None,
 ) -> EarlyPass:
     """Estimate the windows that need it, store the estimates, return the evidence steps and
-    each segment's dispersion."""
+    each segment's dispersion; ``edges``: the model's score bins (as settled by this pass)."""
     model = now.model
     nowcasts = NowcastRepository(repo.session)
-    edges = stored_edges(nowcasts, model.id)
     if edges is None or references.pi0 is None:
         return EarlyPass()
     threshold_bin = int(np.searchsorted(edges, model.threshold, side="right"))

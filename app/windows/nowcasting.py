@@ -56,7 +56,6 @@ from app.monitoring.vocabulary import SEGMENT_ALL, WINDOW_LENGTH, Granularity
 from app.windows.evaluation import seed_for
 from app.windows.judging import ModelReferences
 from app.windows.model_pass import ModelPass
-from app.windows.scores import stored_edges
 
 
 def run_nowcasts(
@@ -64,10 +63,11 @@ def run_nowcasts(
     monitoring: MonitoringRepository,
     now: ModelPass,
     references: ModelReferences,
+    edges: Float64Array | None,
 ) -> None:
-    """Estimate the windows that need it; store the estimates and provisional verdicts."""
+    """Estimate the windows that need it; store the estimates and provisional verdicts;
+    ``edges``: the model's score bins (as settled by this pass)."""
     model = now.model
-    edges = stored_edges(repo, model.id)
     if edges is None:
         return
     rows = []
