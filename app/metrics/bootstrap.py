@@ -22,15 +22,14 @@ Both are tested against the exact bootstrap (``normal_above=inf, max_entries=Non
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from app.metrics._card_bootstrap import CardReplicates, draw_totals
+from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_totals
 from app.metrics._kernel import (
     AmountCounts,
     Columns,
@@ -43,6 +42,7 @@ from app.metrics._resampling import AmountSpread, merge_blocks, resample
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
+from app.metrics.percentiles import PercentileCut, expanded_tail
 from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
 from app.metrics.result import counts_of, evaluate_sketch
@@ -202,7 +202,8 @@ def bootstrap(
         columns=(reg_cols, cal_cols),
         bases=(merged_reg, merged_cal, middle),
     )
-    cut = _Cut(replicates, level)
+    cut = PercentileCut(replicates, level)
+    tail = _tails(sketch, level, cards is not None)
     # Every interval this bootstrap reports, cut in one batch (one sort per metric and prior).
     names = list(reg_cols)
     grid_names = [n for n in GRID_METRICS if n in cal_cols[middle]]
@@ -210,7 +211,7 @@ def bootstrap(
     centres = [point.regular[n] for n in names] + [point.calibrated[n] for n in grid_names]
     bases = [float(merged_reg[n][0]) for n in names]
     bases += [float(merged_cal[n][0]) for n in grid_names]
-    cuts = cut.intervals(replicate_columns, centres, bases)
+    cuts = cut.intervals(replicate_columns, centres, bases, [tail(n) for n in names + grid_names])
     regular = dict(zip(names, cuts[: len(names)], strict=True))
     at_pi0 = dict(zip(grid_names, cuts[len(names) :], strict=True))
     calibrated = {
@@ -226,6 +227,7 @@ def bootstrap(
             priors=priors,
             cal_cols=cal_cols,
             cut=cut,
+            tail=tail,
             step=grid.step,
             point=point.calibrated,
             at_pi0=at_pi0,
@@ -241,75 +243,14 @@ def bootstrap(
     )
 
 
-@dataclass(frozen=True)
-class _Cut:
-    """Turns replicate values into percentile intervals (see :class:`Intervals`)."""
-
-    replicates: int
-    level: float
-
-    def intervals(
-        self,
-        columns: Sequence[list[FloatingArray]],
-        centres: Sequence[float | None],
-        bases: Sequence[float],
-    ) -> list[Interval | None]:
-        """Per column: the percentiles of its replicates, shifted by ``centre - base`` (exact
-        minus merged value); None where the centre is undefined or too many replicates are.
-
-        Columns with equally many finite replicates share one ``np.quantile`` call along an
-        axis (on their finite values), which gives each row the floats a call on that row alone
-        would. Nearly all columns are complete; on small windows, where a replicate without
-        positives leaves many columns a few NaNs short, the columns fall into a few groups of
-        equal counts, and one call per group replaced one per column (a tenth of a small
-        window's worker time).
-        """
-        if not columns:
-            return []
-        alpha = (1.0 - self.level) / 2.0
-        q = [alpha, 1.0 - alpha]
-        matrix = _rows_of(columns)
-        finite = np.isfinite(matrix)
-        counts = finite.sum(axis=1)
-        bounds = np.full((len(columns), 2), np.nan)
-        enough = counts >= self.replicates * (1 - alpha)
-        for count in np.unique(counts[enough]):
-            rows = np.flatnonzero(enough & (counts == count))
-            if rows.size == len(columns) and count == matrix.shape[1]:
-                values = matrix  # every column complete: no copy (the common case)
-            elif count == matrix.shape[1]:
-                values = matrix[rows]
-            else:
-                values = matrix[rows][finite[rows]].reshape(rows.size, int(count))
-            # values is this call's own array: np.quantile may partition it in place (the
-            # same partition on the same values: the same floats, one copy fewer).
-            bounds[rows] = np.quantile(values, q, axis=1, overwrite_input=True).T
-        out: list[Interval | None] = []
-        for (lo, hi), centre, base in zip(bounds.tolist(), centres, bases, strict=True):
-            if centre is None or not math.isfinite(base) or not math.isfinite(lo):
-                out.append(None)
-            else:
-                out.append((lo + centre - base, hi + centre - base))
-        return out
-
-
-def _rows_of(columns: Sequence[list[FloatingArray]]) -> FloatingArray:
-    """Each column's parts end to end, one row a column (the replicates of one metric)."""
-    width = sum(part.size for part in columns[0])
-    dtype = np.result_type(*(part.dtype for parts in columns for part in parts))
-    matrix: FloatingArray = np.empty((len(columns), width), dtype=dtype)
-    for row, parts in zip(matrix, columns, strict=True):
-        np.concatenate(parts, out=row)
-    return matrix
-
-
 def _grid(
     sketch: CurveSketch,
     counts: ReplicateCounts,
     *,
     priors: list[float],
     cal_cols: list[dict[str, list[FloatingArray]]],
-    cut: _Cut,
+    cut: PercentileCut,
+    tail: Callable[[str], float],
     step: float,
     point: Mapping[str, float | None],
     at_pi0: Mapping[str, Interval | None],
@@ -332,7 +273,8 @@ def _grid(
     ]
     bases = [float(merged[GRID_METRICS[m]][g]) for m, g in cells]
     bounds = np.full((len(GRID_METRICS), len(priors), 2), np.nan)
-    for (m, g), interval in zip(cells, cut.intervals(columns, centres, bases), strict=True):
+    tails = [tail(GRID_METRICS[m]) for m, _ in cells]
+    for (m, g), interval in zip(cells, cut.intervals(columns, centres, bases, tails), strict=True):
         if interval is not None:
             bounds[m, g] = interval
     for m, name in enumerate(GRID_METRICS):
@@ -340,6 +282,16 @@ def _grid(
         if interval is not None:
             bounds[m, middle] = interval
     return IntervalGrid(pi0=priors[middle], step=step, metrics=GRID_METRICS, bounds=bounds)
+
+
+def _tails(sketch: CurveSketch, level: float, cards: bool) -> Callable[[str], float]:
+    """Each metric's tail share: the value metrics' expanded for their few units (their
+    frauds, or fraud cards with the card bootstrap: app/metrics/percentiles.py), the rest at
+    ``(1 - level) / 2``."""
+    values = sketch.entity_values
+    units = values.fraud.shape[0] if cards and values is not None else sketch.positives
+    value_tail, nominal = expanded_tail(level, units), (1.0 - level) / 2.0
+    return lambda name: value_tail if name in VALUE_METRICS else nominal
 
 
 def _use_cards(

@@ -9,12 +9,15 @@ import math
 
 import numpy as np
 
-from app.metrics.bootstrap import _Cut
+from app.metrics.percentiles import PercentileCut
 from app.metrics.reporting import Arrivals
 
 
 def _cut_one_column_at_a_time(
-    cut: _Cut, columns: list[list[np.ndarray]], centres: list[float | None], bases: list[float]
+    cut: PercentileCut,
+    columns: list[list[np.ndarray]],
+    centres: list[float | None],
+    bases: list[float],
 ) -> list[tuple[float, float] | None]:
     """The cut as it was: one ``np.quantile`` call per column with missing replicates."""
     alpha = (1.0 - cut.level) / 2.0
@@ -42,7 +45,7 @@ def test_cut_by_groups_of_equal_finite_counts_gives_each_column_its_own_floats()
         columns = [list(np.array_split(row, 3)) for row in matrix]  # the replicate chunks
         centres = [None if rng.random() < 0.05 else float(rng.random()) for _ in columns]
         bases = [math.nan if rng.random() < 0.05 else float(rng.random()) for _ in columns]
-        cut = _Cut(replicates, 0.95)
+        cut = PercentileCut(replicates, 0.95)
         expected = _cut_one_column_at_a_time(cut, columns, centres, bases)
         assert cut.intervals(columns, centres, bases) == expected
 
