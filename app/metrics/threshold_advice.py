@@ -33,6 +33,7 @@ from scipy.special import chdtri  # chi2.ppf(p, df) is chdtri(df, 1 - p); scipy.
 from app.metrics._kernel import ReplicateCounts
 from app.metrics._resampling import AmountSpread, merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
+from app.metrics.percentiles import expanded_tail
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array, Interval
 
@@ -81,6 +82,8 @@ class _Rates:
     fpr: Float64Array
     value_recall: Float64Array | None = None
     """The share of the fraud amount at or above each candidate (None: no amounts)."""
+    value_tail: float = (1 - LEVEL) / 2
+    """Where its interval is read: expanded for the reference's few frauds (percentiles.py)."""
 
 
 @dataclass(frozen=True)
@@ -254,6 +257,7 @@ def _rates(
         tpr=tp / tp[:, -1:],
         fpr=fp / (fp[:, -1:] + below_r[:, None]),
         value_recall=value_recall[both] if value_recall is not None else None,
+        value_tail=expanded_tail(LEVEL, sketch.positives),
     )
 
 
@@ -370,16 +374,17 @@ class _Outlook:
         shares = self.rates.value_recall
         if shares is None or not math.isfinite(float(shares[0, j])):
             return {}
-        return {"value_recall": float(shares[0, j]), "value_recall_ci": _interval(shares[1:, j])}
+        interval = _interval(shares[1:, j], self.rates.value_tail)
+        return {"value_recall": float(shares[0, j]), "value_recall_ci": interval}
 
 
 _QUANTILES = ((1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2)
 
 
-def _interval(column: Float64Array) -> Interval | None:
-    """The percentile interval of the finite replicates (None if too few are)."""
+def _interval(column: Float64Array, tail: float = _QUANTILES[0]) -> Interval | None:
+    """The percentile interval of the finite replicates at ``tail`` (None if too few are)."""
     finite = column[np.isfinite(column)]
     if finite.size < column.size * LEVEL:
         return None
-    lo, hi = np.quantile(finite, _QUANTILES)
+    lo, hi = np.quantile(finite, (tail, 1.0 - tail))
     return float(lo), float(hi)

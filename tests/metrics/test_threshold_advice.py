@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.metrics import InvalidInputError, build_sketch, evaluate
+from app.metrics import InvalidInputError, build_sketch, evaluate, threshold_advice
 from app.metrics.threshold_advice import Situation, advise, dispersion, rates_at
 from bench import threshold_advice as advice_bench
 
@@ -137,3 +137,29 @@ def test_a_tiny_reference_is_advised_on_or_refused_cleanly() -> None:
     lone = build_sketch([0.9, 0.3], [1, 0], threshold=0.5)  # 40% of draws have both classes
     with pytest.raises(InvalidInputError, match="too small"):
         advise(lone, Situation(**{**situation.__dict__, "rows": 2.0}), replicates=200)
+
+
+def test_a_reference_with_few_frauds_widens_only_the_value_recall_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Value recall's interval is read at the expanded tail for the reference's frauds (as the
+    window's value metrics: app/metrics/percentiles.py); precision's and recall's are not."""
+    rng = np.random.default_rng(8)
+    labels = (rng.random(1500) < 0.01).astype(np.int64)
+    scores = rng.normal(size=labels.size) + 2.5 * labels
+    amounts = np.exp(rng.normal(3.0 + labels, 1.2))
+    sketch = build_sketch(scores, labels, threshold=2.0, amounts=amounts)
+    situation = Situation(
+        pi=0.01, pi_interval=None, rows=1500.0, threshold=2.0, capacity=None, target_precision=None
+    )
+    expanded = advise(sketch, situation, replicates=400).current
+    monkeypatch.setattr(threshold_advice, "expanded_tail", lambda level, units: (1 - level) / 2)
+    nominal = advise(sketch, situation, replicates=400).current
+    assert expanded.precision_ci == nominal.precision_ci
+    assert expanded.recall_ci == nominal.recall_ci
+    assert expanded.value_recall_ci is not None
+    assert nominal.value_recall_ci is not None
+    wide, narrow = expanded.value_recall_ci, nominal.value_recall_ci
+    assert wide[0] <= narrow[0]
+    assert narrow[1] <= wide[1]
+    assert wide[1] - wide[0] > narrow[1] - narrow[0]
