@@ -158,7 +158,8 @@ def bootstrap(
     a card's rows move together. Otherwise they draw each entry's amount given its drawn count
     ``C`` as ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
     Poisson bootstrap's sum of ``C`` draws, normal in its spread), clipped at 0; likewise the
-    negatives' amount at or above the threshold.
+    negatives' amount at or above the threshold. A few frauds decide the value metrics, so their
+    intervals are read at tails expanded for that few (app/metrics/percentiles.py).
     """
     p0 = check_pi0(pi0)
     if replicates < 10:
