@@ -52,7 +52,7 @@ ANALYSIS_RESPONSES[("post", "/v1/models/{name}/whatif")] = {
         "source": "history",
         "weighted": False,
         "precision": 0.239,
-        "precision_ci": [0.23, 0.249],
+        "precision_ci": [0.23, 0.248],
         "precision_at_ends": [0.0598, 0.376],
         "average_precision": 0.364,
         "average_precision_ci": [0.345, 0.384],
@@ -84,8 +84,8 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
         {
             "window_start": "2026-01-01T00:00:00Z",
             "pi": 0.0057,
-            "champion": {"value": 0.361, "ci": [0.236, 0.441], "reason": None},
-            "challenger": {"value": 0.406, "ci": [0.331, 0.508], "reason": None},
+            "champion": {"value": 0.361, "ci": [0.268, 0.435], "reason": None},
+            "challenger": {"value": 0.406, "ci": [0.316, 0.509], "reason": None},
             "difference": 0.0448,
         }
     ],
@@ -94,7 +94,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
         "champion": 0.382,
         "challenger": 0.415,
         "difference": 0.0329,
-        "ci": [0.00598, 0.059],
+        "ci": [0.00468, 0.0608],
         "leader": "challenger",
         "decided": True,
     },
@@ -103,7 +103,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
         "champion": 0.413,
         "challenger": 0.457,
         "difference": 0.0444,
-        "ci": [0.018, 0.0696],
+        "ci": [0.0166, 0.0715],
         "leader": "challenger",
         "decided": True,
     },
@@ -112,7 +112,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
         "champion": 0.364,
         "challenger": 0.39,
         "difference": 0.0266,
-        "ci": [-1.21e-05, 0.0518],
+        "ci": [-0.0015, 0.0538],
         "leader": "challenger",
         "decided": False,
         "pi_lo": 0.000795,
@@ -123,7 +123,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/compare")] = {
     "summary": (
         "By average precision the champion leads below 0.189%, the challenger above "
         "0.189%; at the current fraud rate 0.56% the challenger leads by 0.0444 "
-        "(challenger - champion: 95% interval +0.0180 to +0.0696, decided); over the "
+        "(challenger - champion: 95% interval +0.0166 to +0.0715, decided); over the "
         "history's range 0.0795% to 0.749% neither leads throughout (the order flips at "
         "0.189%)."
     ),
@@ -218,7 +218,7 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
         "metrics": {
             "average_precision": {
                 "value": 0.382,
-                "ci": [0.355, 0.408],
+                "ci": [0.356, 0.409],
                 "difference": 0.0,
                 "difference_ci": None,
                 "decided": None,
@@ -236,9 +236,9 @@ ANALYSIS_RESPONSES[("get", "/v1/models/{name}/segments/compare")] = {
             "metrics": {
                 "average_precision": {
                     "value": 0.377,
-                    "ci": [0.341, 0.415],
+                    "ci": [0.343, 0.415],
                     "difference": -0.00431,
-                    "difference_ci": [-0.0305, 0.0247],
+                    "difference_ci": [-0.0333, 0.0241],
                     "decided": False,
                     "reason": None,
                 }
