@@ -221,7 +221,7 @@ def test_the_read_sends_a_segment_one_column_to_a_row(
         raw = psycopg_connection(session)
         assert raw is not None
         with binary_array_cursor(raw) as cursor:
-            params = {"model": model_id, "start": DAY, "none": NO_ENTITY}
+            params = {"model": model_id, "start": DAY}
             rows = list(cursor.stream(_PG_QUERY, params, binary=True))
         segments = WindowRowsRepository(session).read(model_id, DAY)
     assert sorted(row[0] for row in rows) == ["DE"] * 9 + ["FR"] * 9
@@ -232,3 +232,46 @@ def test_the_read_sends_a_segment_one_column_to_a_row(
         assert part.amounts.strides == part.entities.strides == (0,)
         assert np.isnan(part.amounts).all()
         assert (part.entities == NO_ENTITY).all()
+
+
+def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """A part's amounts (entities) come back aligned with its scores when every row has one,
+    and as NaN (NO_ENTITY) for all when any row lacks one: the metrics use them only then, and
+    the read aggregates only the rows that have one."""
+    model_id = add_model(session_factory)
+    rows = [  # score (identifies the row), label, amount, entity, segment
+        (0.11, 1, 10.5, "card-1", "FR"),
+        (0.12, 0, 0.0, "card-2", "FR"),
+        (0.13, None, 7.25, "card-1", "FR"),
+        (0.14, 0, 3.0, None, "DE"),  # an amount on every DE row; an entity on one of two
+        (0.15, 1, 99.0, "card-1", "DE"),
+        (0.16, None, None, "card-3", "DE"),  # an unlabelled row without an amount
+    ]
+    insert_rows(
+        session_factory,
+        model_id,
+        DAY,
+        np.array([row[0] for row in rows]),
+        [row[1] for row in rows],
+        segments=[row[4] for row in rows],
+        amounts=[row[2] for row in rows],
+        entities=[row[3] for row in rows],
+    )
+    with session_factory() as session:
+        parts = {p.segment: p for p in WindowRowsRepository(session).read(model_id, DAY)}
+    fr, de = parts["FR"], parts["DE"]
+    amount_of = {row[0]: row[2] for row in rows}
+    assert fr.amounts.tolist() == [amount_of[s] for s in fr.scores.tolist()]
+    assert fr.unlabelled_amounts.tolist() == [7.25]
+    codes = dict(zip(fr.scores.tolist(), fr.entities.tolist(), strict=True))
+    assert codes[0.11] != codes[0.12]
+    assert NO_ENTITY not in codes.values()
+    assert fr.unlabelled_entities.tolist() == [codes[0.11]]  # card-1 again: the same code
+    assert de.amounts.tolist() == [amount_of[s] for s in de.scores.tolist()]
+    assert np.isnan(de.unlabelled_amounts).all()
+    assert de.unlabelled_amounts.shape == (1,)
+    assert (de.entities == NO_ENTITY).all()
+    assert de.entities.shape == (2,)
+    assert de.unlabelled_entities.tolist() != [NO_ENTITY]  # its one row names card-3

@@ -71,9 +71,12 @@ def insert_rows(
     segments: list[str] | None = None,
     labelled_at: list[datetime | None] | None = None,
     sources: list[int | None] | None = None,
+    amounts: list[float | None] | None = None,
+    entities: list[str | None] | None = None,
 ) -> None:
     """Insert one window's rows (label None = not labelled yet) and mark the window dirty;
-    ``labelled_at`` and ``sources`` (codes) per row, NULL if not given."""
+    ``labelled_at``, ``sources`` (codes), ``amounts`` and ``entities`` per row, NULL if not
+    given."""
     rows = [
         {
             "model_id": model_id,
@@ -85,6 +88,8 @@ def insert_rows(
             "segment": segments[i] if segments is not None else "all",
             "labelled_at": labelled_at[i] if labelled_at is not None else None,
             "label_source": sources[i] if sources is not None else None,
+            "amount": amounts[i] if amounts is not None else None,
+            "entity": entities[i] if entities is not None else None,
         }
         for i in range(len(scores))
     ]

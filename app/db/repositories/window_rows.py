@@ -46,9 +46,10 @@ class SegmentRows:
     label stored before label times were (its arrival is unknown); ``sources`` the stored code
     (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise. ``amounts`` and
     ``unlabelled_amounts`` are the rows' amounts, aligned with ``scores`` and ``unlabelled``,
-    NaN where a row has none (ingest accepts only finite amounts, so NaN means nothing else).
+    or NaN for all of them when any one has none (ingest accepts only finite amounts, so NaN
+    means nothing else): the metrics use a part's amounts only when every row has one.
     ``entities`` and ``unlabelled_entities`` are their entities as integer codes, equal for
-    equal entities within one read, NO_ENTITY where a row names none.
+    equal entities within one read, or NO_ENTITY for all when any row names none.
     """
 
     segment: str
@@ -129,7 +130,11 @@ def parse_binary_array(data: bytes | memoryview | None, dtype: str) -> npt.NDArr
 
 
 # The two score arrays and the amount and entity arrays of a segment are aggregated in one
-# scan, so each is aligned with its score array row by row. An entity travels as its 64-bit
+# scan, so each is aligned with its score array row by row. The amounts and entities are
+# aggregated over the rows that have one: the metrics use a part's amounts (entities) only when
+# every row has one, and an array as long as its scores is then aligned with them; a shorter
+# one is dropped (_complete). A window without either (most models) so builds no array of
+# placeholders (136 -> 100 ms of server time at 3 x 10^5 rows). An entity travels as its 64-bit
 # hash (hashtextextended): the metrics need only which rows share an entity, and two of a
 # window's entities share a hash with probability about entities^2 / 2^65 (3e-8 at a million).
 # Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
@@ -143,18 +148,13 @@ SELECT segment,
        array_agg(score) FILTER (WHERE label IS NULL) AS unlabelled,
        array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL) AS times,
        array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL) AS sources,
-       CASE WHEN count(amount) > 0 THEN
-         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NOT NULL) END
-         AS amounts,
-       CASE WHEN count(amount) > 0 THEN
-         array_agg(COALESCE(amount, 'NaN'::float8)) FILTER (WHERE label IS NULL) END
+       array_agg(amount) FILTER (WHERE label IS NOT NULL AND amount IS NOT NULL) AS amounts,
+       array_agg(amount) FILTER (WHERE label IS NULL AND amount IS NOT NULL)
          AS unlabelled_amounts,
-       CASE WHEN count(entity) > 0 THEN
-         array_agg(COALESCE(hashtextextended(entity, 0), %(none)s))
-           FILTER (WHERE label IS NOT NULL) END AS entities,
-       CASE WHEN count(entity) > 0 THEN
-         array_agg(COALESCE(hashtextextended(entity, 0), %(none)s)) FILTER (WHERE label IS NULL) END
-         AS unlabelled_entities
+       array_agg(hashtextextended(entity, 0))
+         FILTER (WHERE label IS NOT NULL AND entity IS NOT NULL) AS entities,
+       array_agg(hashtextextended(entity, 0))
+         FILTER (WHERE label IS NULL AND entity IS NOT NULL) AS unlabelled_entities
 FROM predictions
 WHERE model_id = %(model)s AND window_start = %(start)s
 GROUP BY segment
@@ -253,12 +253,15 @@ class WindowRowsRepository(Repository):
 
 
 def _amounts(values: Iterable[float | None]) -> Float64Array:
-    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    read = list(values)
+    kept = [v for v in read if v is not None]
+    return _complete(np.array(kept, dtype=np.float64), np.float64, len(read), np.nan)
 
 
 def _codes(entities: Iterable[str | None], codes: dict[str, int]) -> npt.NDArray[np.int64]:
-    numbered = [NO_ENTITY if e is None else codes.setdefault(e, len(codes)) for e in entities]
-    return np.array(numbered, dtype=np.int64)
+    read = list(entities)
+    numbered = [codes.setdefault(e, len(codes)) for e in read if e is not None]
+    return _complete(np.array(numbered, dtype=np.int64), np.int64, len(read), NO_ENTITY)
 
 
 def _micros_or_unknown(instant: datetime | None) -> int:
@@ -278,7 +281,7 @@ def binary_array_cursor(raw: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
 def _read_postgresql(
     raw: psycopg.Connection[Any], model_id: int, window_start: datetime
 ) -> list[SegmentRows]:
-    params = {"model": model_id, "start": window_start, "none": NO_ENTITY}
+    params = {"model": model_id, "start": window_start}
     read: dict[str, tuple[int, dict[str, npt.NDArray[Any] | None]]] = {}
     with binary_array_cursor(raw) as cursor:
         # One row at a time (single-row mode): each column's result is freed once parsed.
@@ -307,12 +310,21 @@ def _segment_rows(
         as_array(unlabelled, np.float64),
         times,
         as_array(columns["sources"], np.int8),
-        amounts=as_array(columns["amounts"], np.float64, labelled_rows, np.nan),
-        unlabelled_amounts=as_array(
+        amounts=_complete(columns["amounts"], np.float64, labelled_rows, np.nan),
+        unlabelled_amounts=_complete(
             columns["unlabelled_amounts"], np.float64, unlabelled_rows, np.nan
         ),
-        entities=as_array(columns["entities"], np.int64, labelled_rows, NO_ENTITY),
-        unlabelled_entities=as_array(
+        entities=_complete(columns["entities"], np.int64, labelled_rows, NO_ENTITY),
+        unlabelled_entities=_complete(
             columns["unlabelled_entities"], np.int64, unlabelled_rows, NO_ENTITY
         ),
     )
+
+
+def _complete(
+    value: npt.NDArray[Any] | None, dtype: type[np.generic], rows: int, none: float
+) -> npt.NDArray[Any]:
+    """A column read over the rows that have a value, as ``dtype``: itself if every one of
+    the ``rows`` rows has one, else ``rows`` times ``none`` (see :class:`SegmentRows`)."""
+    complete = value is not None and value.size == rows
+    return as_array(value if complete else None, dtype, rows, none)
