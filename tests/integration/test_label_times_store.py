@@ -4,6 +4,7 @@ migration 0013, the windows' newest_event (the model's clock) and the worker's r
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from app.db.repositories.window_rows import (
     _PG_QUERY,
     UNKNOWN_LABEL_SOURCE,
     UNKNOWN_LABEL_TIME,
+    SegmentRows,
     WindowRowsRepository,
     binary_array_cursor,
 )
@@ -39,9 +41,8 @@ def test_the_worker_reads_label_times_and_sources_aligned_with_the_labels(
 ) -> None:
     """Each labelled row's score, label, time and source at the same index, per segment and
     for the whole window; a label stored before times were has the sentinel and code 0."""
-    model_id = add_model(session_factory)
     exact = datetime(2099, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)  # no float rounds this
-    rows = [  # score (unique: identifies the row), label, labelled_at, source, segment
+    rows: list[tuple[Any, ...]] = [  # score (identifies the row), label, time, source, segment
         (0.11, 1, DAY + timedelta(days=30, microseconds=7), 2, "FR"),
         (0.12, None, None, None, "FR"),
         (0.13, 0, None, None, "FR"),  # stored before migration 0013
@@ -49,18 +50,7 @@ def test_the_worker_reads_label_times_and_sources_aligned_with_the_labels(
         (0.15, 1, DAY + timedelta(hours=1), 1, "DE"),
         (0.16, None, None, None, "DE"),
     ]
-    insert_rows(
-        session_factory,
-        model_id,
-        DAY,
-        np.array([row[0] for row in rows]),
-        [row[1] for row in rows],
-        segments=[row[4] for row in rows],
-        labelled_at=[row[2] for row in rows],
-        sources=[row[3] for row in rows],
-    )
-    with session_factory() as session:
-        segments = WindowRowsRepository(session).read(model_id, DAY)
+    segments = _stored_and_read(session_factory, rows, labelled_at=2, sources=3)
     expected = {
         (score, label, UNKNOWN_LABEL_TIME if at is None else datetime_to_micros(at), code or 0)
         for score, label, at, code, _ in rows
@@ -240,8 +230,7 @@ def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
     """A part's amounts (entities) come back aligned with its scores when every row has one,
     and as NaN (NO_ENTITY) for all when any row lacks one: the metrics use them only then, and
     the read aggregates only the rows that have one."""
-    model_id = add_model(session_factory)
-    rows = [  # score (identifies the row), label, amount, entity, segment
+    rows: list[tuple[Any, ...]] = [  # score (identifies the row), label, amount, entity, segment
         (0.11, 1, 10.5, "card-1", "FR"),
         (0.12, 0, 0.0, "card-2", "FR"),
         (0.13, None, 7.25, "card-1", "FR"),
@@ -249,18 +238,8 @@ def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
         (0.15, 1, 99.0, "card-1", "DE"),
         (0.16, None, None, "card-3", "DE"),  # an unlabelled row without an amount
     ]
-    insert_rows(
-        session_factory,
-        model_id,
-        DAY,
-        np.array([row[0] for row in rows]),
-        [row[1] for row in rows],
-        segments=[row[4] for row in rows],
-        amounts=[row[2] for row in rows],
-        entities=[row[3] for row in rows],
-    )
-    with session_factory() as session:
-        parts = {p.segment: p for p in WindowRowsRepository(session).read(model_id, DAY)}
+    read = _stored_and_read(session_factory, rows, amounts=2, entities=3)
+    parts = {p.segment: p for p in read}
     fr, de = parts["FR"], parts["DE"]
     amount_of = {row[0]: row[2] for row in rows}
     assert fr.amounts.tolist() == [amount_of[s] for s in fr.scores.tolist()]
@@ -275,3 +254,23 @@ def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
     assert (de.entities == NO_ENTITY).all()
     assert de.entities.shape == (2,)
     assert de.unlabelled_entities.tolist() != [NO_ENTITY]  # its one row names card-3
+
+
+def _stored_and_read(
+    session_factory: sessionmaker[Session], rows: list[tuple[Any, ...]], **columns: int
+) -> list[SegmentRows]:
+    """A new model's window of ``rows`` (score, label, ..., segment last; each keyword's column
+    at the position given), as the worker reads it back."""
+    model_id = add_model(session_factory)
+    fields: dict[str, Any] = {name: [row[i] for row in rows] for name, i in columns.items()}
+    insert_rows(
+        session_factory,
+        model_id,
+        DAY,
+        np.array([row[0] for row in rows]),
+        [row[1] for row in rows],
+        segments=[row[-1] for row in rows],
+        **fields,
+    )
+    with session_factory() as session:
+        return WindowRowsRepository(session).read(model_id, DAY)
