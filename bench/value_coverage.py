@@ -2,6 +2,7 @@
 
     python -m bench.value_coverage            # the table of docs/alert-budget.md (300 windows each)
     python -m bench.value_coverage --quick    # a smoke run
+    python -m bench.value_coverage --sizes 10 25   # some rows of the table (same draws)
 
 Siblini et al.'s Gaussian model (legitimate scores N(0, 1), fraud N(2.5, 1), threshold 2.0),
 fraud rate 1%, amounts lognormal (legitimate exp(N(3, 1.2)), fraud exp(N(4, 1.2)): frauds are
@@ -182,9 +183,13 @@ def coverage(variant: Variant, frauds: int, run: Run) -> dict[str, dict[str, flo
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help="frauds a window (default 10 25 100 1000)"
+    )
     args = parser.parse_args(argv)
     run = Run(30, 200, 10**6) if args.quick else Run(300, 400, 10**7)
     sizes = (25, 100) if args.quick else (10, 25, 100, 1_000)
+    sizes = tuple(args.sizes) if args.sizes else sizes
     print(f"coverage of 95% intervals, {run.windows} windows each, {run.replicates} replicates")
     found = {(v.name, frauds): coverage(v, frauds, run) for v in VARIANTS for frauds in sizes}
     for names, ways, title in (

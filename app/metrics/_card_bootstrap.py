@@ -17,6 +17,9 @@ from typing import Final
 import numpy as np
 
 from app.metrics._kernel import AmountCounts, Budgets, Columns, Prepared, ReplicateCounts
+from app.metrics._studentized import Offsets, SumDraws
+from app.metrics.budget import Budget
+from app.metrics.sketch import CurveSketch
 from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
 from app.metrics.types import FloatingArray
 
@@ -75,11 +78,98 @@ class CardReplicates:
         )
 
 
-def draw_totals(values: EntityValues, replicates: int, rng: np.random.Generator) -> FloatingArray:
-    """``replicates`` entity-resampled sums of :data:`COLUMNS` ``(R, 7)``, drawn in chunks (in
-    order from ``rng``)."""
-    chunk = max(1, _CELLS_PER_CHUNK // min(max(1, values.fraud.shape[0]), EXACT_FRAUD_ENTITIES))
-    parts = [
-        values.draw(min(chunk, replicates - start), rng) for start in range(0, replicates, chunk)
-    ]
-    return np.concatenate(parts)
+@dataclass(frozen=True)
+class CardDraws:
+    """A window's entity values and its card bootstrap's draws: each replicate's sums of
+    :data:`COLUMNS` ``(R, 7)`` and their spread (:meth:`EntityValues.draw_spread`)."""
+
+    values: EntityValues
+    totals: FloatingArray
+    spread: FloatingArray
+
+    @classmethod
+    def of(cls, values: EntityValues, replicates: int, rng: np.random.Generator) -> CardDraws:
+        """``replicates`` entity-resampled sums, drawn in chunks (in order from ``rng``)."""
+        chunk = max(1, _CELLS_PER_CHUNK // min(max(1, values.fraud.shape[0]), EXACT_FRAUD_ENTITIES))
+        parts = [
+            values.draw_spread(min(chunk, replicates - start), rng)
+            for start in range(0, replicates, chunk)
+        ]
+        return cls(
+            values=values,
+            totals=np.concatenate([p[0] for p in parts]),
+            spread=np.concatenate([p[1] for p in parts]),
+        )
+
+    def net_savings_offsets(
+        self,
+        replicated: tuple[CardReplicates, CardReplicates],
+        review_cost: float,
+        priors: list[float],
+        level: float,
+    ) -> tuple[Offsets, list[Offsets]]:
+        """Net savings' studentized interval ends relative to its value
+        (app/metrics/_studentized.py), regular and at each prior; ``replicated``: the
+        replicates' and the window's value metrics (:class:`CardReplicates`) from these sums."""
+        cards, point = replicated
+        draws = SumDraws(
+            totals=self.totals,
+            spread=self.spread,
+            window=self.values.totals()[None, :],
+            window_spread=self.values.spread()[None, :, :],
+            review_cost=review_cost,
+            level=level,
+        )
+        name = "net_savings"
+        drawn = [cards.regular[name]] + [at[name] for at in cards.calibrated]
+        bases = [float(point.regular[name][0])] + [float(at[name][0]) for at in point.calibrated]
+        return draws.at_priors(drawn, bases, priors)
+
+
+@dataclass(frozen=True)
+class CardIntervals:
+    """What the card bootstrap gives the rest of the bootstrap (app/metrics/bootstrap.py): its
+    draws, and the replicates' and the window's value metrics from them (regular, calibrated at
+    every prior)."""
+
+    draws: CardDraws
+    replicates: CardReplicates
+    point: CardReplicates
+
+    def net_savings(
+        self, review_cost: float, priors: list[float], level: float
+    ) -> tuple[Offsets, list[Offsets]]:
+        """Net savings' studentized interval ends (:meth:`CardDraws.net_savings_offsets`)."""
+        return self.draws.net_savings_offsets(
+            (self.replicates, self.point), review_cost, priors, level
+        )
+
+
+def use_cards(
+    sketch: CurveSketch,
+    draw: tuple[int, np.random.Generator],
+    priors: list[float],
+    budget: Budget,
+    sinks: tuple[
+        tuple[dict[str, list[FloatingArray]], list[dict[str, list[FloatingArray]]]],
+        tuple[Columns, Columns, int],
+    ],
+) -> CardIntervals | None:
+    """With the sketch's entity values, draw ``draw`` (replicates, from the generator) card
+    replicates and put their value metrics in ``sinks``' columns (regular, calibrated per
+    prior), and the window's in its bases (regular, calibrated at the middle prior)."""
+    values = sketch.entity_values
+    if values is None:
+        return None
+    spend, threshold = budget.kernel(), sketch.threshold
+    drawn = CardDraws.of(values, *draw)
+    cards = CardReplicates.of(drawn.totals, threshold, priors, spend, sequential=False)
+    point = CardReplicates.of(values.totals()[None, :], threshold, priors, spend)
+    (regular, calibrated), (base_regular, base_calibrated, middle) = sinks
+    for name, column in cards.regular.items():
+        regular[name] = [column]
+        base_regular[name] = point.regular[name]
+    for at_prior, drawn_at in zip(calibrated, cards.calibrated, strict=True):
+        at_prior.update({name: [column] for name, column in drawn_at.items()})
+    base_calibrated.update(point.calibrated[middle])
+    return CardIntervals(draws=drawn, replicates=cards, point=point)

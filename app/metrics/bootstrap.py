@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache, partial
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_totals
+from app.metrics._card_bootstrap import VALUE_METRICS, CardIntervals, use_cards
 from app.metrics._kernel import (
     AmountCounts,
     Columns,
@@ -39,6 +40,7 @@ from app.metrics._kernel import (
     entity_odds,
 )
 from app.metrics._resampling import AmountSpread, merge_blocks, resample
+from app.metrics._studentized import Offsets, SumDraws, around, row_sums, window_sums
 from app.metrics._validation import check_pi0
 from app.metrics.budget import NO_BUDGET, Budget
 from app.metrics.errors import InvalidInputError
@@ -49,6 +51,7 @@ from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import FloatingArray, Interval
 
+_NET = "net_savings"
 _CELLS_PER_CHUNK = 1 << 18  # replicate rows x entries per vectorised chunk (~2 MB per array)
 
 
@@ -159,13 +162,11 @@ def bootstrap(
     ``C`` as ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
     Poisson bootstrap's sum of ``C`` draws, normal in its spread), clipped at 0; likewise the
     negatives' amount at or above the threshold. A few frauds decide the value metrics, so their
-    intervals are read at tails expanded for that few (app/metrics/percentiles.py).
+    intervals are read at tails expanded for that few (app/metrics/percentiles.py); with the
+    card bootstrap, net savings' is studentized instead (app/metrics/_studentized.py).
     """
     p0 = check_pi0(pi0)
-    if replicates < 10:
-        raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
-    if not 0.0 < level < 1.0:
-        raise InvalidInputError(f"level must lie strictly between 0 and 1, got {level}")
+    _check_knobs(replicates, level)
     point = evaluate_sketch(sketch, pi0=p0, budget=budget)
     counts = counts_of(sketch)
     if max_entries is not None and sketch.scores.size > max_entries:
@@ -180,10 +181,16 @@ def bootstrap(
     cal_cols: list[dict[str, list[FloatingArray]]] = [{n: [] for n in GRID_METRICS} for _ in priors]
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     odds = entity_odds(counts)  # the entities are drawn apart from the rows
+    # Net savings without cards: studentized from the rows' sums (app/metrics/_studentized.py).
+    rows_net = sketch.entity_values is None and budget.review_cost is not None
+    row_draws: list[tuple[FloatingArray, FloatingArray]] = []
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
+        drawn = resample(counts, size, rng, normal_above, spread)
+        if spread is not None and rows_net:
+            row_draws.append(row_sums(drawn, spread))
         prepared = Prepared.of(
-            resample(counts, size, rng, normal_above, spread),
+            drawn,
             sequential=False,
             budgets=budget.kernel(),
             entity_odds=odds,
@@ -194,14 +201,12 @@ def bootstrap(
             for name, column in prepared.calibrated(prior).items():
                 columns[name].append(column)
     # Drawn after the rows' replicates, whose draws (and intervals) thus stay as they were.
-    cards = _use_cards(
+    cards = use_cards(
         sketch,
-        replicates=replicates,
-        rng=rng,
-        priors=priors,
-        budget=budget,
-        columns=(reg_cols, cal_cols),
-        bases=(merged_reg, merged_cal, middle),
+        (replicates, rng),
+        priors,
+        budget,
+        ((reg_cols, cal_cols), (merged_reg, merged_cal, middle)),
     )
     cut = PercentileCut(replicates, level)
     tail = _tails(sketch, level, cards is not None)
@@ -215,6 +220,22 @@ def bootstrap(
     cuts = cut.intervals(replicate_columns, centres, bases, [tail(n) for n in names + grid_names])
     regular = dict(zip(names, cuts[: len(names)], strict=True))
     at_pi0 = dict(zip(grid_names, cuts[len(names) :], strict=True))
+    # The merged counts calibrated to every prior: wanted by the grid and the rows' net savings.
+    merged_rows = cache(partial(_calibrated_rows, counts, priors, budget))
+    net = _net_savings(
+        sketch,
+        merged_rows,
+        cards=cards,
+        row_draws=row_draws,
+        replicated=(reg_cols, cal_cols),
+        merged=merged_reg,
+        priors=priors,
+        budget=budget,
+        level=level,
+    )
+    if net is not None:  # studentized instead
+        regular[_NET] = around(point.regular[_NET], net[0])
+        at_pi0[_NET] = around(point.calibrated[_NET], net[1][middle])
     calibrated = {
         # prior-invariant metrics: the calibrated value is the regular one
         name: at_pi0[name] if name in at_pi0 else regular[name]
@@ -224,7 +245,7 @@ def bootstrap(
     if grid is not None:
         interval_grid = _grid(
             sketch,
-            counts,
+            merged_rows,
             priors=priors,
             cal_cols=cal_cols,
             cut=cut,
@@ -234,6 +255,7 @@ def bootstrap(
             at_pi0=at_pi0,
             budget=budget,
             cards=cards,
+            net=net,
         )
     return Intervals(
         level=level,
@@ -246,7 +268,7 @@ def bootstrap(
 
 def _grid(
     sketch: CurveSketch,
-    counts: ReplicateCounts,
+    merged_rows: Callable[[], Columns],
     *,
     priors: list[float],
     cal_cols: list[dict[str, list[FloatingArray]]],
@@ -256,15 +278,16 @@ def _grid(
     point: Mapping[str, float | None],
     at_pi0: Mapping[str, Interval | None],
     budget: Budget,
-    cards: CardReplicates | None,
+    cards: CardIntervals | None,
+    net: tuple[Offsets, list[Offsets]] | None,
 ) -> IntervalGrid:
     """The calibrated intervals at every prior of the grid (the middle one is ``pi0``: the
     intervals reported there, ``at_pi0``, bit for bit)."""
     exact = _calibrated_rows(counts_of(sketch), priors, budget)
-    merged = _calibrated_rows(counts, priors, budget)
+    merged = dict(merged_rows())  # a copy: the cards' point values replace some
     if cards is not None:  # the value metrics' replicates are the card bootstrap's
-        for name in cards.calibrated[0]:
-            merged[name] = np.array([row[name][0] for row in cards.calibrated])
+        for name in cards.point.calibrated[0]:
+            merged[name] = np.array([row[name][0] for row in cards.point.calibrated])
     middle = len(priors) // 2
     cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
     columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
@@ -278,6 +301,10 @@ def _grid(
     for (m, g), interval in zip(cells, cut.intervals(columns, centres, bases, tails), strict=True):
         if interval is not None:
             bounds[m, g] = interval
+    if net is not None and point[_NET] is not None:
+        m = GRID_METRICS.index(_NET)
+        for g, offsets in enumerate(net[1]):
+            bounds[m, g] = around(float(exact[_NET][g]), offsets) or (np.nan, np.nan)
     for m, name in enumerate(GRID_METRICS):
         interval = at_pi0.get(name)
         if interval is not None:
@@ -295,35 +322,42 @@ def _tails(sketch: CurveSketch, level: float, cards: bool) -> Callable[[str], fl
     return lambda name: value_tail if name in VALUE_METRICS else nominal
 
 
-def _use_cards(
+def _check_knobs(replicates: int, level: float) -> None:
+    if replicates < 10:
+        raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
+    if not 0.0 < level < 1.0:
+        raise InvalidInputError(f"level must lie strictly between 0 and 1, got {level}")
+
+
+def _net_savings(
     sketch: CurveSketch,
+    merged_rows: Callable[[], Columns],
     *,
-    replicates: int,
-    rng: np.random.Generator,
+    cards: CardIntervals | None,
+    row_draws: list[tuple[FloatingArray, FloatingArray]],
+    replicated: tuple[dict[str, list[FloatingArray]], list[dict[str, list[FloatingArray]]]],
+    merged: Columns,
     priors: list[float],
     budget: Budget,
-    columns: tuple[dict[str, list[FloatingArray]], list[dict[str, list[FloatingArray]]]],
-    bases: tuple[Columns, Columns, int],
-) -> CardReplicates | None:
-    """With the sketch's entity values, put the card bootstrap's value-metric replicates in
-    ``columns`` (regular, calibrated per prior) and its point values in ``bases`` (regular,
-    calibrated at the middle prior); return the point values at every prior (for the grid)."""
-    values = sketch.entity_values
-    if values is None:
+    level: float,
+) -> tuple[Offsets, list[Offsets]] | None:
+    """Net savings' studentized interval ends (app/metrics/_studentized.py), regular and at
+    each prior, from the card bootstrap's sums or else the row bootstrap's; None without a
+    review cost or amounts."""
+    cost = budget.review_cost
+    if cost is None:
         return None
-    kernel_budget = budget.kernel()
-    totals = draw_totals(values, replicates, rng)
-    cards = CardReplicates.of(totals, sketch.threshold, priors, kernel_budget, sequential=False)
-    point = CardReplicates.of(values.totals()[None, :], sketch.threshold, priors, kernel_budget)
-    regular, calibrated = columns
-    base_regular, base_calibrated, middle = bases
-    for name, column in cards.regular.items():
-        regular[name] = [column]
-        base_regular[name] = point.regular[name]
-    for at_prior, drawn in zip(calibrated, cards.calibrated, strict=True):
-        at_prior.update({name: [column] for name, column in drawn.items()})
-    base_calibrated.update(point.calibrated[middle])
-    return point
+    if cards is not None:
+        return cards.net_savings(cost, priors, level)
+    if not row_draws:
+        return None
+    totals, spreads = (np.concatenate(part) for part in zip(*row_draws, strict=True))
+    window, window_spread = window_sums(sketch)
+    draws = SumDraws(totals, spreads, window, window_spread, cost, level)
+    regular, calibrated = replicated
+    merged_at = merged_rows()[_NET].tolist()
+    drawn = [np.concatenate(regular[_NET])] + [np.concatenate(c[_NET]) for c in calibrated]
+    return draws.at_priors(drawn, [float(merged[_NET][0]), *merged_at], priors)
 
 
 def _calibrated_rows(counts: ReplicateCounts, priors: list[float], budget: Budget) -> Columns:

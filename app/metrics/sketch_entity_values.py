@@ -44,6 +44,9 @@ COLUMNS: Final = (
 """An entity's sums: its frauds (all, and at or above the threshold), their amount (caught,
 and in all), its legitimate rows (all, and flagged) and the flagged legitimate amount."""
 _LEGIT: Final = slice(4, 7)  # the columns an entity without a fraud can have non-zero
+SPREAD: Final = (0, 1, 2, 4, 5)
+"""The columns net savings depends on (frauds, flagged frauds, amount caught, legitimate rows,
+flagged legitimate rows), whose pairwise products a replicate's spread is taken over."""
 _WIDTH: Final = len(COLUMNS)
 _UPPER: Final = np.triu_indices(3)
 EXACT_FRAUD_ENTITIES: Final = 512
@@ -86,6 +89,16 @@ class EntityValues:
         fraud entities with the largest fraud amount (all of them, when no more) weighted by its
         own Poisson(1) count; the other entities' weighted sum drawn as a normal with its mean
         and covariance (each row's sums, and the sums of their products), clipped at 0."""
+        return self.draw_spread(size, rng, exact)[0]
+
+    def draw_spread(
+        self, size: int, rng: np.random.Generator, exact: int = EXACT_FRAUD_ENTITIES
+    ) -> tuple[Float64Array, Float64Array]:
+        """:meth:`draw`'s replicates (the same draws from ``rng``), and each replicate's sums
+        of the :data:`SPREAD` columns' pairwise products, shape ``(size, 5, 5)``: the
+        Poisson bootstrap's own estimate of the covariance of its sums (the drawn entities'
+        products weighted by their counts, the normal part's covariance as it is), which a
+        studentized interval divides by (app/metrics/_studentized.py)."""
         heavy = np.sort(np.argsort(-self.fraud[:, 3], kind="stable")[:exact])  # stored order
         light = np.ones(self.fraud.shape[0], dtype=bool)
         light[heavy] = False
@@ -99,7 +112,19 @@ class EntityValues:
         eigen, vectors = np.linalg.eigh(covariance)
         root = vectors * np.sqrt(np.clip(eigen, 0.0, None))
         out += np.clip(mean + rng.standard_normal((size, _WIDTH)) @ root.T, 0.0, None)
-        return out
+        drawn = self.fraud[heavy][:, SPREAD]
+        outer = (drawn[:, :, None] * drawn[:, None, :]).reshape(heavy.size, len(SPREAD) ** 2)
+        spread = (weights @ outer).reshape(size, len(SPREAD), len(SPREAD))
+        spread += covariance[np.ix_(SPREAD, SPREAD)]
+        return out, spread
+
+    def spread(self) -> Float64Array:
+        """The window's own sums of the :data:`SPREAD` columns' pairwise products (every
+        weight 1), shape ``(5, 5)``: :meth:`draw_spread`'s second part for the window itself."""
+        columns = self.fraud[:, SPREAD]
+        products: Float64Array = columns.T @ columns
+        products[3:, 3:] += self.legit_products[:2, :2]  # SPREAD's last two: legit's first two
+        return products
 
     def arrays(self) -> Float64Array:
         """All parts as one float64 array: F, the fraud rows, the count, the sums, then the

@@ -23,7 +23,7 @@ from app.metrics import (
     build_sketch,
     pool_sketches,
 )
-from app.metrics._card_bootstrap import VALUE_METRICS, CardReplicates, draw_totals
+from app.metrics._card_bootstrap import VALUE_METRICS, CardDraws, CardReplicates
 from app.metrics._kernel import Budgets
 from app.metrics._poisson_inversion import poisson_inverted
 from app.metrics.prior_grid import PriorGrid
@@ -95,7 +95,7 @@ def test_entity_replicates_equal_a_direct_per_entity_poisson_bootstrap() -> None
         "value_precision": (caught / (caught + flagged), caught / (caught + k * flagged)),
         "net_savings": (caught - COST * (tp + fp), (caught - COST * (tp + k * fp)) * scale),
     }
-    totals = draw_totals(values, replicates, np.random.default_rng(7))
+    totals = CardDraws.of(values, replicates, np.random.default_rng(7)).totals
     got = CardReplicates.of(totals, THRESHOLD, [pi0], Budgets(review_cost=COST))
     for name in VALUE_METRICS:
         regular, calibrated = direct[name]
