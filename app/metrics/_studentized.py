@@ -1,15 +1,16 @@
-"""Net savings' intervals from the card bootstrap, studentized (the bootstrap-t).
+"""Net savings' intervals, studentized (the bootstrap-t), from the bootstrap's own replicates.
 
-Net savings is a sum of money over the window's fraud cards: at 10 to 25 of them a heavy-tailed
-sum of a few large frauds, and skewed. A percentile interval of a skewed sum of few units is
-placed wrongly as well as too narrow (a window that missed the rare large fraud reads an upper
-end too low), and widening its tails for few units (app/metrics/percentiles.py) corrects the
-width only: its 95% intervals held the truth 76-91% of the time at 10-25 fraud cards
-(docs/alert-budget.md). The bootstrap-t (Efron & Tibshirani 1993, "An Introduction to the
-Bootstrap", ch. 12; among the better alternatives Hesterberg 2015 names for skewed data)
-divides each replicate's distance from the window's value by the replicate's own standard
-error and reads the interval from those t values, which carries the skew into the interval:
-``[value - t_hi se, value - t_lo se]``.
+Net savings is a sum of money over the window's frauds (its fraud cards, when rows name them):
+at 10 to 25 of them a heavy-tailed sum of a few large amounts, and skewed. A percentile
+interval of a skewed sum of few units is placed wrongly as well as too narrow (a window that
+missed the rare large fraud reads an upper end too low), and widening its tails for few units
+(app/metrics/percentiles.py) corrects the width only: with the card bootstrap its 95% intervals
+held the truth 76-91% of the time at 10-25 frauds a window (docs/alert-budget.md). The
+bootstrap-t (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 12; among the
+better alternatives Hesterberg 2015 names for skewed data) divides each replicate's distance
+from the window's value by the replicate's own standard error and reads the interval from
+those t values, which carries the skew into the interval: ``[value - t_hi se, value - t_lo
+se]``.
 
 A standard error needs no second bootstrap here. Under the Poisson bootstrap a replicate is a
 weighted sum of the cards' sums (weight w_i, the card's count), so the linearised variance of
@@ -35,7 +36,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
 import numpy as np
 
@@ -43,12 +43,12 @@ from app.metrics._kernel import ReplicateCounts
 from app.metrics._resampling import AmountSpread
 from app.metrics.percentiles import PercentileCut
 from app.metrics.sketch import CurveSketch
+from app.metrics.sketch_entity_values import SPREAD
 from app.metrics.types import FloatingArray, Interval
 
 Offsets = tuple[float, float] | None
 """An interval's ends relative to the window's value (None: no interval)."""
-_P, _TP, _C, _N, _FP = range(5)  # positions of app.metrics.sketch_entity_values.SPREAD
-_SUMS: Final = (0, 1, 2, 4, 5)  # the same columns in the seven sums of a card
+_P, _TP, _C, _N, _FP = range(5)  # positions in SPREAD, the columns of the seven sums used
 
 
 def standard_error(
@@ -57,7 +57,7 @@ def standard_error(
     """Net savings' linearised standard error at each of ``priors`` (None: regular) and per
     row, ``(G, R)``: ``sums`` ``(R, 7)``, ``spread`` their :data:`SPREAD` columns' pairwise
     product sums ``(R, 5, 5)``; NaN where undefined."""
-    p, tp, c, n_, fp = sums[:, _SUMS].T
+    p, tp, c, n_, fp = sums[:, SPREAD].T
     r = review_cost
     gradient = np.zeros((len(priors), sums.shape[0], 5))
     regular = np.array([pi0 is None for pi0 in priors])

@@ -162,8 +162,9 @@ def bootstrap(
     ``C`` as ``C m + sqrt(C v) z`` (``m``, ``v``: the mean and variance of the amounts there; the
     Poisson bootstrap's sum of ``C`` draws, normal in its spread), clipped at 0; likewise the
     negatives' amount at or above the threshold. A few frauds decide the value metrics, so their
-    intervals are read at tails expanded for that few (app/metrics/percentiles.py); with the
-    card bootstrap, net savings' is studentized instead (app/metrics/_studentized.py).
+    intervals are read at tails expanded for that few (app/metrics/percentiles.py), but net
+    savings' (a skewed sum of money) is studentized from the cards' or the rows' sums instead
+    (app/metrics/_studentized.py).
     """
     p0 = check_pi0(pi0)
     _check_knobs(replicates, level)
