@@ -8,10 +8,11 @@ import time
 from collections.abc import Callable
 
 from fastapi import APIRouter, FastAPI, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 
 from app.errors import AuthenticationError
 from app.observability.collector import CalmonCollector
+from app.observability.exposition import render
 from app.observability.service_metrics import RequestLatencyMiddleware, ServiceMetrics
 from app.settings import Settings
 
@@ -24,10 +25,10 @@ PAGE_TTL_SECONDS = 5.0
 class ScrapePage:
     """The rendered /metrics text, made once per TTL however many scrapers ask at once.
 
-    Rendering a large registry costs seconds of CPU; four scrapers arriving together must not
-    cost four renderings (nor four times the memory). The first renders under the lock; the
-    others wait for it and get the same bytes. The service's own counters in the page are
-    therefore up to a TTL old.
+    Reading and rendering a large registry costs seconds of CPU; four scrapers arriving
+    together must not cost four renderings (nor four times the memory). The first renders
+    under the lock; the others wait for it and get the same bytes. The service's own counters
+    in the page are therefore up to a TTL old.
     """
 
     def __init__(
@@ -49,7 +50,7 @@ class ScrapePage:
         with self._lock:
             if self._page is not None and self._clock() - self._page[0] < self._ttl_seconds:
                 return self._page[1]
-            page = generate_latest(self._registry)
+            page = render(self._registry.collect())
             self.renderings += 1
             self._page = (self._clock(), page)
             return page
