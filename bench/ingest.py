@@ -497,9 +497,13 @@ def report(
         print("\nwith amount and entity, against the same path without them (same run):")
         by_name = {result.name: result for result in results}
         for path, share in twins.items():
+            without = by_name[without_fields(path)]
+            total = without.seconds / by_name[path].seconds
+            low, high = paired_share_interval(without, by_name[path])
             print(
-                f"  {without_fields(path):24} {by_name[without_fields(path)].rows_per_second:8,.0f}"
-                f" -> {by_name[path].rows_per_second:8,.0f} rows/s: {share:4.0%}"
+                f"  {without_fields(path):24} {without.rows_per_second:8,.0f}"
+                f" -> {by_name[path].rows_per_second:8,.0f} rows/s: {share:4.0%} (total time"
+                f" {total:.1%}, 95% interval over the batch rounds {low:.1%} to {high:.1%})"
             )
     print(f"\nCPU steps of one {batch_rows:,}-row request, in-process (best of 3):")
     for label, seconds in costs:
@@ -537,6 +541,19 @@ def fields_ratios(results: list[PathResult]) -> dict[str, float]:
         for result in results
         if result.name.endswith(WITH_FIELDS)
     }
+
+
+def paired_share_interval(
+    without: PathResult, with_fields: PathResult, draws: int = 4000, seed: int = 0
+) -> tuple[float, float]:
+    """95% interval of the twin's share of rows/s (``without``'s total time over
+    ``with_fields``'), resampling the batch rounds: both wrote batch b in the same round, so a
+    round that the machine slowed counts for both (a paired bootstrap)."""
+    paired = np.array([without.latencies, with_fields.latencies])
+    rounds = np.random.default_rng(seed).integers(0, paired.shape[1], (draws, paired.shape[1]))
+    shares = paired[0][rounds].sum(axis=1) / paired[1][rounds].sum(axis=1)
+    low, high = np.quantile(shares, [0.025, 0.975])
+    return float(low), float(high)
 
 
 def client_ratio(results: list[PathResult]) -> float:

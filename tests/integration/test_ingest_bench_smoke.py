@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from bench.ingest import client_ratio, fields_ratios, ratios, run
+from bench.ingest import (
+    WITH_FIELDS,
+    client_ratio,
+    fields_ratios,
+    paired_share_interval,
+    ratios,
+    run,
+    without_fields,
+)
 from bench.ingest_client import PATHS
 from bench.ingest_client import run as client_run
 
@@ -31,6 +39,12 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
     # The twins with amount and entity ran (their >= 90% is for the full run, not this one).
     assert len(fields_ratios(results)) == 5  # the two floors' twins, the bounds, too
     assert min(fields_ratios(results).values()) >= 0.4, capsys.readouterr().out
+    # Each twin's paired interval holds its total-time share.
+    by_name = {result.name: result for result in results}
+    for twin in (name for name in by_name if name.endswith(WITH_FIELDS)):
+        without = by_name[without_fields(twin)]
+        low, high = paired_share_interval(without, by_name[twin])
+        assert low <= without.seconds / by_name[twin].seconds <= high
 
 
 @pytest.mark.slow
