@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -582,6 +583,14 @@ def client_ratio(results: list[PathResult]) -> float:
     return _ratio(by_name[CLIENT], by_name["columnar JSON via API"])
 
 
+def save_latencies(path: Path, setting: str, results: list[PathResult]) -> None:
+    """Append one pass's batch times, by path, to the JSON-lines file ``path``
+    (``python -m bench.ingest_pool`` pools the passes)."""
+    line = {"setting": setting, "latencies": {r.name: r.latencies for r in results}}
+    with path.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = write_load_parser(__doc__, rows=1_000_000)
     parser.add_argument("--ids", choices=[*ID_PATTERNS, "both"], default="both")
@@ -593,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
         "--row-fields",
         action="store_true",
         help="a twin of each API path and the client that sends amount and entity too",
+    )
+    parser.add_argument(
+        "--latencies-out",
+        type=Path,
+        help="append each pass's batch times to this JSON-lines file (bench.ingest_pool)",
     )
     args = parser.parse_args(argv)
     patterns = list(ID_PATTERNS) if args.ids == "both" else [args.ids]
@@ -611,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
                 row_fields=args.row_fields,
             )
             summary.append((pattern, stored, results))
+            if args.latencies_out:
+                save_latencies(args.latencies_out, f"{pattern} ids, {stored:,} stored", results)
     print("\nsummary: columnar JSON via API, rows/s and share of each floor (lower of 2 measures)")
     print(
         f"{'ids':11} {'stored':>10} {'calmon floor':>13} {'best floor':>11} {'API':>8} "

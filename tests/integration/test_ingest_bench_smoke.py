@@ -7,6 +7,8 @@ figures come from the full run of 10^6 rows (``python -m bench.ingest``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.ingest import (
@@ -16,15 +18,18 @@ from bench.ingest import (
     paired_share_interval,
     ratios,
     run,
+    save_latencies,
     without_fields,
 )
 from bench.ingest_client import PATHS
 from bench.ingest_client import run as client_run
+from bench.ingest_pool import main as pool_main
+from bench.ingest_pool import pooled_shares
 
 
 @pytest.mark.slow
 def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
-    backend: str, database_url: str, capsys: pytest.CaptureFixture[str]
+    backend: str, database_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     if backend != "postgresql":
         pytest.skip("the ingestion bench measures PostgreSQL's COPY path")
@@ -45,6 +50,17 @@ def test_bench_runs_and_the_api_paths_keep_up_with_the_floor(
         without = by_name[without_fields(twin)]
         low, high = paired_share_interval(without, by_name[twin])
         assert low <= without.seconds / by_name[twin].seconds <= high
+    # Pooled over two saved passes (here the same one twice), the share is the pass's.
+    saved = tmp_path / "runs.jsonl"
+    save_latencies(saved, "sequential", results)
+    save_latencies(saved, "sequential", results)
+    passes = [{r.name: r.latencies for r in results}] * 2
+    for path, (share, low, high) in pooled_shares(passes).items():
+        with_fields = by_name[path + WITH_FIELDS]
+        assert share == pytest.approx(by_name[path].seconds / with_fields.seconds)
+        assert low <= share <= high
+    assert pool_main([str(saved)]) == 0
+    assert "2 passes, 8 batch rounds pooled" in capsys.readouterr().out
 
 
 @pytest.mark.slow
