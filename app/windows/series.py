@@ -9,12 +9,11 @@ re-judged: a verdict once issued is history (app/monitoring/verdicts.py).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.cycle_collector import collector_paused
 from app.db.metrics_tables import Pi0Version
 from app.db.repositories.window_metrics import StoredSegment, WindowMetricsRepository
 from app.db.types import utcnow
@@ -92,7 +91,7 @@ def recompute_series(
     Returns how many stored window segments were recomputed from sketches.
     """
     model = at.now.model
-    with _collector_paused():
+    with collector_paused():
         fresh_start = fresh.inputs[0].window_start if fresh is not None else None
         stored = [r for r in repo.series(model.id) if r.window_start != fresh_start]
         sketches = [_sketch(r) for r in stored]  # each read once
@@ -189,21 +188,3 @@ def _recompute_segment(
         )
         (out.fresh_rows if stored_row is None else out.updated).append(new_row)
         (out.fresh_values if stored_row is None else out.stored_values).extend(values)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold off Python's cycle collector while a series is recomputed.
-
-    The pass keeps ~30 small containers per window alive until the commit, so the collector
-    would keep firing and walking every object in the process: measured on a 365-window series,
-    a quarter of the recomputation's time. Nothing here builds reference cycles worth
-    collecting early; the collector resumes (and catches up) afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
