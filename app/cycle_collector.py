@@ -3,8 +3,8 @@
 A collection of the oldest generation walks every tracked container in the process. A step that
 keeps tens of thousands of new containers alive until it ends (a CSV body's records, a series'
 windows) sets off one such collection after another, each walking the step's objects and the
-rest of the process again: measured, a quarter of a series' recomputation and 40-50% of
-parsing a 50,000-row CSV with amounts and cards. The steps build no reference cycles worth
+rest of the process again: measured, a quarter of a series' recomputation and 40-55% of
+parsing a 50,000-row CSV. The steps build no reference cycles worth
 collecting early; the collector resumes when they end and catches up.
 
 Steps may overlap (the API answers requests from a thread pool), so the collector resumes when

@@ -105,7 +105,7 @@ def parse_csv(
     as the line after the last allowed one is read.
     """
     # A record is a list: 50,000 of them alive at once set off collection after collection of
-    # the oldest generation, 40-50% of the parse with amounts and cards (app.cycle_collector).
+    # the oldest generation, 40-55% of the parse (app.cycle_collector).
     with collector_paused():
         return _parse_csv_table(body, batch_id, max_rows)
 
