@@ -33,7 +33,7 @@ import io
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -563,17 +563,28 @@ def fields_ratios(results: list[PathResult]) -> dict[str, float]:
     }
 
 
-def paired_share_interval(
-    without: PathResult, with_fields: PathResult, draws: int = 4000, seed: int = 0
-) -> tuple[float, float]:
-    """95% interval of the twin's share of rows/s (``without``'s total time over
-    ``with_fields``'), resampling the batch rounds: both wrote batch b in the same round, so a
-    round that the machine slowed counts for both (a paired bootstrap)."""
-    paired = np.array([without.latencies, with_fields.latencies])
-    rounds = np.random.default_rng(seed).integers(0, paired.shape[1], (draws, paired.shape[1]))
-    shares = paired[0][rounds].sum(axis=1) / paired[1][rounds].sum(axis=1)
-    low, high = np.quantile(shares, [0.025, 0.975])
-    return float(low), float(high)
+def pooled_share(
+    passes: Sequence[tuple[Sequence[float], Sequence[float]]], draws: int = 4000, seed: int = 0
+) -> tuple[float, float, float]:
+    """A twin's share of rows/s over ``passes`` (each: its path's batch times, the twin's):
+    total time without over total time with, and the 95% interval of a paired bootstrap that
+    resamples the batch rounds within each pass (both wrote batch b in the same round, so a
+    round that the machine slowed counts for both; a pass's ids, sizes and load stay its own)."""
+    rng = np.random.default_rng(seed)
+    totals = np.zeros((draws, 2))
+    for without, with_fields in passes:
+        paired = np.array([without, with_fields])
+        rounds = rng.integers(0, paired.shape[1], (draws, paired.shape[1]))
+        totals += paired[:, rounds].sum(axis=2).T
+    share = sum(map(sum, (p[0] for p in passes))) / sum(map(sum, (p[1] for p in passes)))
+    low, high = np.quantile(totals[:, 0] / totals[:, 1], [0.025, 0.975])
+    return float(share), float(low), float(high)
+
+
+def paired_share_interval(without: PathResult, with_fields: PathResult) -> tuple[float, float]:
+    """95% interval of one pass's share of rows/s for a twin (:func:`pooled_share`)."""
+    _, low, high = pooled_share([(without.latencies, with_fields.latencies)])
+    return low, high
 
 
 def client_ratio(results: list[PathResult]) -> float:

@@ -20,29 +20,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
-from bench.ingest import WITH_FIELDS, without_fields
+from bench.ingest import WITH_FIELDS, pooled_share, without_fields
 
 
 def pooled_shares(
-    passes: Sequence[dict[str, list[float]]], draws: int = 4000, seed: int = 0
+    passes: Sequence[dict[str, list[float]]],
 ) -> dict[str, tuple[float, float, float]]:
     """Per path with a twin: (pooled share, 95% interval low, high) over ``passes``."""
-    rng = np.random.default_rng(seed)
     twins = sorted({name for times in passes for name in times if name.endswith(WITH_FIELDS)})
-    shares = {}
-    for twin in twins:
-        path = without_fields(twin)
-        pairs = [np.array([times[path], times[twin]]) for times in passes if twin in times]
-        totals = np.zeros((draws, 2))
-        for pair in pairs:
-            rounds = rng.integers(0, pair.shape[1], (draws, pair.shape[1]))
-            totals += np.stack([pair[0][rounds].sum(axis=1), pair[1][rounds].sum(axis=1)], 1)
-        share = sum(p[0].sum() for p in pairs) / sum(p[1].sum() for p in pairs)
-        low, high = np.quantile(totals[:, 0] / totals[:, 1], [0.025, 0.975])
-        shares[path] = (float(share), float(low), float(high))
-    return shares
+    return {
+        without_fields(twin): pooled_share(
+            [(times[without_fields(twin)], times[twin]) for times in passes if twin in times]
+        )
+        for twin in twins
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
