@@ -22,7 +22,7 @@ from app.metrics.types import Float64Array
 from app.monitoring.early_looks import LabelledRows
 from app.monitoring.vocabulary import WINDOW_LENGTH, Granularity
 from app.windows.evaluation import Evaluated, SegmentInput
-from app.windows.rows import evaluated_rows, window_parts
+from app.windows.rows import evaluated_rows, numbered_parts, window_parts
 from app.windows.scores import counted_parts, flagged
 
 
@@ -42,7 +42,7 @@ def window_inputs(
     evaluated = _evaluated(segments, model)
     sent = [int(part.labels.size) for part in window_parts(segments)]
     horizon = model.label_horizon_days is not None
-    parts = window_parts(evaluated)
+    parts = numbered_parts(evaluated)
     sketches = [
         build_sketch(
             part.scores,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.db.repositories.window_rows import SegmentRows
+from app.metrics.sketch_build import NO_ENTITY, number_entities
 from app.monitoring.vocabulary import SEGMENT_ALL, UNKNOWN_LABEL_TIME
 
 
@@ -55,6 +56,27 @@ def window_parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
     segment on its own."""
     parts = [whole_window(list(segments), SEGMENT_ALL)]
     return parts + [s for s in segments if s.segment != SEGMENT_ALL]
+
+
+def numbered_parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
+    """:func:`window_parts` with the entities numbered once for the whole window (one sort of
+    its codes): each segment's rows then carry indices below the window's entity count, which
+    its entity sketch groups in linear time instead of sorting its codes again. Rows without
+    an entity keep NO_ENTITY."""
+    parts = window_parts(segments)
+    whole = parts[0]
+    named = whole.entities != NO_ENTITY
+    if not named.any():
+        return parts
+    numbered = np.full(whole.entities.size, NO_ENTITY, dtype=np.int64)
+    numbered[named] = number_entities(whole.entities[named])[0]
+    stops = np.cumsum([s.entities.size for s in segments])
+    by_name = {
+        s.segment: numbered[stop - s.entities.size : stop]
+        for s, stop in zip(segments, stops.tolist(), strict=True)
+    }
+    out = [dataclasses.replace(whole, entities=numbered)]
+    return out + [dataclasses.replace(p, entities=by_name[p.segment]) for p in parts[1:]]
 
 
 def evaluated_rows(segment: SegmentRows) -> SegmentRows:
