@@ -75,6 +75,23 @@ def test_the_standard_error_is_the_kernels_gradient(pi0: float | None) -> None:
         assert float(error[0, 0]) == pytest.approx(abs(slope), rel=1e-5)
 
 
+def test_the_standard_errors_of_many_priors_are_those_of_each_alone() -> None:
+    """One call at every prior of a grid (and the regular one) gives each prior's own
+    errors, row by row: the call shares the quadratic forms between priors."""
+    rng = np.random.default_rng(2)
+    sums = rng.uniform(1.0, 50.0, (40, 7))
+    sums[0, 0] = 0.0  # a replicate that drew no fraud: undefined when calibrated
+    root = rng.normal(size=(40, 5, 5))
+    spread = root @ root.transpose(0, 2, 1)
+    priors: list[float | None] = [0.002, None, 0.01, 0.3]
+    together = standard_error(sums, spread, COST, priors)
+    for g, pi0 in enumerate(priors):
+        alone = standard_error(sums, spread, COST, [pi0])[0]
+        np.testing.assert_allclose(together[g], alone, rtol=1e-13)
+    assert np.isnan(together[0, 0])
+    assert np.isfinite(together[1, 0])
+
+
 def test_each_replicates_spread_is_its_cards_products_weighted_by_their_counts() -> None:
     values = _values(2, legit_cards=False)
     assert values.legit_count == 0  # every entity holds a fraud: no normal part
