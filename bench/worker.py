@@ -72,6 +72,7 @@ from app.windows.model_pass import ModelPass
 from app.windows.rows import whole_window
 from app.windows.scores import counted_parts, flagged, stored_edges
 from app.windows.series import SeriesPass, recompute_series
+from bench.ingest import pooled_share
 
 FIRST = datetime(2025, 1, 1, tzinfo=UTC)
 THRESHOLD = 1.5
@@ -105,6 +106,15 @@ class Timing:
 
     def __str__(self) -> str:
         return f"{self.median:8.3f} s (min {min(self.runs):.3f}, max {max(self.runs):.3f})"
+
+
+def fields_ratio(budgeted: Timing, valued: Timing) -> tuple[float, float, float]:
+    """The window's time with amounts and cards over its time with the budget alone (totals
+    over the repeats), and a 95% interval: a paired bootstrap of the repeats, each of which
+    ran both (bench.ingest's :func:`pooled_share`, inverted). One run's medians move by 0.1
+    from run to run; the interval says how far one run's ratio can be trusted."""
+    share, low, high = pooled_share([(budgeted.runs, valued.runs)])
+    return 1.0 / share, 1.0 / high, 1.0 / low
 
 
 def _reset(engine: Engine) -> None:
@@ -564,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  worker with amount and entity on every row, cost, budget {one['valued']}")
     fields = one["valued"].median / one["budgeted"].median
     print(f"  ratio with / without amount and entity: {fields:.2f} (target <= 1.15)")
+    total, low, high = fields_ratio(one["budgeted"], one["valued"])
+    print(f"  same, total time over the repeats: {total:.2f} (95% interval {low:.2f}-{high:.2f})")
     print(f"  worker transfer alone with amount and entity          {one['valued_transfer']}")
     print(f"  one sort of the window's entity codes                {one['grouping']}")
     least = one["valued_transfer"].median - one["transfer"].median + one["grouping"].median

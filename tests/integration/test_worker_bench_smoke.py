@@ -24,6 +24,7 @@ def test_worker_benchmark_runs_and_prints_ratios(
     assert bench.main(argv) == 0
     out = capsys.readouterr().out
     assert "ratio worker / floor:" in out
+    assert re.search(r"total time over the repeats: [0-9.]+ \(95% interval [0-9.]+-[0-9.]+\)", out)
     # Even at this size, moving pi0 must cost a fraction of recomputing from raw rows (the full
     # run's target is 1%; a few windows are dominated by fixed per-statement costs).
     found = re.search(r"ratio sketches / raw rows: ([0-9.]+)%", out)
