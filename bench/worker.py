@@ -111,8 +111,9 @@ class Timing:
 def fields_ratio(budgeted: Timing, valued: Timing) -> tuple[float, float, float]:
     """The window's time with amounts and cards over its time with the budget alone (totals
     over the repeats), and a 95% interval: a paired bootstrap of the repeats, each of which
-    ran both (bench.ingest's :func:`pooled_share`, inverted). One run's medians move by 0.1
-    from run to run; the interval says how far one run's ratio can be trusted."""
+    ran both (bench.ingest's :func:`pooled_share`, inverted). It holds the noise between one
+    run's repeats; runs of the same code differ by more (0.1-0.2 at 10^4 rows): the machine's
+    moments between runs are not in it, so compare codes over several runs."""
     share, low, high = pooled_share([(budgeted.runs, valued.runs)])
     return 1.0 / share, 1.0 / high, 1.0 / low
 

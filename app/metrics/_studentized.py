@@ -64,8 +64,8 @@ def standard_error(
         caught_net = c - r * tp
         # The calibrated gradient (module docstring) is linear in pi0: g = pi0 a + (1 - pi0) b
         # per row, so g' S g = pi0^2 a'Sa + 2 pi0 (1 - pi0) a'Sb + (1 - pi0)^2 b'Sb, three
-        # numbers a row whatever the priors (one (G, R, 5) gradient per call cost 2 ms a window
-        # part, the bootstrap-t's largest share).
+        # numbers a row whatever the priors (a (G, R, 5) gradient and its einsum took 1.2-2.7 ms
+        # a call at 1,000 replicates and 18 priors; these forms, 0.36 ms).
         zero = np.zeros_like(p)
         a = np.stack([-caught_net * n_ / p**2, -r * n / p, n / p, caught_net / p, zero], axis=1)
         b = np.stack([-r * fp / n_, zero, zero, r * fp * p / n_**2, -r * n / n_], axis=1)

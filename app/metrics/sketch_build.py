@@ -109,6 +109,8 @@ def entity_rows(
     distinct code, scored at its rows' highest score, positive if any of its rows is; and each
     row's entity (its index in those rows: the codes' order)."""
     entity, size = number_entities(codes)
+    # Each entity's maximum score and label are scattered, not reduced over runs (reduceat
+    # over 10^5 short runs costs seven times more than maximum.at).
     top: Float64Array = np.full(size, -np.inf)
     np.maximum.at(top, entity, scores)
     fraud = np.zeros(size, dtype=np.int64)
