@@ -4,7 +4,10 @@ codes, whatever the codes look like."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from app.db.repositories.window_rows import SegmentRows
@@ -12,7 +15,7 @@ from app.metrics import build_sketch
 from app.metrics.sketch_build import NO_ENTITY, number_entities
 from app.windows.rows import numbered_parts, window_parts
 
-Codes = np.ndarray
+Codes = npt.NDArray[np.int64]
 
 
 def _segment(name: str, rng: np.random.Generator, rows: int, cards: Codes) -> SegmentRows:
@@ -70,9 +73,7 @@ def test_a_segment_without_entities_keeps_none() -> None:
     rng = np.random.default_rng([29, 24, 4])
     cards = np.arange(50, dtype=np.int64) * 1_000_003
     named, unnamed = _segment("a", rng, 200, cards), _segment("b", rng, 100, cards)
-    unnamed = SegmentRows(
-        **{**unnamed.__dict__, "entities": np.full(100, NO_ENTITY, dtype=np.int64)}
-    )
+    unnamed = dataclasses.replace(unnamed, entities=np.full(100, NO_ENTITY, dtype=np.int64))
     whole, first, second = numbered_parts([named, unnamed])
     whole_sketch = build_sketch(whole.scores, whole.labels, threshold=1.0, entities=whole.entities)
     assert whole_sketch.entities is None
@@ -83,7 +84,7 @@ def test_a_segment_without_entities_keeps_none() -> None:
 def test_without_entities_the_parts_are_left_as_they_are() -> None:
     rng = np.random.default_rng([29, 24, 5])
     segment = _segment("a", rng, 30, np.arange(3, dtype=np.int64))
-    segment = SegmentRows(**{**segment.__dict__, "entities": np.full(30, NO_ENTITY)})
+    segment = dataclasses.replace(segment, entities=np.full(30, NO_ENTITY, dtype=np.int64))
     assert numbered_parts([segment])[0].entities is window_parts([segment])[0].entities
 
 
