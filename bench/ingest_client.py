@@ -169,7 +169,8 @@ def run(
         path: make_batches(total_rows, batch_rows, tag="cafjp"[n]) for n, path in enumerate(PATHS)
     }
     per_part = -(-len(batches[COLUMNAR]) // parts)
-    directory = Path(tempfile.mkdtemp(prefix="calmon-bench-client-"))
+    scratch = tempfile.TemporaryDirectory(prefix="calmon-bench-client-")  # the files sent
+    directory = Path(scratch.name)
     results: list[dict[str, float]] = []
     # Each part's ratio to columnar JSON: parts are sent within seconds of each other, so a
     # burst of load elsewhere weighs less on the median of these than on a run's total.
@@ -225,6 +226,7 @@ def run(
     finally:
         reset(engine)
         engine.dispose()
+        scratch.cleanup()
     return results, part_shares, start
 
 

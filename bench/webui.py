@@ -135,7 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    directory = Path(tempfile.mkdtemp(prefix="calmon-bench-webui-"))
+    with tempfile.TemporaryDirectory(prefix="calmon-bench-webui-") as name:
+        return _in(args, Path(name))
+
+
+def _in(args: argparse.Namespace, directory: Path) -> int:
+    """The bench, its logs and its SQLite database in ``directory``."""
     args.seed = True
     if args.database is not None:
         seeded = args.database.exists()

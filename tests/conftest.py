@@ -51,7 +51,7 @@ from tests.support.databases import (
     settings_for,
     table_names,
 )
-from tests.support.server import LiveServer, running_server
+from tests.support.server import LiveServer, keep_logs_under, running_server
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -82,6 +82,13 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     """The database backend of this test variant: "sqlite" or "postgresql"."""
     name: Backend = request.param
     return name
+
+
+@pytest.fixture(scope="session", autouse=True)
+def process_logs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The logs of the processes tests start go to the session's temporary directory (which
+    pytest prunes to its last three sessions), not to directories of their own left in /tmp."""
+    keep_logs_under(tmp_path_factory.mktemp("process-logs"))
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
+from tests.support import server
 from tests.support.api import get_json
+from tests.support.server import calmon_process
 
 TESTS = Path(__file__).resolve().parent
 SHARED = "tests.support"
@@ -95,3 +98,20 @@ def test_get_json_keeps_a_query_written_in_the_path() -> None:
     with TestClient(app) as client:
         assert get_json(client, {}, "/echo?metric=recall") == {"query": "metric=recall"}
         assert get_json(client, {}, "/echo", metric="f1") == {"query": "metric=f1"}
+
+
+def test_a_process_log_stays_in_the_sessions_directory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with calmon_process(["--help"], "sqlite://") as (process, log_path):
+        process.wait(timeout=60)
+    assert log_path.is_relative_to(tmp_path_factory.getbasetemp())
+    assert "calmon" in log_path.read_text()  # still there for the test to read
+
+
+def test_outside_a_test_session_a_process_log_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "_log_roots", [])  # as a bench or a script runs it
+    with calmon_process(["--help"], "sqlite://") as (process, log_path):
+        process.wait(timeout=60)
+        assert "calmon" in log_path.read_text()
+    assert not log_path.parent.exists()

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +29,27 @@ import httpx
 from tests.support.waiting import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+_log_roots: list[Path] = []
+"""Where processes started without a log location write their logs: under pytest, the
+session's temporary directory (tests/conftest.py sets it; pytest keeps its last three runs'),
+where a test can still read a log after its process stopped."""
+
+
+def keep_logs_under(root: Path) -> None:
+    """Write the logs of processes started without a log location under ``root`` from now on."""
+    _log_roots[:] = [root]
+
+
+@contextmanager
+def _log_directory(prefix: str) -> Iterator[Path]:
+    """A directory for one process's log: under the test session's root, or (a bench, a
+    script) a temporary one removed when the process has stopped."""
+    if _log_roots:
+        yield Path(tempfile.mkdtemp(prefix=prefix, dir=_log_roots[0]))
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        yield Path(directory)
 
 
 @dataclass(frozen=True)
@@ -70,23 +91,25 @@ def calmon_process(
 ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     """Run ``calmon <args>`` (e.g. ``["worker"]``) on ``database_url``; SIGTERM it afterwards.
 
-    Yields the process and the file that receives its stdout and stderr.
+    Yields the process and the file that receives its stdout and stderr (by default in a
+    directory of :func:`_log_directory`'s).
     """
-    if log_path is None:
-        log_path = Path(tempfile.mkdtemp(prefix="calmon-process-")) / "process.log"
     settings_env = {"CALMON_DATABASE_URL": database_url, **(env or {})}
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", *args],
-            cwd=REPO_ROOT,
-            env=clean_environment(settings_env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield process, log_path
-    finally:
-        stop_process(process)
+    with ExitStack() as stack:  # the log's directory, if it is ours, outlives the process
+        if log_path is None:
+            log_path = stack.enter_context(_log_directory("calmon-process-")) / "process.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", *args],
+                cwd=REPO_ROOT,
+                env=clean_environment(settings_env),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            yield process, log_path
+        finally:
+            stop_process(process)
 
 
 @contextmanager
@@ -105,10 +128,13 @@ def running_server(
     if it exits, AssertionError with it if it is not ready within ``ready_timeout`` seconds.
     """
     port = free_port()
-    directory = log_dir or Path(tempfile.mkdtemp(prefix="calmon-server-"))
     command = ["serve", "--host", "127.0.0.1", "--port", str(port), *args]
-    log_path = directory / f"server-{port}.log"
-    with calmon_process(command, database_url, env=env, log_path=log_path) as (process, _):
+    with ExitStack() as stack:
+        directory = log_dir or stack.enter_context(_log_directory("calmon-server-"))
+        log_path = directory / f"server-{port}.log"
+        process, _ = stack.enter_context(
+            calmon_process(command, database_url, env=env, log_path=log_path)
+        )
         server = LiveServer(f"http://127.0.0.1:{port}", port, process, log_path)
         _wait_until_ready(server, ready_timeout)
         yield server
