@@ -53,12 +53,12 @@ class PercentileCut:
         merged value); None where the centre is undefined or more than ``(1 - level) / 2`` of
         the replicates are.
 
-        Columns with equally many finite replicates and the same tail share one
-        ``np.quantile`` call along an axis (on their finite values), which gives each row the
-        floats a call on that row alone would. Nearly all columns are complete; on small
-        windows, where a replicate without positives leaves many columns a few NaNs short, the
-        columns fall into a few groups of equal counts, and one call per group replaced one per
-        column (a tenth of a small window's worker time).
+        Columns with equally many finite replicates and the same tail share one sort along
+        an axis (of their finite values) and :func:`quantiles_of_sorted`, which gives each row
+        the floats ``np.quantile`` on that row alone would. Nearly all columns are complete; on
+        small windows, where a replicate without positives leaves many columns a few NaNs short,
+        the columns fall into a few groups of equal counts, and one call per group replaced one
+        per column (a tenth of a small window's worker time).
         """
         if not columns:
             return []
@@ -78,10 +78,10 @@ class PercentileCut:
                 values = matrix[rows]
             else:
                 values = matrix[rows][finite[rows]].reshape(rows.size, int(count))
-            # values is this call's own array: np.quantile may partition it in place (the
-            # same partition on the same values: the same floats, one copy fewer).
-            q = [share, 1.0 - share]
-            bounds[rows] = np.quantile(values, q, axis=1, overwrite_input=True).T
+            # values is this call's own array, or the matrix no one else reads: sorted in
+            # place (the same values in the same order: the same floats, one copy fewer).
+            values.sort(axis=1)
+            bounds[rows] = quantiles_of_sorted(values, (share, 1.0 - share)).T
         out: list[Interval | None] = []
         for (lo, hi), centre, base in zip(bounds.tolist(), centres, bases, strict=True):
             if centre is None or not math.isfinite(base) or not math.isfinite(lo):
@@ -93,9 +93,39 @@ class PercentileCut:
 
 def rows_of(columns: Sequence[list[FloatingArray]]) -> FloatingArray:
     """Each column's parts end to end, one row a column (the replicates of one metric)."""
+    if all(len(parts) == 1 for parts in columns):  # one chunk of replicates: one call
+        stacked: FloatingArray = np.stack([parts[0] for parts in columns])
+        return stacked
     width = sum(part.size for part in columns[0])
     dtype = np.result_type(*(part.dtype for parts in columns for part in parts))
     matrix: FloatingArray = np.empty((len(columns), width), dtype=dtype)
     for row, parts in zip(matrix, columns, strict=True):
         np.concatenate(parts, out=row)
     return matrix
+
+
+def quantiles_of_sorted(rows: FloatingArray, q: tuple[float, float]) -> FloatingArray:
+    """``np.quantile(rows, q, axis=1)`` (its default linear method) of rows already sorted,
+    float for float: shape ``(len(q), rows)``.
+
+    np.quantile moves the axis to the front and partitions the strided columns there, four
+    times slower than sorting the contiguous rows (SIMD) and reading the order statistics:
+    4.4 against 1.0 ms for 192 columns of 1,000 replicates, a bootstrap's grid. The
+    interpolation is numpy's own (``numpy.lib._function_base_impl._lerp``: from the lower
+    neighbour below a weight of 0.5, from the upper one from 0.5 on), so the floats match
+    (tests/metrics/test_percentiles.py: bit for bit, but for a zero's sign where -0.0 and 0.0
+    are both among the values, whose order among equals neither call promises).
+    """
+    count = rows.shape[1]
+    virtual = (count - 1) * np.asarray(q, dtype=np.float64)
+    lower = np.floor(virtual)
+    upper = lower + 1.0
+    lower[virtual >= count - 1] = upper[virtual >= count - 1] = -1.0  # the largest value
+    lower[virtual < 0] = upper[virtual < 0] = 0.0
+    gamma = (virtual - lower)[:, None]
+    below = rows[:, lower.astype(np.intp)].T
+    above = rows[:, upper.astype(np.intp)].T
+    difference = above - below
+    result: FloatingArray = np.add(below, difference * gamma)
+    np.subtract(above, difference * (1.0 - gamma), out=result, where=gamma >= 0.5)
+    return result

@@ -14,7 +14,7 @@ from scipy.stats import t as student
 from app.metrics import Budget, bootstrap, build_sketch
 from app.metrics._card_bootstrap import VALUE_METRICS
 from app.metrics.bootstrap import Intervals
-from app.metrics.percentiles import PercentileCut, expanded_tail
+from app.metrics.percentiles import PercentileCut, expanded_tail, quantiles_of_sorted
 from app.metrics.prior_grid import PriorGrid
 
 
@@ -56,6 +56,30 @@ def test_each_column_is_cut_at_its_own_tail_share() -> None:
     assert cut.intervals(columns, [0.0] * 12, [0.0] * 12) == cut.intervals(
         columns, [0.0] * 12, [0.0] * 12, [(1 - 0.95) / 2] * 12
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("count", [1, 2, 3, 10, 400, 999, 1000, 1001])
+def test_quantiles_of_sorted_rows_are_numpys_bit_for_bit(dtype: type, count: int) -> None:
+    """The percentile cut sorts rows and reads their quantiles itself: every float as
+    np.quantile gives it, at the tails it uses (0 below two units, Hesterberg's expanded ones,
+    the nominal), on heavy tails, ties and values of either sign (zeros of both signs)."""
+    rng = np.random.default_rng(count)
+    rows = np.concatenate(
+        [
+            rng.standard_normal((6, count)),
+            rng.lognormal(3.0, 2.0, (6, count)) - 50.0,
+            np.round(rng.standard_normal((6, count)), 1),  # ties
+        ]
+    ).astype(dtype)
+    for share in (0.0, 0.0086, 0.011671300553592659, 0.025, 0.3, 0.5):
+        q = (share, 1.0 - share)
+        expected = np.quantile(rows, q, axis=1)
+        got = quantiles_of_sorted(np.sort(rows, axis=1), q)
+        assert got.dtype == expected.dtype
+        # The same bits, but for a zero's sign: which of -0.0 and 0.0 (equal values) lands at
+        # an order statistic's place is the sort's or the partition's choice (+ 0.0 unsigns).
+        assert (got + 0.0).tobytes() == (expected + 0.0).tobytes(), (share, dtype, count)
 
 
 def _small_window(seed: int) -> tuple[np.ndarray, ...]:
