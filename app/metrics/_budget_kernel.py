@@ -33,13 +33,27 @@ def budget_columns(c: _Curve, k: FloatingArray | None, share: FloatingArray | No
     ``precision_at_k_max``: the most any ranking could reach there, ``min(P, top) / top``.
     See docs/alert-budget.md for the derivation.
     """
-    mass = c.npos + (c.nneg if k is None else c.nneg * k)
     out: Columns = {"alerts": alerts(c, k)}
     if share is None:
         nan = np.full_like(c.npos, np.nan)
         out.update(precision_at_k=nan, precision_at_k_max=nan)
         return out
-    top = share * mass
+    top = top_rows(c, k, share)
+    out["precision_at_k"] = precision_at_k(c, k, top)
+    out["precision_at_k_max"] = np.minimum(c.npos, top) / top
+    return out
+
+
+def top_rows(c: _Curve, k: FloatingArray | None, share: FloatingArray) -> FloatingArray:
+    """The (weighted) rows in each row's top ``share``: ``share (P + k N)``."""
+    top: FloatingArray = share * (c.npos + (c.nneg if k is None else c.nneg * k))
+    return top
+
+
+def precision_at_k(c: _Curve, k: FloatingArray | None, top: FloatingArray) -> FloatingArray:
+    """The positive share of each row's ``top`` highest-scored (weighted) rows
+    (:func:`top_rows`), a tie group cut in proportion: :func:`budget_columns`'
+    ``precision_at_k`` alone (card precision needs nothing else)."""
     # Weighted rows scored >= each entry, tp + k fp, in one buffer (as the kernel's
     # _prior_dependent does: a fresh replicate-sized array costs a fresh mapping).
     above = c.fp + c.tp if k is None else np.multiply(c.fp, k[:, None])
@@ -53,9 +67,8 @@ def budget_columns(c: _Curve, k: FloatingArray | None, share: FloatingArray | No
     caught = c.tp[c.rows, j] - pos + inside * pos / np.maximum(pos + tied, TINY)
     # Past the last entry only negatives remain: every positive is in the top.
     caught = np.where(above[:, last] < top, c.npos, caught)
-    out["precision_at_k"] = caught / top
-    out["precision_at_k_max"] = np.minimum(c.npos, top) / top
-    return out
+    precision: FloatingArray = caught / top
+    return precision
 
 
 def alerts(c: _Curve, k: FloatingArray | None) -> FloatingArray:

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.metrics._budget_kernel import TINY, AmountValues, alerts, budget_columns
+from app.metrics._budget_kernel import (
+    TINY,
+    AmountValues,
+    alerts,
+    budget_columns,
+    precision_at_k,
+    top_rows,
+)
 from app.metrics._gain_curve import GainArea
 from app.metrics.types import FloatingArray
 
@@ -233,7 +240,7 @@ class Prepared:
             return np.full_like(self.pi, np.nan)
         if k is not None and self.entity_scale is not None:
             k = k * self.entity_scale
-        return budget_columns(self.entities, k, self.entity_share)["precision_at_k"]
+        return precision_at_k(self.entities, k, top_rows(self.entities, k, self.entity_share))
 
 
 def entity_odds(counts: ReplicateCounts) -> float | None:
