@@ -28,6 +28,9 @@ from scipy.special import gammaln
 from app.metrics.types import Float64Array
 
 _GUIDE_PER_COUNT = 4
+NORMAL_ABOVE = 30.0
+"""Poisson means from here on are drawn as normals (as the bootstrap does: see
+app/metrics/bootstrap.py's ``normal_above``)."""
 
 
 @lru_cache(maxsize=256)
@@ -86,6 +89,22 @@ def poisson_columns(means: Float64Array, rows: int, rng: np.random.Generator) ->
     at -= np.arange(columns) * length
     drawn: Float64Array = at.astype(np.float64)
     return drawn
+
+
+def poisson_or_normal(means: Float64Array, rows: int, rng: np.random.Generator) -> Float64Array:
+    """A ``(rows, means.size)`` array of independent Poisson counts (as floats), column ``j``
+    of mean ``means[j]`` >= 0: normal (``mean + sqrt(mean) z``, at least 0) from
+    :data:`NORMAL_ABOVE` on, the smaller means by :func:`poisson_columns` (a null model's
+    expected counts, a nowcast's bins: each mean met once)."""
+    out = np.empty((rows, means.size))
+    large = means >= NORMAL_ABOVE
+    if large.any():
+        m = means[large]
+        z = rng.standard_normal((rows, m.size), dtype=np.float32)
+        out[:, large] = np.maximum(m + np.sqrt(m) * z, 0)
+    if not large.all():
+        out[:, ~large] = poisson_columns(means[~large], rows, rng)
+    return out
 
 
 def _column_tables(

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from app.metrics._budget_kernel import TINY
 from app.metrics._kernel import Prepared, ReplicateCounts, _rowdot
+from app.metrics._poisson_inversion import NORMAL_ABOVE
 from app.metrics._resampling import merge_blocks, poisson_counts
 from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of
@@ -25,7 +26,6 @@ from app.metrics.sketch import CurveSketch
 from app.metrics.types import FloatingArray, Interval
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
-_NORMAL_ABOVE = 30.0
 _TRAJECTORY_BINS = 16
 _EDGE = 1e-9
 """Trajectory priors of exactly 0 or 1 are read at 1e-9 and 1 - 1e-9: the limits of every
@@ -50,7 +50,7 @@ class Resampled:
         self.merged = Prepared.of(merged)
 
         def draw(lam: FloatingArray) -> FloatingArray:
-            return poisson_counts(np.asarray(lam, dtype=np.float64), replicates, rng, _NORMAL_ABOVE)
+            return poisson_counts(np.asarray(lam, dtype=np.float64), replicates, rng, NORMAL_ABOVE)
 
         self.replicates = Prepared.of(
             ReplicateCounts(

@@ -39,6 +39,7 @@ from app.metrics._kernel import (
     compute,
     entity_odds,
 )
+from app.metrics._poisson_inversion import NORMAL_ABOVE
 from app.metrics._resampling import AmountSpread, merge_blocks, resample
 from app.metrics._studentized import Offsets, SumDraws, around, row_sums, window_sums
 from app.metrics._validation import check_pi0
@@ -126,7 +127,7 @@ def bootstrap(
     replicates: int = 1000,
     level: float = 0.95,
     max_entries: int | None = 128,
-    normal_above: float = 30.0,
+    normal_above: float = NORMAL_ABOVE,
     grid: PriorGrid | None = None,
     budget: Budget = NO_BUDGET,
 ) -> Intervals:

@@ -16,7 +16,8 @@ rows' average fraud rate; windows of different rates only make the sum less vari
 test assumes), while a lasting change of the scores adds its evidence window after window.
 
 Intervals come from a parametric bootstrap: the window's and the reference's bin counts are
-redrawn (Poisson), pi is fitted again, and the window's metrics are drawn as a window of that
+redrawn (Poisson, by inversion; normal from a mean of 30 on, as the bootstrap draws them), pi is
+fitted again, and the window's metrics are drawn as a window of that
 composition would realise them (binomial true and false positives at the threshold; AP from the
 reference's null model at the window's size). So the precision interval is about the precision
 the window's alerts will show once their labels are in, not only about its expectation.
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from app.metrics._kernel import Prepared
+from app.metrics._poisson_inversion import poisson_or_normal
 from app.metrics.burst_dispersion import NO_DISPERSION, Dispersion
 from app.metrics.errors import InvalidInputError
 from app.metrics.misfit import Fit, goodness_of_fit
@@ -131,9 +133,9 @@ def nowcast_window(
     fpr = point.fp / sketch.negatives
 
     # The bootstrap: the window and the reference redrawn, pi fitted again.
-    window = rng.poisson(n, size=(replicates, n.size)).astype(np.float64)
-    pos = rng.poisson(reference.positives, size=(replicates, n.size)).astype(np.float64)
-    neg = rng.poisson(reference.negatives, size=(replicates, n.size)).astype(np.float64)
+    window = poisson_or_normal(n.astype(np.float64), replicates, rng)
+    pos = poisson_or_normal(reference.positives.astype(np.float64), replicates, rng)
+    neg = poisson_or_normal(reference.negatives.astype(np.float64), replicates, rng)
     pis = fit_prior(window, _shares(pos), _shares(neg))
     tprs = rng.binomial(sketch.positives, tpr, replicates) / sketch.positives
     fprs = rng.binomial(sketch.negatives, fpr, replicates) / sketch.negatives

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.metrics._poisson_inversion import poisson_columns
+from app.metrics._poisson_inversion import NORMAL_ABOVE, poisson_or_normal
 from app.metrics._resampling import merge_blocks
 from app.metrics._validation import check_pi0
 from app.metrics.errors import InvalidInputError
@@ -35,7 +35,6 @@ from app.metrics.types import Float64Array
 DEFAULT_BLOCKS = 64
 """Blocks of the reference: 64 keep a 1,000-replicate draw at about 2 ms; 128 and 1,024 gave
 the same means and standard deviations within the draws' own noise."""
-_NORMAL_ABOVE = 30.0  # Poisson means from here on are drawn as normals (as in the bootstrap)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,7 +106,7 @@ class NullModel:
             raise InvalidInputError(f"replicates must be at least 10, got {replicates}")
         rng = np.random.default_rng(seed)
         hits = _multinomial(rng, positives, self._positive_share, replicates)
-        false = _poisson(rng, negatives * self._negative_share[:-1], replicates)
+        false = poisson_or_normal(negatives * self._negative_share[:-1], replicates, rng)
         values = grouped_calibrated_ap(hits, false, float(negatives), self.pi0)
         shifted: Float64Array = values + self._shift
         return shifted
@@ -133,11 +132,11 @@ def _multinomial(
     mean = count * share
     if count <= 4 * blocks:
         return rng.multinomial(count, share, size=replicates).astype(np.float64)
-    if mean.min() < _NORMAL_ABOVE:
+    if mean.min() < NORMAL_ABOVE:
         # Independent Poisson counts (the Poisson bootstrap's trick): a row's total varies by
         # about sqrt(count) around count, which moves AP's distribution by nothing measurable
         # at these sizes, and costs a third of numpy's multinomial.
-        return _poisson(rng, mean, replicates)
+        return poisson_or_normal(mean, replicates, rng)
     # The multinomial's normal approximation, with its covariance count (diag(s) - s s^T):
     # z sqrt(s) has covariance diag(s); removing its component along s makes the rows sum to 0.
     root = np.sqrt(share)
@@ -145,21 +144,6 @@ def _multinomial(
     z -= np.outer(z.sum(axis=1), share)
     normal: Float64Array = np.maximum(mean + np.sqrt(count) * z, 0.0)
     return normal
-
-
-def _poisson(rng: np.random.Generator, mean: Float64Array, replicates: int) -> Float64Array:
-    """``replicates`` rows of independent Poisson(mean) counts, normal for large means, the
-    small ones by inversion (app/metrics/_poisson_inversion.py)."""
-    out = np.empty((replicates, mean.size))
-    large = mean >= _NORMAL_ABOVE
-    if large.any():
-        m = mean[large]
-        z = rng.standard_normal((replicates, m.size), dtype=np.float32)
-        out[:, large] = np.maximum(m + np.sqrt(m) * z, 0)
-    if not large.all():
-        m = mean[~large]
-        out[:, ~large] = poisson_columns(m, replicates, rng)
-    return out
 
 
 def grouped_calibrated_ap(

@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from app.metrics._poisson_inversion import inverse_poisson, poisson_columns, poisson_inverted
+from app.metrics._poisson_inversion import (
+    NORMAL_ABOVE,
+    inverse_poisson,
+    poisson_columns,
+    poisson_inverted,
+    poisson_or_normal,
+)
 
 
 @pytest.mark.parametrize("mean", [0.3, 1.0, 6.0, 12.0, 29.0])
@@ -66,3 +72,18 @@ def test_columns_draw_each_mean_as_its_own_table_would() -> None:
         np.testing.assert_array_equal(drawn[:, j], inverse_poisson(u[:, j].copy(), float(mean)))
         assert abs(drawn[:, j].mean() - mean) < 4.5 * math.sqrt(mean / drawn.shape[0])
     assert poisson_columns(means, 0, a).shape == (0, means.size)
+
+
+def test_poisson_or_normal_draws_small_means_by_inversion_and_large_ones_as_normals() -> None:
+    """Columns below NORMAL_ABOVE are poisson_columns' counts; the others normal with the
+    Poisson's mean and variance, never below 0; means of 0 draw 0."""
+    means = np.array([0.0, 3.0, 29.9, NORMAL_ABOVE, 400.0, 2e5, 0.0])
+    drawn = poisson_or_normal(means, 40_000, np.random.default_rng(4))
+    assert drawn.shape == (40_000, means.size)
+    assert not drawn[:, [0, -1]].any()
+    assert np.all(drawn[:, 1:3] == np.round(drawn[:, 1:3]))  # counts
+    assert not np.all(drawn[:, 3:6] == np.round(drawn[:, 3:6]))  # normals
+    assert drawn.min() >= 0
+    for j, mean in enumerate(means):
+        assert abs(drawn[:, j].mean() - mean) < 4.5 * math.sqrt(max(mean, 1e-12) / 40_000)
+        assert abs(drawn[:, j].var() / max(mean, 1e-12) - 1) < 0.05 or mean == 0
