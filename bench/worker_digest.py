@@ -53,8 +53,9 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def digests(engine: Engine) -> dict[str, tuple[int, str]]:
-    """Per table: its rows and the hash of their values (in key order)."""
+def digests(engine: Engine, *, by_column: bool = False) -> dict[str, tuple[int, str]]:
+    """Per table: its rows and the hash of their values (in key order); with ``by_column``,
+    also one entry per column (``table.column``), to tell which values a change moved."""
     out = {}
     with engine.connect() as connection:
         for table, key in TABLES.items():
@@ -62,12 +63,20 @@ def digests(engine: Engine) -> dict[str, tuple[int, str]]:
             names = result.keys()  # a result's keys: iterating the result gives its rows
             columns = [c for c in names if c not in WHEN]
             digest = hashlib.sha256()
+            per_column = {c: hashlib.sha256() for c in columns}
             rows = 0
             for row in result.mappings():
                 values = {c: _scrub(row[c]) for c in columns}
                 digest.update(json.dumps(values, sort_keys=True, default=repr).encode())
+                for c in columns:
+                    per_column[c].update(
+                        json.dumps(values[c], sort_keys=True, default=repr).encode()
+                    )
                 rows += 1
             out[table] = (rows, digest.hexdigest()[:16])
+            if by_column:
+                for c in columns:
+                    out[f"{table}.{c}"] = (rows, per_column[c].hexdigest()[:16])
     return out
 
 
@@ -79,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--segments", type=int, default=3)
     parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument(
+        "--by-column", action="store_true", help="also a digest per column of every table"
+    )
     args = parser.parse_args(argv)
     settings = Settings(database_url=args.database_url)
     upgrade(args.database_url)
@@ -106,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 text("SELECT count(*) FROM window_metrics WHERE nowcast IS NOT NULL")
             )
         print(f"{computed} windows computed, {judged} judged, {estimated} nowcast")
-        for table, (rows, digest) in digests(engine).items():
+        for table, (rows, digest) in digests(engine, by_column=args.by_column).items():
             print(f"  {table:22} {rows:6} rows  {digest}")
         _reset(engine)
     finally:
