@@ -1,0 +1,65 @@
+"""bench/metrics_ab.py: an older commit's metrics package beside this one's, paired."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import metrics_ab
+from tests.support.server import REPO_ROOT
+
+
+@pytest.fixture
+def old_head(tmp_path: Path) -> Iterator[Path]:
+    """HEAD's app/ as calmon_old, importable for the test; its modules forgotten afterwards."""
+    metrics_ab.old_package("HEAD", tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        yield tmp_path / metrics_ab.OLD
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [n for n in sys.modules if n.split(".")[0] == metrics_ab.OLD]:
+            del sys.modules[name]
+
+
+def test_the_old_package_imports_only_itself(old_head: Path) -> None:
+    sources = [path.read_text() for path in old_head.rglob("*.py")]
+    assert len(sources) > 50
+    assert not any(metrics_ab._IMPORT.search(source) for source in sources)
+    window = metrics_ab.Window(metrics_ab.OLD, 1500, 2)
+    assert type(window.parts[True][0][0]).__module__.startswith(f"{metrics_ab.OLD}.metrics")
+
+
+def test_the_same_commit_computes_the_same_intervals(old_head: Path) -> None:
+    """Against HEAD, the copy is the same code: the same bootstraps, float for float (skipped
+    while app/ has changes of its own that HEAD lacks)."""
+    diff = ["git", "diff", "--quiet", "HEAD", "--", "app"]
+    changed = subprocess.run(diff, cwd=REPO_ROOT, check=False)
+    if changed.returncode != 0:
+        pytest.skip("app/ differs from HEAD")
+    old, new = (metrics_ab.Window(package, 1500, 2) for package in (metrics_ab.OLD, "app"))
+    for (old_sketch, old_budget), (sketch, budget) in zip(
+        old.parts[True], new.parts[True], strict=True
+    ):
+        a = old.metrics.bootstrap(old_sketch, pi0=0.005, seed=1, grid=old.grid, budget=old_budget)
+        b = new.metrics.bootstrap(sketch, pi0=0.005, seed=1, grid=new.grid, budget=budget)
+        assert dict(a.regular) == dict(b.regular)
+        assert np.array_equal(a.grid.bounds, b.grid.bounds, equal_nan=True)
+
+
+def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--old", "HEAD", "--rows", "1500", "--segments", "2", "--iterations", "2"]
+    try:
+        assert metrics_ab.main(argv) == 0
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == metrics_ab.OLD]:
+            del sys.modules[name]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("1,500 rows, 3 parts, old = HEAD, 2 pairs")
+    assert [line.split("old")[0].strip() for line in lines[1:]] == list(metrics_ab.JOBS)
+    assert all("new / old" in line for line in lines[1:])
