@@ -147,6 +147,12 @@ def report(times: dict[str, dict[str, list[float]]]) -> list[str]:
             f"  {name:32} old {np.median(old) * 1000:8.1f} ms   new {np.median(new) * 1000:8.1f}"
             f" ms   new / old {np.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f})"
         )
+    alone, valued = (times[name] for name in list(JOBS)[:2])
+    shares = {v: np.median(np.array(valued[v]) / np.array(alone[v])) for v in ("old", "new")}
+    lines.append(
+        f"  what amounts and cards cost the bootstraps, as a ratio: old {shares['old']:.3f},"
+        f" new {shares['new']:.3f}"
+    )
     return lines
 
 

@@ -61,5 +61,6 @@ def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -
             del sys.modules[name]
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("1,500 rows, 3 parts, old = HEAD, 2 pairs")
-    assert [line.split("old")[0].strip() for line in lines[1:]] == list(metrics_ab.JOBS)
-    assert all("new / old" in line for line in lines[1:])
+    assert [line.split("old")[0].strip() for line in lines[1:4]] == list(metrics_ab.JOBS)
+    assert all("new / old" in line for line in lines[1:4])
+    assert lines[4].startswith("  what amounts and cards cost the bootstraps, as a ratio: old")
