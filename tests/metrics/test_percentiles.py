@@ -16,6 +16,7 @@ from app.metrics._card_bootstrap import VALUE_METRICS
 from app.metrics.bootstrap import Intervals
 from app.metrics.percentiles import PercentileCut, expanded_tail, quantiles_of_sorted
 from app.metrics.prior_grid import PriorGrid
+from app.metrics.types import FloatingArray
 
 
 @pytest.mark.parametrize("units", [2, 3, 5, 10, 25, 100, 1000])
@@ -65,7 +66,7 @@ def test_quantiles_of_sorted_rows_are_numpys_bit_for_bit(dtype: type, count: int
     np.quantile gives it, at the tails it uses (0 below two units, Hesterberg's expanded ones,
     the nominal), on heavy tails, ties and values of either sign (zeros of both signs)."""
     rng = np.random.default_rng(count)
-    rows = np.concatenate(
+    rows: FloatingArray = np.concatenate(
         [
             rng.standard_normal((6, count)),
             rng.lognormal(3.0, 2.0, (6, count)) - 50.0,
