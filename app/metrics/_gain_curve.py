@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,10 +51,25 @@ class GainArea:
 
     def area(self, c: _Curve, prior: FloatingArray | float) -> FloatingArray:
         """Area with recall gain at ``prior`` (a float, or one value per row)."""
-        tp_x = prior * c.npos  # recall gain is 0 where TP = p P
+        return self._area(c, prior * c.npos, 1.0 - prior)
+
+    def areas(self, c: _Curve, priors: Sequence[float]) -> FloatingArray:
+        """:meth:`area` at each of ``priors``, one row a prior ``(P, R)``, in one pass: the
+        same floats as one call a prior (a float prior meets the curve's counts in their own
+        dtype, and so do these), without a prior grid's per-call cost."""
+        dtype = c.npos.dtype
+        column = np.array(priors, dtype=dtype)[:, None]
+        complement = np.array([1.0 - prior for prior in priors], dtype=dtype)[:, None]
+        return self._area(c, column * c.npos, complement)
+
+    def _area(
+        self, c: _Curve, tp_x: FloatingArray, complement: FloatingArray | float
+    ) -> FloatingArray:
+        """The area where recall gain is 0 at ``tp_x`` true positives (``p P``, per row or per
+        prior and row), ``complement`` being ``1 - p``."""
         rows = c.rows
-        m = np.argmax(c.tp > tp_x[:, None], axis=1)  # the segment that crosses recall gain 0
-        scale = tp_x / (1.0 - prior)
+        m = np.argmax(c.tp > tp_x[..., None], axis=-1)  # the segment that crosses recall gain 0
+        scale = tp_x / complement
         last = self.suffix.shape[1] - 1
         # The whole segments after m (none if m is the last entry).
         after = np.where(m < last, self.suffix[rows, np.minimum(m + 1, last)], 0.0)

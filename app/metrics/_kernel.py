@@ -14,6 +14,7 @@ metrics by pi0.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -211,12 +212,22 @@ class Prepared:
         The prior-invariant metrics are left out: their calibrated value is :attr:`invariant`.
         """
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            k = self._weight(pi0)
-            out = _prior_dependent(self.curve, k, self.gains.area(self.curve, pi0))
-            out.update(budget_columns(self.curve, k, self.alert_share))
-            out.update(self.values.at(self.curve, k, out["alerts"]))
-            out["entity_precision_at_k"] = self._entity_top(k)
-            return out
+            return self._calibrated(pi0, self.gains.area(self.curve, pi0))
+
+    def calibrated_grid(self, priors: Sequence[float]) -> list[Columns]:
+        """:meth:`calibrated` at each of ``priors`` (a bootstrap's prior grid), the same floats,
+        the PR-Gain areas of every prior in one pass (:meth:`GainArea.areas`)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            areas = self.gains.areas(self.curve, priors)
+            return [self._calibrated(p, a) for p, a in zip(priors, areas, strict=True)]
+
+    def _calibrated(self, pi0: FloatingArray | float, pr_gain_auc: FloatingArray) -> Columns:
+        k = self._weight(pi0)
+        out = _prior_dependent(self.curve, k, pr_gain_auc)
+        out.update(budget_columns(self.curve, k, self.alert_share))
+        out.update(self.values.at(self.curve, k, out["alerts"]))
+        out["entity_precision_at_k"] = self._entity_top(k)
+        return out
 
     def value_metrics(self, pi0: FloatingArray | float | None) -> Columns:
         """``value_precision`` and ``net_savings`` alone, at the rows' own priors (``None``) or

@@ -199,8 +199,8 @@ def bootstrap(
         )
         for name, column in prepared.regular().items():
             reg_cols[name].append(column)
-        for prior, columns in zip(priors, cal_cols, strict=True):
-            for name, column in prepared.calibrated(prior).items():
+        for at_prior, columns in zip(prepared.calibrated_grid(priors), cal_cols, strict=True):
+            for name, column in at_prior.items():
                 columns[name].append(column)
     # Drawn after the rows' replicates, whose draws (and intervals) thus stay as they were.
     cards = use_cards(
