@@ -51,6 +51,12 @@ def old_package(revision: str, directory: Path) -> None:
         path.write_text(_IMPORT.sub(rf"\1 {OLD}", path.read_text()))
 
 
+def forget_old_package() -> None:
+    """Drop ``calmon_old``'s modules from this process (its directory is gone after a run)."""
+    for name in [n for n in sys.modules if n.split(".")[0] == OLD]:
+        del sys.modules[name]
+
+
 def _module(package: str, name: str) -> ModuleType:
     return importlib.import_module(f"{package}.metrics{name}")
 
@@ -174,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             times = paired(JOBS, windows, args.iterations)
         finally:
             sys.path.remove(directory)
+            forget_old_package()
     parts = args.segments + 1
     print(f"{args.rows:,} rows, {parts} parts, old = {args.old}, {args.iterations} pairs, CPU")
     print("\n".join(report(times)))

@@ -23,8 +23,7 @@ def old_head(tmp_path: Path) -> Iterator[Path]:
         yield tmp_path / metrics_ab.OLD
     finally:
         sys.path.remove(str(tmp_path))
-        for name in [n for n in sys.modules if n.split(".")[0] == metrics_ab.OLD]:
-            del sys.modules[name]
+        metrics_ab.forget_old_package()
 
 
 def test_the_old_package_imports_only_itself(old_head: Path) -> None:
@@ -54,11 +53,8 @@ def test_the_same_commit_computes_the_same_intervals(old_head: Path) -> None:
 
 def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--old", "HEAD", "--rows", "1500", "--segments", "2", "--iterations", "2"]
-    try:
-        assert metrics_ab.main(argv) == 0
-    finally:
-        for name in [n for n in sys.modules if n.split(".")[0] == metrics_ab.OLD]:
-            del sys.modules[name]
+    assert metrics_ab.main(argv) == 0
+    assert not any(name.split(".")[0] == metrics_ab.OLD for name in sys.modules)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("1,500 rows, 3 parts, old = HEAD, 2 pairs")
     assert [line.split("old")[0].strip() for line in lines[1:4]] == list(metrics_ab.JOBS)
