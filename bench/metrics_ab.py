@@ -8,7 +8,8 @@ package ``calmon_old`` (its imports rewritten), builds one window of ``--rows`` 
 ``--segments`` segments (about 0.5% frauds; every row an amount and one of ``rows / 3`` cards;
 an alert budget of 1% of each part's rows) with each version, and times, alternating which goes
 first, the parts' 1,000-replicate bootstraps with their prior grid (the alert budget alone, and
-with amounts, cards and a review cost) and their nowcasts against a 280,000-row reference:
+with amounts, cards and a review cost), their nowcasts against a 280,000-row reference and the
+drop detector's null draws from that reference:
 
     python -m bench.metrics_ab --old 0974a29 --rows 10000 --segments 4 --iterations 31
 
@@ -95,6 +96,7 @@ class Window:
             reference_scores, reference_labels, threshold=2.0
         )
         self.counts = [(per_bin(scores[m]), int((scores[m] >= 2.0).sum())) for m in masks]
+        self.classes = [(int(labels[m].sum()), int((labels[m] == 0).sum())) for m in masks]
 
     def _part(
         self, columns: tuple[np.ndarray, ...], mask: np.ndarray, fields: bool
@@ -111,6 +113,13 @@ class Window:
     def bootstraps(self, fields: bool) -> None:
         for seed, (sketch, budget) in enumerate(self.parts[fields]):
             self.metrics.bootstrap(sketch, pi0=0.005, seed=seed, grid=self.grid, budget=budget)
+
+    def null_draws(self) -> None:
+        """The drop detector's null model of each part: prepared from the reference, drawn
+        at the part's frauds and legitimate rows (1,000 replicates, as the worker draws)."""
+        for seed, (positives, negatives) in enumerate(self.classes):
+            null = self.metrics.NullModel.of(self.reference_sketch, pi0=0.005)
+            null.draw(positives, negatives, replicates=1000, seed=seed)
 
     def nowcasts(self) -> None:
         for seed, (counts, flagged) in enumerate(self.counts):
@@ -140,6 +149,7 @@ JOBS: dict[str, Callable[[Window], None]] = {
     "bootstraps, alert budget alone": lambda w: w.bootstraps(False),
     "bootstraps, amounts and cards": lambda w: w.bootstraps(True),
     "nowcasts": lambda w: w.nowcasts(),
+    "the detector's null draws": lambda w: w.null_draws(),
 }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from app.metrics._poisson_inversion import NORMAL_ABOVE, poisson_or_normal
 from app.metrics._resampling import merge_blocks
@@ -31,6 +32,11 @@ from app.metrics.errors import InvalidInputError
 from app.metrics.result import counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array
+
+IntArray = npt.NDArray[np.intp]
+
+_GUIDE_PER_BLOCK = 4
+"""Guide cells per block for :func:`categorical_picks` (as the Poisson tables have)."""
 
 DEFAULT_BLOCKS = 64
 """Blocks of the reference: 64 keep a 1,000-replicate draw at about 2 ms; 128 and 1,024 gave
@@ -124,8 +130,7 @@ def _multinomial(
     """``replicates`` rows of Multinomial(count, share) block counts."""
     blocks = share.size
     if count <= blocks:  # few draws: one categorical draw each, counted per block
-        picks = np.searchsorted(np.cumsum(share), rng.random((replicates, count)) * share.sum())
-        picks = np.minimum(picks, blocks - 1)  # rounding at the top end of the cumulative sum
+        picks = categorical_picks(np.cumsum(share), rng.random((replicates, count)) * share.sum())
         offsets = np.arange(replicates)[:, None] * blocks
         drawn = np.bincount((picks + offsets).ravel(), minlength=replicates * blocks)
         return drawn.reshape(replicates, blocks).astype(np.float64)
@@ -144,6 +149,37 @@ def _multinomial(
     z -= np.outer(z.sum(axis=1), share)
     normal: Float64Array = np.maximum(mean + np.sqrt(count) * z, 0.0)
     return normal
+
+
+def categorical_picks(cumulative: Float64Array, u: Float64Array) -> IntArray:
+    """``np.minimum(np.searchsorted(cumulative, u), cumulative.size - 1)``, the same indices,
+    started from a guide table (Chen and Asau 1974, as :mod:`app.metrics._poisson_inversion`
+    draws its counts): ``cumulative`` ascending, ``u`` >= 0 (a uniform past the top, which
+    rounding allows, picks the last block, as the capped search does).
+
+    A binary search of 64 blocks for each of a replicate batch's 50,000 uniforms took 1.7 ms,
+    5% of a window's claim (the detector's and the nowcasts' null models); the blocks hold
+    about equal shares, so the guide's cell lands within a step or two of the answer (0.4 ms).
+    """
+    last = cumulative.size - 1
+    cells = _GUIDE_PER_BLOCK * cumulative.size
+    top = float(cumulative[-1])
+    # guide[g]: the first block whose cumulative share reaches the cell's lower edge g top / G.
+    guide = np.searchsorted(cumulative, np.arange(cells) * (top / cells))
+    flat = u.reshape(-1)
+    # One cell below the uniform's own, so that the edge is below the uniform whatever the
+    # products round to: every block before the guide's then ends below it, and the answer
+    # (the first block whose cumulative share is not below it) is at or after the guide's.
+    cell = (flat * (cells / top)).astype(np.intp) - 1
+    np.clip(cell, 0, cells - 1, out=cell)
+    at = np.minimum(guide[cell], last)
+    pending = np.flatnonzero((flat > cumulative[at]) & (at < last))
+    while pending.size:
+        at[pending] += 1
+        step = at[pending]
+        pending = pending[(flat[pending] > cumulative[step]) & (step < last)]
+    picks: IntArray = at.reshape(u.shape)
+    return picks
 
 
 def grouped_calibrated_ap(

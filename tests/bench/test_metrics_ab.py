@@ -49,6 +49,14 @@ def test_the_same_commit_computes_the_same_intervals(old_head: Path) -> None:
         b = new.metrics.bootstrap(sketch, pi0=0.005, seed=1, grid=new.grid, budget=budget)
         assert dict(a.regular) == dict(b.regular)
         assert np.array_equal(a.grid.bounds, b.grid.bounds, equal_nan=True)
+    for (positives, negatives), seed in zip(new.classes, range(3), strict=True):
+        drawn = [
+            w.metrics.NullModel.of(w.reference_sketch, pi0=0.005).draw(
+                positives, negatives, replicates=100, seed=seed
+            )
+            for w in (old, new)
+        ]
+        assert np.array_equal(*drawn)
 
 
 def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,6 +65,8 @@ def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -
     assert not any(name.split(".")[0] == metrics_ab.OLD for name in sys.modules)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("1,500 rows, 3 parts, old = HEAD, 2 pairs")
-    assert [line.split("old")[0].strip() for line in lines[1:4]] == list(metrics_ab.JOBS)
-    assert all("new / old" in line for line in lines[1:4])
-    assert lines[4].startswith("  what amounts and cards cost the bootstraps, as a ratio: old")
+    jobs = len(metrics_ab.JOBS)
+    assert [line.split("old")[0].strip() for line in lines[1 : jobs + 1]] == list(metrics_ab.JOBS)
+    assert all("new / old" in line for line in lines[1 : jobs + 1])
+    share = "  what amounts and cards cost the bootstraps, as a ratio: old"
+    assert lines[jobs + 1].startswith(share)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.metrics import InvalidInputError, NullModel, build_sketch, evaluate_sketch, pool_sketches
+from app.metrics.null_model import categorical_picks
 
 PI0 = 0.005
 
@@ -62,3 +63,25 @@ def test_a_reference_needs_both_classes() -> None:
     sketch = build_sketch(np.array([0.1, 0.2]), np.array([0, 0]), threshold=0.5)
     with pytest.raises(InvalidInputError, match="both classes"):
         NullModel.of(sketch, pi0=PI0)
+
+
+def test_categorical_picks_are_the_capped_binary_search() -> None:
+    """The guide table picks the blocks ``np.searchsorted`` picks, capped at the last: shares
+    near equal (the null model's blocks), skewed, with empty blocks, uniforms on the cumulative
+    shares themselves and past the top (the sum of the shares may round above their cumsum)."""
+    rng = np.random.default_rng(50)
+    for trial in range(300):
+        size = int(rng.integers(1, 130))
+        alpha = [50.0, 1.0, 0.05][trial % 3]
+        share = rng.dirichlet(np.full(size, alpha))
+        share[rng.random(size) < 0.1] = 0.0
+        if share.sum() == 0.0:
+            share[-1] = 1.0
+        cumulative = np.cumsum(share)
+        u = rng.random((int(rng.integers(1, 50)), int(rng.integers(1, 70)))) * share.sum()
+        u.flat[: min(u.size, size)] = cumulative[: min(u.size, size)]
+        u.flat[-1] = cumulative[-1] * (1.0 + 1e-15)
+        expected = np.minimum(np.searchsorted(cumulative, u), size - 1)
+        picks = categorical_picks(cumulative, u)
+        assert picks.shape == u.shape
+        np.testing.assert_array_equal(picks, expected)
