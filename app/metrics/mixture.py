@@ -218,12 +218,19 @@ def fit_prior(counts: Float64Array, f1: Float64Array, f0: Float64Array) -> Float
     # A bin neither class ever reaches (in a resampled reference) says nothing about pi.
     n = np.where(p1 + p0 > 0, np.atleast_2d(counts), 0).astype(np.float64)
     d = p1 - p0
+    # Bins without rows add nothing (and their ratio may be 0/0): computed as 0 where the
+    # bins are empty, the same floats as taking the ratio everywhere and masking it after.
+    rows_in = n > 0
 
     def slope(pi: Float64Array) -> tuple[Float64Array, Float64Array]:
-        mix = pi[:, None] * d + p0
+        mix = pi[:, None] * d
+        mix += p0
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(n > 0, d / mix, 0.0)
-        return (n * ratio).sum(axis=1), -(n * ratio * ratio).sum(axis=1)
+            ratio = np.divide(d, mix, out=np.zeros_like(mix), where=rows_in)
+        weighted = n * ratio
+        grad = weighted.sum(axis=1)
+        weighted *= ratio
+        return grad, -weighted.sum(axis=1)
 
     rows = n.shape[0]
     total = n.sum(axis=1)
@@ -233,9 +240,10 @@ def fit_prior(counts: Float64Array, f1: Float64Array, f0: Float64Array) -> Float
     # A few EM steps (Saerens et al.'s update) bring pi to its scale from anywhere in (0, 1)...
     pi = np.full(rows, 0.5)
     for _ in range(3):
-        mix = pi[:, None] * d + p0
+        mix = pi[:, None] * d
+        mix += p0
         with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(n > 0, pi[:, None] * p1 / mix, 0.0)
+            share = np.divide(pi[:, None] * p1, mix, out=np.zeros_like(mix), where=rows_in)
         pi = np.clip(share.sum(axis=1) / np.where(total > 0, total, 1.0), 1e-12, 1 - 1e-12)
     # ...then Newton's method, kept inside the bracket where the slope changes sign.
     low, high = np.zeros(rows), np.ones(rows)
