@@ -196,10 +196,15 @@ def grouped_calibrated_ap(
     """
     totals = hits.sum(axis=1, keepdims=True)
     below = np.asarray(negatives, dtype=np.float64).reshape(-1, 1)
+    # Each (R, G) step writes into a buffer already made (a detector's draw is 1,000 x 64):
+    # the same operations on the same values as the plain expressions, the same floats.
     with np.errstate(divide="ignore", invalid="ignore"):
         tpr = np.cumsum(hits, axis=1) / totals
-        fpr = np.cumsum(false, axis=1) / below
-        flagged = pi0 * tpr + (1.0 - pi0) * fpr
-        precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
-        result: Float64Array = (hits * precision).sum(axis=1) / totals[:, 0]
+        flagged = np.cumsum(false, axis=1) / below  # the false positive rate...
+        flagged *= 1.0 - pi0
+        tpr *= pi0
+        flagged += tpr  # ...and the share flagged at pi0: pi0 tpr + (1 - pi0) fpr
+        precision = np.divide(tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
+        precision *= hits
+        result: Float64Array = precision.sum(axis=1) / totals[:, 0]
     return result

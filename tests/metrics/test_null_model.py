@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.metrics import InvalidInputError, NullModel, build_sketch, evaluate_sketch, pool_sketches
-from app.metrics.null_model import categorical_picks
+from app.metrics.null_model import categorical_picks, grouped_calibrated_ap
 
 PI0 = 0.005
 
@@ -85,3 +85,37 @@ def test_categorical_picks_are_the_capped_binary_search() -> None:
         picks = categorical_picks(cumulative, u)
         assert picks.shape == u.shape
         np.testing.assert_array_equal(picks, expected)
+
+
+def _plain_grouped_ap(
+    hits: np.ndarray, false: np.ndarray, negatives: np.ndarray | float, pi0: float
+) -> np.ndarray:
+    """grouped_calibrated_ap as its formula reads, one fresh array a step."""
+    totals = hits.sum(axis=1, keepdims=True)
+    below = np.asarray(negatives, dtype=np.float64).reshape(-1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpr = np.cumsum(hits, axis=1) / totals
+        fpr = np.cumsum(false, axis=1) / below
+        flagged = pi0 * tpr + (1.0 - pi0) * fpr
+        precision = np.divide(pi0 * tpr, flagged, out=np.zeros_like(tpr), where=flagged > 0)
+        ap: np.ndarray = (hits * precision).sum(axis=1) / totals[:, 0]
+        return ap
+
+
+def test_grouped_ap_in_its_buffers_is_the_formula_float_for_float() -> None:
+    """The in-place steps give the plain expression's floats and dtype: float64, float32 and
+    integer counts, rows without positives or without negatives, one or many negatives."""
+    rng = np.random.default_rng(51)
+    for trial in range(300):
+        rows, groups = int(rng.integers(1, 200)), int(rng.integers(1, 80))
+        dtype = [np.float64, np.int64, np.float32][trial % 3]
+        hits = rng.poisson(rng.uniform(0.0, 3.0), (rows, groups)).astype(dtype)
+        false = rng.poisson(rng.uniform(0.0, 50.0), (rows, groups)).astype(dtype)
+        negatives = (
+            false.sum(axis=1) + rng.integers(0, 100, rows) if trial % 2 else float(false.sum() + 5)
+        )
+        pi0 = float(rng.uniform(0.001, 0.5))
+        expected = _plain_grouped_ap(hits, false, negatives, pi0)
+        got = grouped_calibrated_ap(hits, false, negatives, pi0)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
