@@ -12,10 +12,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose, evaluate_sketch
+from app.metrics import CurveSketch, EvaluationResult, NullModel, decompose
 from app.metrics.drift import Decomposition
 from app.monitoring.detector import DetectorState, Evidence, advance, weigh
 from app.monitoring.pi0 import WindowLabels
+from app.monitoring.reference_figures import ReferenceFigures, figures_of
 from app.monitoring.verdicts import FloorCheck, Judgement, PriorCheck, StoredVerdict, judge
 from app.monitoring.vocabulary import AlertState, Signal
 
@@ -43,25 +44,30 @@ class FrozenReference:
 
 @dataclass(frozen=True, eq=False)
 class ReferenceAtPi0:
-    """A frozen reference evaluated at the model's current pi0 (built once per pass)."""
+    """A frozen reference evaluated at the model's current pi0 (built once per pass; its
+    figures kept across passes: app/monitoring/reference_figures.py)."""
 
     reference: FrozenReference
     pi0: float
 
     @cached_property
+    def _figures(self) -> ReferenceFigures:
+        return figures_of(self.reference.sketch, self.pi0)
+
+    @property
     def result(self) -> EvaluationResult:
         """Every metric of the pooled reference, regular and calibrated."""
-        return evaluate_sketch(self.reference.sketch, pi0=self.pi0)
+        return self._figures.result
 
-    @cached_property
+    @property
     def null_model(self) -> NullModel:
         """Windows drawn from the reference (see app/metrics/null_model.py)."""
-        return NullModel.of(self.reference.sketch, pi0=self.pi0)
+        return self._figures.null_model
 
-    @cached_property
+    @property
     def standard_error(self) -> float:
         """Standard error of the reference's own calibrated AP."""
-        return self.null_model.standard_error()
+        return self._figures.standard_error
 
     def effects(
         self, regular: Mapping[str, float | None], calibrated: Mapping[str, float | None]
