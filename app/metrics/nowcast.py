@@ -40,7 +40,7 @@ from app.metrics.errors import InvalidInputError
 from app.metrics.misfit import Fit, goodness_of_fit
 from app.metrics.mixture import ClassHistogram, adjusted_count, fit_prior
 from app.metrics.null_model import NullModel
-from app.metrics.result import counts_of, evaluate_sketch
+from app.metrics.result import counts_of, evaluate_sketch, flagged_counts
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array, Int64Array, Interval
 
@@ -128,9 +128,10 @@ def nowcast_window(
     rng = np.random.default_rng(seed)
     f1, f0 = reference.densities()
     pi = float(fit_prior(n[None, :].astype(np.float64), f1, f0)[0])
-    point = evaluate_sketch(sketch, pi0=0.5)
-    tpr = point.tp / sketch.positives
-    fpr = point.fp / sketch.negatives
+    # The reference's counts at the threshold alone (a whole evaluation was 0.2 ms a part).
+    true_flagged, false_flagged = flagged_counts(sketch)
+    tpr = true_flagged / sketch.positives
+    fpr = false_flagged / sketch.negatives
 
     # The bootstrap: the window and the reference redrawn, pi fitted again.
     window = poisson_or_normal(n.astype(np.float64), replicates, rng)

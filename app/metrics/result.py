@@ -224,6 +224,14 @@ def _padded_amounts(sketches: Sequence[CurveSketch], width: int) -> AmountCounts
     return AmountCounts(positive_at=positive, negative_flagged=flagged)
 
 
+def flagged_counts(sketch: CurveSketch) -> tuple[int, int]:
+    """The sketch's positives and negatives at or above its threshold (TP, FP)."""
+    j = sketch.threshold_index
+    tp = int(np.sum(sketch.positives_at[: j + 1]))
+    fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
+    return tp, fp
+
+
 def _result(
     sketch: CurveSketch,
     p0: float,
@@ -234,9 +242,7 @@ def _result(
     """Row ``row`` of :func:`compute`'s columns as the result of ``sketch``."""
     regular_arr, calibrated_arr, pi_arr = columns
     positives, negatives = sketch.positives, sketch.negatives
-    j = sketch.threshold_index
-    tp = int(np.sum(sketch.positives_at[: j + 1]))
-    fp = int(np.sum(sketch.negatives_between[: j + 1]) + np.sum(sketch.negatives_tied[: j + 1]))
+    tp, fp = flagged_counts(sketch)
     undefined = _settings_reasons(budget)
     undefined.update(_value_reasons(sketch))
     if sketch.entities is None:
