@@ -116,10 +116,12 @@ class Window:
 
     def null_draws(self) -> None:
         """The drop detector's null model of each part: prepared from the reference, drawn
-        at the part's frauds and legitimate rows (1,000 replicates, as the worker draws)."""
+        at the part's frauds and legitimate rows (1,000 replicates, as the worker draws; a
+        part without both classes is not weighed, as in the worker)."""
         for seed, (positives, negatives) in enumerate(self.classes):
             null = self.metrics.NullModel.of(self.reference_sketch, pi0=0.005)
-            null.draw(positives, negatives, replicates=1000, seed=seed)
+            if positives > 0 and negatives > 0:
+                null.draw(positives, negatives, replicates=1000, seed=seed)
 
     def nowcasts(self) -> None:
         for seed, (counts, flagged) in enumerate(self.counts):
