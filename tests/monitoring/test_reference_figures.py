@@ -45,8 +45,12 @@ def test_another_pi0_or_another_sketch_is_another_key() -> None:
 
 
 def test_the_least_recently_used_go_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(reference_figures, "KEPT", 2)
     a, b, c = (_sketch(seed) for seed in (4, 5, 6))
+    largest = max(len(sketch.to_bytes()) for sketch in (a, b, c))
+    smallest = min(len(sketch.to_bytes()) for sketch in (a, b, c))
+    # Room for any two of them, never three.
+    monkeypatch.setattr(reference_figures, "KEPT_BYTES", 2 * largest)
+    assert 3 * smallest > 2 * largest
     kept_a = reference_figures.figures_of(a, 0.01)
     kept_b = reference_figures.figures_of(b, 0.01)
     assert reference_figures.figures_of(a, 0.01) is kept_a  # a used last: b is the oldest
