@@ -23,8 +23,8 @@ from app.metrics import (
     build_sketch,
     pool_sketches,
 )
-from app.metrics._card_bootstrap import VALUE_METRICS, CardDraws, CardReplicates
-from app.metrics._kernel import Budgets
+from app.metrics._card_bootstrap import VALUE_METRICS, CardDraws, CardReplicates, at_threshold
+from app.metrics._kernel import Budgets, Prepared
 from app.metrics._poisson_inversion import poisson_inverted
 from app.metrics.prior_grid import PriorGrid
 from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
@@ -221,3 +221,28 @@ def test_entity_values_round_trip_pool_and_old_bytes_still_read() -> None:
     expected = sum(p.totals() for p in parts if p is not None)
     np.testing.assert_allclose(pooled.entity_values.totals(), expected, rtol=1e-12)
     assert CurveSketch.from_bytes(pooled.to_bytes()) == pooled
+
+
+def test_the_priors_broadcast_gives_each_prior_the_floats_of_its_own_call() -> None:
+    """CardReplicates.of takes every prior in one (G, 1) broadcast; each row must be what a
+    call of the kernel's value metrics at that prior alone gives, bit for bit (replicates and
+    the window's own sums, with and without a review cost)."""
+    scores, labels, amounts, codes = _window(7)
+    sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts, entities=codes)
+    values = sketch.entity_values
+    assert values is not None
+    drawn = CardDraws.of(values, 300, np.random.default_rng(3))
+    priors = [0.001, 0.013, 0.08, 0.5, 0.93]
+    for cost in (COST, None):
+        budgets = Budgets(review_cost=cost)
+        for totals, sequential in ((drawn.totals, False), (values.totals()[None, :], True)):
+            cards = CardReplicates.of(totals, THRESHOLD, priors, budgets, sequential=sequential)
+            prepared = Prepared.of(
+                at_threshold(totals, THRESHOLD), sequential=sequential, budgets=budgets
+            )
+            for prior, columns in zip(priors, cards.calibrated, strict=True):
+                alone = prepared.value_metrics(prior)
+                assert set(columns) == set(alone)
+                for name, column in columns.items():
+                    assert column.dtype == alone[name].dtype
+                    np.testing.assert_array_equal(column, alone[name])
