@@ -28,10 +28,11 @@ Row = Mapping[str, Any]
 
 FEW_ROWS = 32
 """Up to this many rows an update goes as one UPDATE a row, pipelined: the handful a window's
-pass writes (its segments' verdicts, effects, nowcasts). A transaction with the staging table's
-five statements (create, type lookup, copy, update, drop) took 2.1-2.6 ms for 5 to 64 rows;
-with the type lookup and the pipelined updates, 0.8-1.1 ms for 5 rows, 1.0-1.2 for 32 and 1.4
-for 64 (an empty transaction: 0.35-0.5 ms; stop 50, local PostgreSQL 15)."""
+pass writes a call (its segments' verdicts, nowcasts). A transaction with the staging table's
+five statements (create, type lookup, copy, update, drop) took 1.8-2.6 ms for 5 to 400 rows;
+with the type lookup and the pipelined updates, 0.8-1.1 ms for 5 rows, 1.0-1.4 for 32, 1.4
+for 64, 1.8 for 90 and 2.6 for 128 (an empty transaction: 0.35-0.5 ms; stop 50, local
+PostgreSQL 15): past about 90 rows the staging table is the cheaper."""
 _JSON, _JSONB = 114, 3802  # pg_type OIDs
 
 
