@@ -118,6 +118,12 @@ class Moments:
         )
         return amount
 
+    @staticmethod
+    def skip(shape: tuple[int, ...], rng: np.random.Generator) -> None:
+        """Take from ``rng`` what :meth:`draw` of a ``shape`` of counts takes, and nothing
+        else: the draws after it see the stream as they would after :meth:`draw`."""
+        rng.standard_normal(shape, dtype=np.float32)
+
 
 @dataclass(frozen=True)
 class AmountSpread:
@@ -126,6 +132,8 @@ class AmountSpread:
 
     positive: Moments
     negative: Moments
+    wanted: bool = True
+    """False: the replicates' amounts go unused (see :func:`resample`)."""
 
     @classmethod
     def of(cls, sketch: CurveSketch, counts: ReplicateCounts) -> AmountSpread | None:
@@ -166,7 +174,13 @@ def resample(
     ``spread``). Replicates are float32: half the memory traffic of the metric formulas, and
     rounding far below any interval's width.
 
-    The entity sketch's counts are drawn on their own (its rows are entities)."""
+    The entity sketch's counts are drawn on their own (its rows are entities).
+
+    A spread not :attr:`AmountSpread.wanted` (the card bootstrap draws the value metrics
+    instead, after these replicates): no amounts are computed, but their normals are taken
+    from ``rng`` all the same, so the draws after them, and every interval, are what they
+    were with the amounts.
+    """
     entities = None
     if counts.entities is not None:
         entities = resample(counts.entities, size, rng, normal_above, None)
@@ -174,7 +188,10 @@ def resample(
     negatives_tied = poisson_counts(counts.negatives_tied[0], size, rng, normal_above)
     negatives_between = poisson_counts(counts.negatives_between[0], size, rng, normal_above)
     amounts = None
-    if spread is not None:
+    if spread is not None and not spread.wanted:
+        Moments.skip(positives_at.shape, rng)
+        Moments.skip((size,), rng)
+    elif spread is not None:
         j = counts.threshold_index
         flagged = (negatives_tied + negatives_between)[:, : int(j) + 1].sum(axis=1)
         amounts = AmountCounts(

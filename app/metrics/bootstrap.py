@@ -23,7 +23,7 @@ Both are tested against the exact bootstrap (``normal_above=inf, max_entries=Non
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from types import MappingProxyType
 from typing import Any
@@ -175,7 +175,10 @@ def bootstrap(
         counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
     merged_reg, merged_cal, _ = compute(counts, p0, budget.kernel())
+    carded = sketch.entity_values is not None  # see use_cards
     spread = AmountSpread.of(sketch, counts)
+    if spread is not None and carded:  # the cards' bootstrap draws the value metrics
+        spread = replace(spread, wanted=False)
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
@@ -184,7 +187,7 @@ def bootstrap(
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     odds = entity_odds(counts)  # the entities are drawn apart from the rows
     # Net savings without cards: studentized from the rows' sums (app/metrics/_studentized.py).
-    rows_net = sketch.entity_values is None and budget.review_cost is not None
+    rows_net = not carded and budget.review_cost is not None
     row_draws: list[tuple[FloatingArray, FloatingArray]] = []
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
@@ -210,18 +213,6 @@ def bootstrap(
         budget,
         ((reg_cols, cal_cols), (merged_reg, merged_cal, middle)),
     )
-    cut = PercentileCut(replicates, level)
-    tail = _tails(sketch, level, cards is not None)
-    # Every interval this bootstrap reports, cut in one batch (one sort per metric and prior).
-    names = list(reg_cols)
-    grid_names = [n for n in GRID_METRICS if n in cal_cols[middle]]
-    replicate_columns = [reg_cols[n] for n in names] + [cal_cols[middle][n] for n in grid_names]
-    centres = [point.regular[n] for n in names] + [point.calibrated[n] for n in grid_names]
-    bases = [float(merged_reg[n][0]) for n in names]
-    bases += [float(merged_cal[n][0]) for n in grid_names]
-    cuts = cut.intervals(replicate_columns, centres, bases, [tail(n) for n in names + grid_names])
-    regular = dict(zip(names, cuts[: len(names)], strict=True))
-    at_pi0 = dict(zip(grid_names, cuts[len(names) :], strict=True))
     # The merged counts calibrated to every prior: wanted by the grid and the rows' net savings.
     merged_rows = cache(partial(_calibrated_rows, counts, priors, budget))
     net = _net_savings(
@@ -235,9 +226,26 @@ def bootstrap(
         budget=budget,
         level=level,
     )
+    cut = PercentileCut(replicates, level)
+    tail = _tails(sketch, level, cards is not None)
+    # Every interval this bootstrap reports, cut in one batch (one sort per metric and prior),
+    # but net savings' where it is studentized instead.
+    names = list(reg_cols)
+    cut_names = [n for n in names if net is None or n != _NET]
+    grid_names = [n for n in GRID_METRICS if n in cal_cols[middle] and n in cut_names]
+    replicate_columns = [reg_cols[n] for n in cut_names]
+    replicate_columns += [cal_cols[middle][n] for n in grid_names]
+    centres = [point.regular[n] for n in cut_names] + [point.calibrated[n] for n in grid_names]
+    bases = [float(merged_reg[n][0]) for n in cut_names]
+    bases += [float(merged_cal[n][0]) for n in grid_names]
+    tails = [tail(n) for n in cut_names + grid_names]
+    cuts = cut.intervals(replicate_columns, centres, bases, tails)
+    regular = dict(zip(cut_names, cuts[: len(cut_names)], strict=True))
+    at_pi0 = dict(zip(grid_names, cuts[len(cut_names) :], strict=True))
     if net is not None:  # studentized instead
         regular[_NET] = around(point.regular[_NET], net[0])
         at_pi0[_NET] = around(point.calibrated[_NET], net[1][middle])
+    regular = {name: regular[name] for name in names}  # in the metrics' order
     calibrated = {
         # prior-invariant metrics: the calibrated value is the regular one
         name: at_pi0[name] if name in at_pi0 else regular[name]
@@ -291,7 +299,9 @@ def _grid(
         for name in cards.point.calibrated[0]:
             merged[name] = np.array([row[name][0] for row in cards.point.calibrated])
     middle = len(priors) // 2
-    cells = [(m, g) for m in range(len(GRID_METRICS)) for g in range(len(priors)) if g != middle]
+    # Net savings' cells are studentized instead wherever it has an interval (net).
+    cut_metrics = [m for m, name in enumerate(GRID_METRICS) if net is None or name != _NET]
+    cells = [(m, g) for m in cut_metrics for g in range(len(priors)) if g != middle]
     columns = [cal_cols[g][GRID_METRICS[m]] for m, g in cells]
     centres = [
         None if point[GRID_METRICS[m]] is None else float(exact[GRID_METRICS[m]][g])
