@@ -135,6 +135,12 @@ class AmountValues:
             review_cost=cost,
         )
 
+    def recall(self) -> FloatingArray:
+        """``value_recall``: the share of the fraud amount caught (prior-invariant)."""
+        with np.errstate(divide="ignore", invalid="ignore"):  # no fraud amount: NaN
+            recall: FloatingArray = self.caught / self.total
+        return recall
+
     def at(self, c: _Curve, k: FloatingArray | None, alerts: FloatingArray) -> Columns:
         """``value_precision`` and ``net_savings`` with negatives weighted by ``k`` (``None``:
         weight 1); ``alerts`` are the (calibrated) alerts of :func:`budget_columns`.

@@ -16,7 +16,7 @@ from typing import Final
 
 import numpy as np
 
-from app.metrics._kernel import AmountCounts, Budgets, Columns, Prepared, ReplicateCounts
+from app.metrics._kernel import AmountCounts, Budgets, Columns, ReplicateCounts, ValueCurve
 from app.metrics._studentized import Offsets, SumDraws
 from app.metrics.budget import Budget
 from app.metrics.sketch import CurveSketch
@@ -67,16 +67,16 @@ class CardReplicates:
         sequential: bool = True,
     ) -> CardReplicates:
         """The value metrics of the rows of ``totals`` (sums of :data:`COLUMNS`, ``(R, 7)``)."""
-        prepared = Prepared.of(
-            at_threshold(totals, threshold), sequential=sequential, budgets=budgets
+        valued = ValueCurve.of(
+            at_threshold(totals, threshold), sequential=sequential, review_cost=budgets.review_cost
         )
-        regular = prepared.value_metrics(None)
-        regular["value_recall"] = prepared.invariant["value_recall"]  # prior-invariant
+        regular = valued.metrics(None)
+        regular["value_recall"] = valued.values.recall()  # prior-invariant
         # Every prior at once, one row each: the value metrics are elementwise in the weight
         # k, so a (G, 1) column of priors gives each row the floats of one call at its prior
         # (the sums are float64, as the priors are). 18 priors' calls of a dozen R-sized steps
         # were a third of the card bootstrap.
-        grid = prepared.value_metrics(np.asarray(priors, dtype=np.float64)[:, None])
+        grid = valued.metrics(np.asarray(priors, dtype=np.float64)[:, None])
         return cls(
             regular={name: regular[name] for name in VALUE_METRICS},
             calibrated=[

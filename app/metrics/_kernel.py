@@ -179,12 +179,10 @@ class Prepared:
         ratio of the two moves (for one window evaluated as it is, the scale is 1).
         """
         spend = budgets or Budgets()
-        c = _Curve.of(counts, sequential)
-        j = counts.threshold_index
+        valued = ValueCurve.of(counts, sequential=sequential, review_cost=spend.review_cost)
+        c, pi, values = valued.curve, valued.pi, valued.values
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
             share = _per_row(spend.alert_share, pi)
-            values = AmountValues.of(c, counts.amounts, j, spend.review_cost)
             entities, scale = None, None
             if counts.entities is not None:
                 entities = _Curve.of(counts.entities, sequential)
@@ -192,7 +190,7 @@ class Prepared:
                     moved = (entities.npos * c.nneg) / (entities.nneg * c.npos)
                     scale = moved / entity_odds
             invariant = _invariant(c)
-            invariant["value_recall"] = values.caught / values.total
+            invariant["value_recall"] = values.recall()
             return cls(
                 curve=c,
                 gains=GainArea.of(c),
@@ -257,19 +255,9 @@ class Prepared:
         out["entity_precision_at_k"] = self._entity_top(k)
         return out
 
-    def value_metrics(self, pi0: FloatingArray | float | None) -> Columns:
-        """``value_precision`` and ``net_savings`` alone, at the rows' own priors (``None``) or
-        calibrated to ``pi0``: what :meth:`regular` and :meth:`calibrated` give for them, the
-        same floats, without the curve metrics (the card bootstrap needs nothing else)."""
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            k = None if pi0 is None else self._weight(pi0)
-            return self.values.at(self.curve, k, alerts(self.curve, k))
-
     def _weight(self, pi0: FloatingArray | float) -> FloatingArray:
         """The false positives' weight ``k`` calibrating each row to ``pi0``."""
-        # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
-        k: FloatingArray = (self.pi * (1.0 - pi0)) / (pi0 * (1.0 - self.pi))
-        return k
+        return calibration_weight(self.pi, pi0)
 
     def _entity_top(self, k: FloatingArray | None) -> FloatingArray:
         """Precision at k over entities (the handbook's card precision), with legitimate
@@ -280,6 +268,47 @@ class Prepared:
         if k is not None and self.entity_scale is not None:
             k = k * self.entity_scale
         return precision_at_k(self.entities, k, top_rows(self.entities, k, self.entity_share))
+
+
+def calibration_weight(pi: FloatingArray, pi0: FloatingArray | float) -> FloatingArray:
+    """The false positives' weight ``k`` calibrating rows of prior ``pi`` to ``pi0``."""
+    # k == 1.0 exactly when pi0 == pi: both products then multiply the same two floats.
+    k: FloatingArray = (pi * (1.0 - pi0)) / (pi0 * (1.0 - pi))
+    return k
+
+
+@dataclass(frozen=True)
+class ValueCurve:
+    """The part of :class:`Prepared` the value metrics read: the curve, each row's prior and
+    its amounts at the threshold. The card bootstrap's replicates (two-entry sketches) need
+    nothing else, and the rest of :meth:`Prepared.of` (the PR-Gain areas, the prior-free
+    metrics) was two thirds of their preparation."""
+
+    curve: _Curve
+    pi: FloatingArray
+    values: AmountValues
+
+    @classmethod
+    def of(
+        cls,
+        counts: ReplicateCounts,
+        *,
+        sequential: bool,
+        review_cost: FloatingArray | float | None,
+    ) -> ValueCurve:
+        c = _Curve.of(counts, sequential)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            pi = c.npos / (c.npos + c.nneg)  # a replicate may draw no rows at all
+            values = AmountValues.of(c, counts.amounts, counts.threshold_index, review_cost)
+        return cls(curve=c, pi=pi, values=values)
+
+    def metrics(self, pi0: FloatingArray | float | None) -> Columns:
+        """``value_precision`` and ``net_savings`` at the rows' own priors (``None``) or
+        calibrated to ``pi0``: what :meth:`Prepared.regular` and :meth:`Prepared.calibrated`
+        give for them, the same floats."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            k = None if pi0 is None else calibration_weight(self.pi, pi0)
+            return self.values.at(self.curve, k, alerts(self.curve, k))
 
 
 def entity_odds(counts: ReplicateCounts) -> float | None:

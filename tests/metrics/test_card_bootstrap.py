@@ -224,9 +224,10 @@ def test_entity_values_round_trip_pool_and_old_bytes_still_read() -> None:
 
 
 def test_the_priors_broadcast_gives_each_prior_the_floats_of_its_own_call() -> None:
-    """CardReplicates.of takes every prior in one (G, 1) broadcast; each row must be what a
-    call of the kernel's value metrics at that prior alone gives, bit for bit (replicates and
-    the window's own sums, with and without a review cost)."""
+    """CardReplicates.of takes every prior in one (G, 1) broadcast, from the curve's value
+    part alone (ValueCurve); each row must be what the whole kernel calibrated to that prior
+    alone gives, and its regular columns the kernel's regular ones, bit for bit (replicates
+    and the window's own sums, with and without a review cost)."""
     scores, labels, amounts, codes = _window(7)
     sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts, entities=codes)
     values = sketch.entity_values
@@ -240,9 +241,12 @@ def test_the_priors_broadcast_gives_each_prior_the_floats_of_its_own_call() -> N
             prepared = Prepared.of(
                 at_threshold(totals, THRESHOLD), sequential=sequential, budgets=budgets
             )
+            regular = prepared.regular()
+            for name, column in cards.regular.items():
+                assert column.tobytes() == regular[name].tobytes(), name
             for prior, columns in zip(priors, cards.calibrated, strict=True):
-                alone = prepared.value_metrics(prior)
-                assert set(columns) == set(alone)
+                alone = prepared.calibrated(prior)
+                assert set(columns) == {"value_precision", "net_savings"}
                 for name, column in columns.items():
                     assert column.dtype == alone[name].dtype
                     np.testing.assert_array_equal(column, alone[name])
