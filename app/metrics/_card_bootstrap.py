@@ -84,6 +84,15 @@ class CardReplicates:
             ],
         )
 
+    def rows(self, part: slice) -> CardReplicates:
+        """The value metrics of the rows in ``part`` alone."""
+        return CardReplicates(
+            regular={name: column[part] for name, column in self.regular.items()},
+            calibrated=[
+                {name: column[part] for name, column in at.items()} for at in self.calibrated
+            ],
+        )
+
 
 @dataclass(frozen=True)
 class CardDraws:
@@ -170,8 +179,12 @@ def use_cards(
         return None
     spend, threshold = budget.kernel(), sketch.threshold
     drawn = CardDraws.of(values, *draw)
-    cards = CardReplicates.of(drawn.totals, threshold, priors, spend, sequential=False)
-    point = CardReplicates.of(values.totals()[None, :], threshold, priors, spend)
+    # The replicates and the window's own sums in one batch: a row's value metrics are
+    # elementwise in its sums (and a cumsum along its two entries), so each row gets the
+    # floats of a call of its own, and the second call's fixed cost goes.
+    rows = np.concatenate([drawn.totals, values.totals()[None, :]])
+    both, drawn_rows = CardReplicates.of(rows, threshold, priors, spend), len(drawn.totals)
+    cards, point = both.rows(slice(None, drawn_rows)), both.rows(slice(drawn_rows, None))
     (regular, calibrated), (base_regular, base_calibrated, middle) = sinks
     for name, column in cards.regular.items():
         regular[name] = [column]

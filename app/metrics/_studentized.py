@@ -138,14 +138,18 @@ class SumDraws:
         kernel's) and the value of the sums they were drawn from first, then those calibrated
         to each prior."""
         at: list[float | None] = [None, *priors]
-        cost = self.review_cost
+        # The replicates' errors and the window's in one call (each row's its own floats).
+        replicates = self.totals.shape[0]
+        errors = standard_error(
+            np.concatenate([self.totals, self.window]),
+            np.concatenate([self.spread, self.window_spread]),
+            self.review_cost,
+            at,
+        )
         found = t_offsets(
             np.stack(drawn),
-            standard_error(self.totals, self.spread, cost, at),
-            (
-                np.asarray(bases, dtype=np.float64),
-                standard_error(self.window, self.window_spread, cost, at)[:, 0],
-            ),
+            errors[:, :replicates],
+            (np.asarray(bases, dtype=np.float64), errors[:, replicates]),
             self.level,
         )
         return found[0], found[1:]

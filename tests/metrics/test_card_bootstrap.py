@@ -26,6 +26,7 @@ from app.metrics import (
 from app.metrics._card_bootstrap import VALUE_METRICS, CardDraws, CardReplicates, at_threshold
 from app.metrics._kernel import Budgets, Prepared
 from app.metrics._poisson_inversion import poisson_inverted
+from app.metrics._studentized import standard_error
 from app.metrics.prior_grid import PriorGrid
 from app.metrics.sketch_entity_values import EXACT_FRAUD_ENTITIES, EntityValues
 from app.metrics.types import Float64Array as Floats
@@ -250,3 +251,39 @@ def test_the_priors_broadcast_gives_each_prior_the_floats_of_its_own_call() -> N
                 for name, column in columns.items():
                     assert column.dtype == alone[name].dtype
                     np.testing.assert_array_equal(column, alone[name])
+
+
+def test_replicates_and_the_window_in_one_batch_keep_each_rows_floats() -> None:
+    """use_cards takes the replicates' value metrics and the window's in one CardReplicates
+    call, and net savings' standard errors of both in one call: each row must be what a call
+    of its own gives, bit for bit."""
+    scores, labels, amounts, codes = _window(8)
+    sketch = build_sketch(scores, labels, threshold=THRESHOLD, amounts=amounts, entities=codes)
+    values = sketch.entity_values
+    assert values is not None
+    drawn = CardDraws.of(values, 300, np.random.default_rng(4))
+    window = values.totals()[None, :]
+    priors = [0.001, 0.013, 0.08, 0.5]
+    budgets = Budgets(review_cost=COST)
+    both = CardReplicates.of(np.concatenate([drawn.totals, window]), THRESHOLD, priors, budgets)
+    for part, alone in (
+        (slice(None, 300), CardReplicates.of(drawn.totals, THRESHOLD, priors, budgets)),
+        (slice(300, None), CardReplicates.of(window, THRESHOLD, priors, budgets)),
+    ):
+        rows = both.rows(part)
+        for name, column in rows.regular.items():
+            assert column.tobytes() == alone.regular[name].tobytes(), name
+        for at, at_alone in zip(rows.calibrated, alone.calibrated, strict=True):
+            for name, column in at.items():
+                assert column.tobytes() == at_alone[name].tobytes(), name
+    at_priors: list[float | None] = [None, *priors]
+    errors = standard_error(
+        np.concatenate([drawn.totals, window]),
+        np.concatenate([drawn.spread, values.spread()[None, :, :]]),
+        COST,
+        at_priors,
+    )
+    apart = standard_error(drawn.totals, drawn.spread, COST, at_priors)
+    assert errors[:, :300].tobytes() == apart.tobytes()
+    own = standard_error(window, values.spread()[None, :, :], COST, at_priors)
+    assert errors[:, 300:].tobytes() == own.tobytes()
