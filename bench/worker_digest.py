@@ -10,6 +10,10 @@ nowcasts, early estimates and alert states) is hashed, one digest per table.
 
     python -m bench.worker_digest --database-url postgresql+psycopg://postgres@127.0.0.1:5432/x
 
+With ``--fields`` every row also has an amount and a card (seeded, about three rows a card)
+and the model an alert budget (1% of a window's rows) and a review cost: the money and card
+metrics' paths (issue 24) in the digest too.
+
 The database's calmon tables are emptied first (it must be a scratch database).
 """
 
@@ -23,10 +27,12 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import create_db_engine, create_session_factory
 from app.db.migrate import upgrade
 from app.db.repositories.window_queue import WindowQueueRepository
+from app.db.tables import MonitoredModel
 from app.db.types import utcnow
 from app.settings import Settings
 from app.windows.compute import ComputeOptions, compute_claim
@@ -80,6 +86,24 @@ def digests(engine: Engine, *, by_column: bool = False) -> dict[str, tuple[int, 
     return out
 
 
+def _seeded_fields(factory: sessionmaker[Session], model_id: int, rows: int) -> None:
+    """Every row of the model a seeded amount and card (as bench/worker.py's window with the
+    fields, but the same values every run), the model an alert budget and a review cost."""
+    with factory.begin() as session:
+        session.execute(text("SELECT setseed(0.17)"))
+        session.execute(
+            text(
+                "UPDATE predictions SET amount = round(exp(3 + 1.2 * sqrt(-2 * ln(1 - random()))"
+                " * cos(2 * pi() * random()))::numeric, 2)::float8, "
+                "entity = 'card-' || floor(random() * :cards)::bigint WHERE model_id = :model"
+            ),
+            {"model": model_id, "cards": max(1, rows // 3)},
+        )
+        model = session.get(MonitoredModel, model_id)
+        assert model is not None
+        model.alert_capacity, model.review_cost = max(1, rows // 100), 2.0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Drain the seeded stream and print one digest per table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -91,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--by-column", action="store_true", help="also a digest per column of every table"
     )
+    parser.add_argument(
+        "--fields", action="store_true", help="amounts, cards, an alert budget, a review cost"
+    )
     args = parser.parse_args(argv)
     settings = Settings(database_url=args.database_url)
     upgrade(args.database_url)
@@ -99,7 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     options = ComputeOptions(replicates=args.replicates)
     try:
         _reset(engine)
-        _load(factory, "digest", args.windows, args.rows, segments=args.segments, pi0_fixed=None)
+        model_id = _load(
+            factory, "digest", args.windows, args.rows, segments=args.segments, pi0_fixed=None
+        )
+        if args.fields:
+            _seeded_fields(factory, model_id, args.rows)
         computed = 0
         while True:
             with factory.begin() as session:

@@ -1,7 +1,7 @@
 """Smoke runs of bench/worker_floor.py, bench/worker_digest.py, bench/peers_job.py and
 bench/worker_memory.py on PostgreSQL with tiny sizes: the benchmarks keep working, and the
 digest is reproducible (two drains of the same seeded stream store the same numbers, which is
-what makes it a before/after check)."""
+what makes it a before/after check), with and without amounts and cards."""
 
 from __future__ import annotations
 
@@ -39,6 +39,27 @@ def test_the_digest_of_a_seeded_stream_is_reproducible(
     assert [line for line in again if "." not in line.split()[0]] == first.splitlines()
     assert any(line.split()[0] == "window_metrics.nowcast" for line in again[1:]), again
     assert " 0 judged" not in first, first  # the stream reaches the detector
+
+
+def test_the_digest_with_amounts_and_cards_is_reproducible(
+    backend: Backend, database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--fields`` (seeded amounts and cards, a budget, a review cost): two drains store the
+    same numbers, and not those of the stream without the fields (the money and card metrics
+    are in the digest)."""
+    if backend != "postgresql":
+        pytest.skip("the digest's stream is generated inside PostgreSQL")
+    argv = ["--database-url", database_url, "--windows", "12", "--rows", "6000"]
+    argv += ["--segments", "2", "--replicates", "200"]
+    assert worker_digest.main([*argv, "--fields"]) == 0
+    first = capsys.readouterr().out
+    assert worker_digest.main([*argv, "--fields"]) == 0
+    assert capsys.readouterr().out == first
+    assert worker_digest.main(argv) == 0
+    plain = capsys.readouterr().out.splitlines()
+    values = [line for line in first.splitlines() if line.split()[0] == "window_metric_values"]
+    assert values
+    assert values[0] not in plain
 
 
 def test_the_peers_job_runs_and_prints_its_table(
