@@ -49,8 +49,8 @@ def test_the_digest_with_amounts_and_cards_is_reproducible(
     are in the digest)."""
     if backend != "postgresql":
         pytest.skip("the digest's stream is generated inside PostgreSQL")
-    argv = ["--database-url", database_url, "--windows", "12", "--rows", "6000"]
-    argv += ["--segments", "2", "--replicates", "200"]
+    argv = ["--database-url", database_url, "--windows", "6", "--rows", "3000"]
+    argv += ["--segments", "2", "--replicates", "100"]
     assert worker_digest.main([*argv, "--fields"]) == 0
     first = capsys.readouterr().out
     assert worker_digest.main([*argv, "--fields"]) == 0
