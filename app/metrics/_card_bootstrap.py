@@ -63,12 +63,12 @@ class CardReplicates:
         threshold: float,
         priors: list[float],
         budgets: Budgets,
-        *,
-        sequential: bool = True,
     ) -> CardReplicates:
-        """The value metrics of the rows of ``totals`` (sums of :data:`COLUMNS`, ``(R, 7)``)."""
+        """The value metrics of the rows of ``totals`` (sums of :data:`COLUMNS`, ``(R, 7)``):
+        elementwise in each row's sums, so the same floats for replicates and for a window's
+        own sums (no row sum whose order the kernel's ``sequential`` would choose)."""
         valued = ValueCurve.of(
-            at_threshold(totals, threshold), sequential=sequential, review_cost=budgets.review_cost
+            at_threshold(totals, threshold), sequential=True, review_cost=budgets.review_cost
         )
         regular = valued.metrics(None)
         regular["value_recall"] = valued.values.recall()  # prior-invariant
@@ -161,6 +161,13 @@ class CardIntervals:
         )
 
 
+def card_values(sketch: CurveSketch) -> EntityValues | None:
+    """What the bootstrap draws ``sketch``'s value metrics from by card (:func:`use_cards`):
+    its entity values, kept when every row carries an amount and names an entity; None: the
+    value metrics come from the rows' replicates."""
+    return sketch.entity_values
+
+
 def use_cards(
     sketch: CurveSketch,
     draw: tuple[int, np.random.Generator],
@@ -174,7 +181,7 @@ def use_cards(
     """With the sketch's entity values, draw ``draw`` (replicates, from the generator) card
     replicates and put their value metrics in ``sinks``' columns (regular, calibrated per
     prior), and the window's in its bases (regular, calibrated at the middle prior)."""
-    values = sketch.entity_values
+    values = card_values(sketch)
     if values is None:
         return None
     spend, threshold = budget.kernel(), sketch.threshold

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from app.metrics._card_bootstrap import VALUE_METRICS, CardIntervals, use_cards
+from app.metrics._card_bootstrap import VALUE_METRICS, CardIntervals, card_values, use_cards
 from app.metrics._kernel import (
     AmountCounts,
     Columns,
@@ -175,10 +175,9 @@ def bootstrap(
         counts = merge_blocks(sketch, max_entries)
     # The shift is exactly 0 when nothing was merged.
     merged_reg, merged_cal, _ = compute(counts, p0, budget.kernel())
-    carded = sketch.entity_values is not None  # see use_cards
     spread = AmountSpread.of(sketch, counts)
-    if spread is not None and carded:  # the cards' bootstrap draws the value metrics
-        spread = replace(spread, wanted=False)
+    if spread is not None and card_values(sketch) is not None:
+        spread = replace(spread, wanted=False)  # the cards' bootstrap draws the value metrics
     priors = grid.priors(p0) if grid is not None else [p0]
     middle = len(priors) // 2
     rng = np.random.default_rng(seed)
@@ -187,7 +186,7 @@ def bootstrap(
     chunk = max(1, _CELLS_PER_CHUNK // counts.scores.size)
     odds = entity_odds(counts)  # the entities are drawn apart from the rows
     # Net savings without cards: studentized from the rows' sums (app/metrics/_studentized.py).
-    rows_net = not carded and budget.review_cost is not None
+    rows_net = card_values(sketch) is None and budget.review_cost is not None
     row_draws: list[tuple[FloatingArray, FloatingArray]] = []
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)

@@ -238,7 +238,7 @@ def test_the_priors_broadcast_gives_each_prior_the_floats_of_its_own_call() -> N
     for cost in (COST, None):
         budgets = Budgets(review_cost=cost)
         for totals, sequential in ((drawn.totals, False), (values.totals()[None, :], True)):
-            cards = CardReplicates.of(totals, THRESHOLD, priors, budgets, sequential=sequential)
+            cards = CardReplicates.of(totals, THRESHOLD, priors, budgets)
             prepared = Prepared.of(
                 at_threshold(totals, THRESHOLD), sequential=sequential, budgets=budgets
             )
