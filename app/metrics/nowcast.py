@@ -40,7 +40,7 @@ from app.metrics.errors import InvalidInputError
 from app.metrics.misfit import Fit, goodness_of_fit
 from app.metrics.mixture import ClassHistogram, adjusted_count, fit_prior
 from app.metrics.null_model import NullModel
-from app.metrics.result import counts_of, evaluate_sketch, flagged_counts
+from app.metrics.result import counts_of, flagged_counts
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import Float64Array, Int64Array, Interval
 
@@ -243,9 +243,15 @@ def _average_precision(
     """AP of the reference curve at ``pi``, and an interval for the window's realised AP: the
     curve at each replicate's pi (interpolated in log-odds on a grid) plus the spread of windows
     of the window's size drawn from the reference at ``pi`` (its null model)."""
-    value = evaluate_sketch(sketch, pi0=pi).calibrated["average_precision"]
+    # The null model's value is the curve's AP at pi (evaluate_sketch's float): taken from
+    # it, the reference's curve is evaluated once a nowcast, not twice.
+    try:
+        null = NullModel.of(sketch, pi0=pi)
+    except InvalidInputError:  # AP undefined at pi (both classes are there: sketch checked)
+        return None, None
+    value = null.value
     inside = pis[(pis > 0) & (pis < 1)]
-    if value is None or inside.size < pis.size / 2:
+    if inside.size < pis.size / 2:
         return value, None
     logit = np.log(inside / (1 - inside))
     spread = float(logit.max() - logit.min())
@@ -259,7 +265,6 @@ def _average_precision(
     positives = round(pi * rows)
     if positives < 1 or rows - positives < 1:
         return value, quantile(at_pis)
-    null = NullModel.of(sketch, pi0=pi)
     draws = null.draw(positives, rows - positives, replicates=at_pis.size, seed=seed)
     # The draws' deviation from the curve's value keeps AP's finite-sample bias: the realised AP
     # of a window this size sits above the curve's.
