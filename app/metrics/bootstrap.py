@@ -48,7 +48,7 @@ from app.metrics.errors import InvalidInputError
 from app.metrics.percentiles import PercentileCut, expanded_tail
 from app.metrics.prior_grid import GRID_METRICS, IntervalGrid, PriorGrid
 from app.metrics.registry import METRICS
-from app.metrics.result import counts_of, evaluate_sketch
+from app.metrics.result import EvaluationResult, counts_of, evaluate_sketch
 from app.metrics.sketch import CurveSketch
 from app.metrics.types import FloatingArray, Interval
 
@@ -130,6 +130,7 @@ def bootstrap(
     normal_above: float = NORMAL_ABOVE,
     grid: PriorGrid | None = None,
     budget: Budget = NO_BUDGET,
+    point: EvaluationResult | None = None,
 ) -> Intervals:
     """Percentile intervals for every metric of
     ``evaluate_sketch(sketch, pi0=pi0, budget=budget)``.
@@ -156,6 +157,9 @@ def bootstrap(
     budget:
         The team's alert budget and review cost: each replicate's top-k metrics are taken at
         the same share of its rows.
+    point:
+        ``evaluate_sketch(sketch, pi0=pi0, budget=budget)`` if the caller has it (the same
+        sketch, pi0 and budget): not evaluated again.
 
     With the sketch's entity values (every row has an amount and an entity), the value
     metrics' replicates resample entities instead (:mod:`app.metrics._card_bootstrap`): all of
@@ -169,7 +173,7 @@ def bootstrap(
     """
     p0 = check_pi0(pi0)
     _check_knobs(replicates, level)
-    point = evaluate_sketch(sketch, pi0=p0, budget=budget)
+    point = point or evaluate_sketch(sketch, pi0=p0, budget=budget)
     counts = counts_of(sketch)
     if max_entries is not None and sketch.scores.size > max_entries:
         counts = merge_blocks(sketch, max_entries)
@@ -245,11 +249,8 @@ def bootstrap(
         regular[_NET] = around(point.regular[_NET], net[0])
         at_pi0[_NET] = around(point.calibrated[_NET], net[1][middle])
     regular = {name: regular[name] for name in names}  # in the metrics' order
-    calibrated = {
-        # prior-invariant metrics: the calibrated value is the regular one
-        name: at_pi0[name] if name in at_pi0 else regular[name]
-        for name in names
-    }
+    # prior-invariant metrics: the calibrated value is the regular one
+    calibrated = {name: at_pi0.get(name, regular[name]) for name in names}
     interval_grid = None
     if grid is not None:
         interval_grid = _grid(

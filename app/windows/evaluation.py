@@ -153,6 +153,7 @@ def evaluate_segment(
         replicates=replicates,
         grid=DEFAULT_PRIOR_GRID if pi0 is not None else None,
         budget=source.budget,
+        point=result,  # the bootstrap's centres: evaluated once a segment, not twice
     )
     return Evaluated(source, pi0, result, intervals)
 

@@ -3,7 +3,8 @@ the bootstrap's interval cut, one ``np.quantile`` call per group of columns with
 finite replicates, equals one call per column; the label arrivals' counting by lexsort equals
 ``np.unique(axis=0)``; the prior grid's PR-Gain areas and budget columns in one pass equal one
 pass a prior; precision at k entries first equals it row by row; replicates drawn without their
-amounts leave the random stream as they found it with them (issues 24 and 29)."""
+amounts leave the random stream as they found it with them; the bootstrap given the caller's
+point values gives the intervals it gives evaluating them itself (issues 24 and 29)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from app.metrics import _kernel as kernel
 from app.metrics._budget_kernel import TINY, precision_at_k, top_rows
 from app.metrics._kernel import Prepared
 from app.metrics._resampling import AmountSpread, merge_blocks, resample
+from app.metrics.bootstrap import bootstrap
 from app.metrics.percentiles import PercentileCut
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
 from app.metrics.reporting import Arrivals
-from app.metrics.result import counts_of
+from app.metrics.result import EvaluationResult, counts_of, evaluate_sketch
 
 
 def _cut_one_column_at_a_time(
@@ -189,3 +191,40 @@ def test_replicates_without_their_amounts_draw_the_same_stream() -> None:
     for name in ("positives_at", "negatives_tied", "negatives_between", "negatives_below"):
         assert getattr(full, name).tobytes() == getattr(bare, name).tobytes(), name
     assert wanted.random() == unwanted.random()
+
+
+def test_the_bootstrap_given_its_point_values_gives_the_same_intervals() -> None:
+    """The worker hands the bootstrap the segment's evaluation (its centres) instead of
+    letting it evaluate the sketch a second time: every interval and the prior grid's bytes
+    are the same, with an alert budget, amounts, cards and a review cost. A point at another
+    pi0 moves the centres (the check can fail)."""
+    rng = np.random.default_rng(52)
+    rows = 4000
+    labels = (rng.random(rows) < 0.01).astype(np.int64)
+    labels[0] = 1
+    cards = rng.integers(0, rows // 3, rows)
+    sketch = build_sketch(
+        np.round(rng.normal(2.5 * labels, 1.0), 2),
+        labels,
+        threshold=2.0,
+        amounts=np.round(rng.lognormal(3.0, 1.2, rows), 2),
+        entities=cards,
+    )
+    budget = Budget.of(rows // 100, 2.0, rows, int(np.unique(cards).size))
+
+    def intervals(point: EvaluationResult | None = None) -> tuple[dict[str, object], bytes]:
+        found = bootstrap(
+            sketch,
+            pi0=0.005,
+            seed=3,
+            replicates=200,
+            grid=DEFAULT_PRIOR_GRID,
+            budget=budget,
+            point=point,
+        )
+        assert found.grid is not None
+        return found.to_dict(), found.grid.to_bytes()
+
+    alone = intervals()
+    assert intervals(point=evaluate_sketch(sketch, pi0=0.005, budget=budget)) == alone
+    assert intervals(point=evaluate_sketch(sketch, pi0=0.01, budget=budget)) != alone
