@@ -169,8 +169,8 @@ def entity_values(
     positive = labels.astype(bool)
     flagged = scores >= threshold
     # One contiguous array a column: the entities without a fraud are then three compressions
-    # of contiguous rows, where the 2-D mask of an (entities, 7) array and the strided columns
-    # it left cost 1.9 ms of the whole 11.1 (3 x 10^5 rows, 95,000 cards; now 9.2 ms).
+    # of contiguous rows, where the 2-D mask of an (entities, 7) array took 1.9 ms and left
+    # strided columns (3 x 10^5 rows, 95,000 cards: this function 9.7 -> 7.8 ms).
     sums = np.empty((_WIDTH, size))
     for column, rows in ((0, positive), (1, positive & flagged), (5, ~positive & flagged)):
         sums[column] = np.bincount(entity[rows], minlength=size)
