@@ -1,0 +1,39 @@
+"""Smoke run of bench/worker_phases.py on PostgreSQL with a small window (20,000 rows, so that
+every segment holds frauds, as its frozen references must): the bench keeps working, its
+phases lie inside the claim, and it takes its timers off again."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.windows import compute
+from bench import worker_phases
+from tests.support.databases import Backend
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_phases_of_a_claim_with_and_without_the_fields(
+    backend: Backend, database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("the phases bench measures PostgreSQL")
+    before = {name: getattr(compute, name) for name in worker_phases.PHASES}
+    argv = ["--database-url", database_url, "--rows", "20000", "--repeats", "2"]
+    assert worker_phases.main([*argv, "--replicates", "100"]) == 0
+    assert {name: getattr(compute, name) for name in worker_phases.PHASES} == before
+    out = capsys.readouterr().out
+    medians = {
+        line.split()[0]: [float(x) for x in line.split()[1:4]]
+        for line in out.splitlines()[2:]
+        if line.split()[0] in {"claim", "evaluate_segment", "run_nowcasts", "rest"}
+    }
+    claim, bootstraps = medians["claim"], medians["evaluate_segment"]
+    # Every window is evaluated and nowcast, with the fields and without; the timed phases
+    # are inside the claim.
+    assert all(value > 0 for value in bootstraps[:2] + medians["run_nowcasts"][:2]), out
+    assert bootstraps[0] < claim[0], out
+    assert bootstraps[1] < claim[1], out
+    assert re.search(r"read on the server \(EXPLAIN ANALYZE\): [0-9.]+ -> [0-9.]+ ms", out), out
