@@ -1,16 +1,23 @@
 """Where a window's claim -> stored goes, phase by phase, with the alert budget alone and with
-an amount and a card on every row (issue 24: what the two fields add, and where).
+an amount and a card on every row (issue 24: what the two fields add, and where; issue 29: what
+each phase costs against the floor).
 
-bench/worker.py's one-window model (``--rows`` rows in 4 segments, each segment judged against
-a frozen reference and nowcast, an alert budget of 1% of the rows) is computed ``--repeats``
-times with the fields off and on, alternating which goes first. Each claim's wall time is cut
-into the phases of ``app.windows.compute.compute_claim`` by timers around the functions it
-calls (the same calls, timed; nothing replaced), the rest (claiming, locking, commits) being
-the claim's time outside them. Then the worker's read itself on the server: ``EXPLAIN
-ANALYZE`` of its query (app/db/repositories/window_rows.py) with the fields set and unset,
-twice each (one backend: no parallel workers).
+bench/worker.py's one-window model (``--rows`` rows in ``--segments`` segments, default 4, each
+segment judged against a frozen reference and nowcast, an alert budget of 1% of the rows) is
+computed ``--repeats`` times with the fields off and on, alternating which goes first. Each
+claim's wall time is cut into the phases of ``app.windows.compute.compute_claim`` by timers
+around the functions it calls (the same calls, timed; nothing replaced), the rest (claiming,
+locking, commits) being the claim's time outside them. Before each claim without the fields,
+issue 29's floor on the same rows, as bench/worker_floor.py times it: one read of the window's
+scores and labels and one ``evaluate`` (``--evaluate-per-segment``: its segments read too, and
+an ``evaluate`` per segment and one for the whole, the floor of the 100-segment workload); each
+phase of the claim without the fields is printed as a multiple of it. Then the worker's read
+itself on the server: ``EXPLAIN ANALYZE`` of its query (app/db/repositories/window_rows.py)
+with the fields set and unset, twice each (one backend: no parallel workers).
 
     python -m bench.worker_phases --database-url postgresql+psycopg://.../calmon_bench
+    python -m bench.worker_phases --database-url ... --rows 100000 --segments 100 \
+        --evaluate-per-segment --repeats 6
 
 The database's calmon tables are emptied first (it must be a scratch database). Prints medians
 in ms, one BLAS thread advised (``OPENBLAS_NUM_THREADS=1``: its second thread spins on the card
@@ -39,6 +46,7 @@ from app.settings import Settings
 from app.windows import compute
 from app.windows.compute import ComputeOptions
 from bench import worker as one_window
+from bench import worker_floor
 
 PHASES = (
     "window_inputs",
@@ -53,14 +61,18 @@ PHASES = (
 )
 """The functions ``compute_claim`` calls by these names (its module's globals), timed."""
 _READ = "read rows"
+_FLOOR = "floor"
+"""Issue 29's floor: one read of the window's scores and labels and one ``evaluate``."""
+PI0 = 0.005
 
 
 @dataclass(frozen=True)
 class Runs:
-    """How many claims of each kind, and the bootstrap's replicates."""
+    """How many claims of each kind, the bootstrap's replicates, and which floor."""
 
     repeats: int
     replicates: int
+    evaluate_per_segment: bool
 
 
 def _timed(spent: dict[str, float], name: str, call: Callable[..., Any]) -> Callable[..., Any]:
@@ -84,6 +96,13 @@ def time_phases(
     read = WindowRowsRepository.read
     runs: dict[bool, dict[str, list[float]]] = {False: defaultdict(list), True: defaultdict(list)}
     compute_options = ComputeOptions(replicates=options.replicates)
+
+    def floor() -> None:  # as bench/worker_floor.py defines it for the window's segments
+        if options.evaluate_per_segment:
+            worker_floor._segments_floor(engine, model_id)
+        else:
+            one_window._copy_floor(engine, model_id, one_window.FIRST, PI0)
+
     try:
         for name, call in originals.items():
             setattr(compute, name, _timed(spent, name, call))
@@ -94,6 +113,8 @@ def time_phases(
                 one_window._set_row_fields(engine, factory, model_id, on=fields, cards=cards)
                 one_window._unjudge(factory, model_id)
                 one_window._redirty(factory, model_id)
+                if not fields:  # the floor on the same rows, beside the claims
+                    runs[fields][_FLOOR].append(one_window._timed(floor))
                 spent.clear()
                 started = time.perf_counter()
                 one_window._claim_to_stored(factory, compute_options)
@@ -135,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--segments", type=int, default=4)
+    parser.add_argument("--evaluate-per-segment", action="store_true")
     parser.add_argument("--repeats", type=int, default=16)
     parser.add_argument("--replicates", type=int, default=1000)
     args = parser.parse_args(argv)
@@ -146,26 +169,33 @@ def main(argv: list[str] | None = None) -> int:
     factory = create_session_factory(engine)
     try:
         one_window._reset(engine)
-        model_id = one_window._load(factory, "phases", 1, args.rows, segments=4, pi0_fixed=0.005)
+        model_id = one_window._load(
+            factory, "phases", 1, args.rows, segments=args.segments, pi0_fixed=PI0
+        )
         one_window._claim_to_stored(factory, ComputeOptions(replicates=args.replicates))
         one_window._freeze_references(factory, model_id)
         one_window._set_alert_capacity(factory, model_id, max(1, args.rows // 100))
-        runs = Runs(repeats=args.repeats, replicates=args.replicates)
+        runs = Runs(args.repeats, args.replicates, args.evaluate_per_segment)
         phases = time_phases(factory, engine, model_id, args.rows, runs)
         read = time_read(factory, engine, model_id, args.rows, args.repeats)
         one_window._reset(engine)
     finally:
         engine.dispose()
     print(
-        f"one window, {args.rows:,} rows in 4 segments, {args.replicates} replicates, "
-        f"{args.repeats} claims each, median ms"
+        f"one window, {args.rows:,} rows in {args.segments} segments, "
+        f"{args.replicates} replicates, {args.repeats} claims each, median ms"
     )
-    print(f"  {'phase':18} {'budget alone':>13} {'with fields':>12} {'added':>8}")
+    floor = statistics.median(phases[False][_FLOOR]) * 1000
+    print(
+        f"  {'phase':18} {'budget alone':>13} {'with fields':>12} {'added':>8} {'alone/floor':>12}"
+    )
     for name in ("claim", _READ, *PHASES, "rest"):
         off, on = (statistics.median(phases[f][name]) * 1000 for f in (False, True))
-        print(f"  {name:18} {off:13.1f} {on:12.1f} {on - off:+8.1f}")
+        print(f"  {name:18} {off:13.1f} {on:12.1f} {on - off:+8.1f} {off / floor:11.2f}x")
     off, on = (statistics.median(read[f]) for f in (False, True))
     print(f"  the worker's read on the server (EXPLAIN ANALYZE): {off:.1f} -> {on:.1f} ms")
+    what = "an evaluate a segment and one" if args.evaluate_per_segment else "one evaluate"
+    print(f"  the floor, one read and {what}: {floor:.1f} ms")
     return 0
 
 

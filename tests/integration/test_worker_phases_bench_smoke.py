@@ -1,6 +1,7 @@
 """Smoke run of bench/worker_phases.py on PostgreSQL with a small window (20,000 rows, so that
 every segment holds frauds, as its frozen references must): the bench keeps working, its
-phases lie inside the claim, and it takes its timers off again."""
+phases lie inside the claim, each is printed as a multiple of the floor timed beside it, and it
+takes its timers off again."""
 
 from __future__ import annotations
 
@@ -37,3 +38,15 @@ def test_the_phases_of_a_claim_with_and_without_the_fields(
     assert bootstraps[0] < claim[0], out
     assert bootstraps[1] < claim[1], out
     assert re.search(r"read on the server \(EXPLAIN ANALYZE\): [0-9.]+ -> [0-9.]+ ms", out), out
+    # The floor was timed beside the claims, and each phase is printed as its multiple.
+    found = re.search(r"the floor, one read and one evaluate: ([0-9.]+) ms", out)
+    assert found is not None, out
+    floor = float(found.group(1))
+    multiples = {
+        line.split()[0]: float(line.split()[4].rstrip("x"))
+        for line in out.splitlines()[2:]
+        if line.split()[0] in {"claim", "evaluate_segment"}
+    }
+    assert 0 < floor < claim[0], out
+    assert abs(multiples["claim"] - claim[0] / floor) < 0.02 * multiples["claim"] + 0.01, out
+    assert multiples["evaluate_segment"] < multiples["claim"], out
