@@ -104,6 +104,16 @@ def _segments_floor(engine: Engine, model_id: int, window_start: datetime = FIRS
     return len(parts) + 1
 
 
+def time_floor(engine: Engine, model_id: int, per_segment: bool) -> None:
+    """Issue 29's floor for the model's first window: one read of its scores and labels and
+    one ``evaluate`` (binary ``COPY``), or with ``per_segment`` its segments read too and an
+    ``evaluate`` per segment and one for the whole window (:func:`_segments_floor`)."""
+    if per_segment:
+        _segments_floor(engine, model_id)
+    else:
+        _copy_floor(engine, model_id, FIRST, PI0)
+
+
 def _judged_parts(factory: sessionmaker[Session], model_id: int) -> tuple[int, int]:
     """Parts of the window with a verdict issued, and parts with a nowcast."""
     with factory() as session:
@@ -173,12 +183,8 @@ def bench_workload(
     for _ in range(repeats):
         _unjudge(factory, model_id)
         _redirty(factory, model_id)
-        if workload.evaluate_per_segment:
-            floor.append(_timed(lambda: _segments_floor(engine, model_id)))
-            calls = workload.segments + 1
-        else:
-            floor.append(_timed(lambda: _copy_floor(engine, model_id, FIRST, PI0)))
-            calls = 1
+        floor.append(_timed(lambda: time_floor(engine, model_id, workload.evaluate_per_segment)))
+        calls = workload.segments + 1 if workload.evaluate_per_segment else 1
         cpu = time.process_time()
         worker.append(_timed(lambda: _claim_to_stored(factory, options)))
         worker_cpu.append(time.process_time() - cpu)

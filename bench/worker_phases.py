@@ -32,6 +32,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -62,8 +63,7 @@ PHASES = (
 """The functions ``compute_claim`` calls by these names (its module's globals), timed."""
 _READ = "read rows"
 _FLOOR = "floor"
-"""Issue 29's floor: one read of the window's scores and labels and one ``evaluate``."""
-PI0 = 0.005
+"""Issue 29's floor (:func:`bench.worker_floor.time_floor`)."""
 
 
 @dataclass(frozen=True)
@@ -96,13 +96,6 @@ def time_phases(
     read = WindowRowsRepository.read
     runs: dict[bool, dict[str, list[float]]] = {False: defaultdict(list), True: defaultdict(list)}
     compute_options = ComputeOptions(replicates=options.replicates)
-
-    def floor() -> None:  # as bench/worker_floor.py defines it for the window's segments
-        if options.evaluate_per_segment:
-            worker_floor._segments_floor(engine, model_id)
-        else:
-            one_window._copy_floor(engine, model_id, one_window.FIRST, PI0)
-
     try:
         for name, call in originals.items():
             setattr(compute, name, _timed(spent, name, call))
@@ -114,6 +107,8 @@ def time_phases(
                 one_window._unjudge(factory, model_id)
                 one_window._redirty(factory, model_id)
                 if not fields:  # the floor on the same rows, beside the claims
+                    per_segment = options.evaluate_per_segment
+                    floor = partial(worker_floor.time_floor, engine, model_id, per_segment)
                     runs[fields][_FLOOR].append(one_window._timed(floor))
                 spent.clear()
                 started = time.perf_counter()
@@ -170,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         one_window._reset(engine)
         model_id = one_window._load(
-            factory, "phases", 1, args.rows, segments=args.segments, pi0_fixed=PI0
+            factory, "phases", 1, args.rows, segments=args.segments, pi0_fixed=worker_floor.PI0
         )
         one_window._claim_to_stored(factory, ComputeOptions(replicates=args.replicates))
         one_window._freeze_references(factory, model_id)
