@@ -124,20 +124,54 @@ def number_entities(codes: Int64Array) -> tuple[Int64Array, int]:
 
     Codes already numbered (all in ``[0, 2 * rows)``, as :func:`app.windows.rows.numbered_parts`
     leaves a window's segments after numbering the whole window once) are counted in linear
-    time; any others take one sort of the codes alone (a lexsort by code and score costs eight
-    times more; the order within an entity does not matter to its maximum). Both give the same
-    indices for the same codes' pattern of equality and order."""
+    time (a window's own numbering, every index present, is returned as it is); any others
+    take one sort of the codes alone (:func:`_code_order`; a lexsort by code and score costs
+    eight times more; the order within an entity does not matter to its maximum). Both give
+    the same indices for the same codes' pattern of equality and order."""
     if not codes.size:
         return np.empty(0, dtype=np.int64), 0
     if codes.min() >= 0 and codes.max() < 2 * codes.size:
         present = np.zeros(int(codes.max()) + 1, dtype=bool)
         present[codes] = True
+        if present.all():  # already 0..size-1, as numbered_parts leaves the whole window
+            return codes, present.size
         index = np.cumsum(present, dtype=np.int64) - 1
         return index[codes], int(index[-1]) + 1
-    order = np.argsort(codes)
-    grouped = codes[order]
+    order, grouped = _code_order(codes)
     run = np.zeros(codes.size, dtype=np.int64)
     run[1:] = grouped[1:] != grouped[:-1]
     entity = np.empty(codes.size, dtype=np.int64)
     entity[order] = np.cumsum(run)
     return entity, int(run.sum()) + 1
+
+
+def _code_order(codes: Int64Array) -> tuple[npt.NDArray[np.intp], Int64Array]:
+    """The rows in the order of their codes (a code's rows in any order), and the codes so
+    ordered.
+
+    One sort of 64-bit keys, each a code's top bits above its row's index, instead of an
+    argsort of the codes: numpy sorts plain integers with SIMD, and argsorts them several times
+    slower (10^6 cards' codes, numbered: 100 -> 53 ms). Two codes that share their top bits
+    then have their rows interleaved by index; those rows alone are put in code order again
+    (rare: about cards^2 / 2^(65 - log2 rows) such pairs, 0.003 for 330,000 cards in 10^6 rows).
+    """
+    rows = codes.size
+    bits = max(1, (rows - 1).bit_length())
+    # The sign bit flipped: signed order as unsigned order.
+    key = codes.view(np.uint64) ^ np.uint64(1 << 63)
+    key >>= bits
+    key <<= bits
+    key |= np.arange(rows, dtype=np.uint64)
+    key.sort()
+    order = (key & np.uint64((1 << bits) - 1)).astype(np.intp)
+    grouped = codes[order]
+    prefix = key >> bits
+    shared = prefix[1:] == prefix[:-1]
+    clash = np.flatnonzero(shared & (grouped[1:] != grouped[:-1]))
+    if clash.size:
+        at = np.flatnonzero(np.isin(prefix, prefix[clash]))
+        rows_at = order[at]
+        rows_at = rows_at[np.lexsort((rows_at, codes[rows_at]))]
+        order[at] = rows_at
+        grouped[at] = codes[rows_at]
+    return order, grouped

@@ -166,19 +166,25 @@ def entity_values(
     the one sort of the codes, ``entity_rows``). Counts are exact; amounts are summed in a
     sorted order, so the same rows read back in another order give the same floats."""
     entity, size = entities
-    positive = labels.astype(bool)
-    flagged = scores >= threshold
+    # The rows of each kind as indices, taken once: the few frauds and flagged rows are then
+    # gathered, where a boolean mask of all the rows, built and compressed for each of six
+    # columns, cost two passes over the window each (with _moments' indices, this function
+    # 33.6 -> 25.2 ms at 10^6 rows and 330,000 cards, 9.0 -> 6.5 at 2.5 x 10^5).
+    positive = np.flatnonzero(labels)
+    flagged = np.flatnonzero(scores >= threshold)
+    positive_flagged = positive[scores[positive] >= threshold]
+    negative_flagged = flagged[labels[flagged] == 0]
     # One contiguous array a column: the entities without a fraud are then three compressions
     # of contiguous rows, where the 2-D mask of an (entities, 7) array took 1.9 ms and left
-    # strided columns (3 x 10^5 rows, 95,000 cards: this function 9.7 -> 7.8 ms).
+    # strided columns (3 x 10^5 rows, 95,000 cards).
     sums = np.empty((_WIDTH, size))
-    for column, rows in ((0, positive), (1, positive & flagged), (5, ~positive & flagged)):
+    for column, rows in ((0, positive), (1, positive_flagged), (5, negative_flagged)):
         sums[column] = np.bincount(entity[rows], minlength=size)
     sums[4] = np.bincount(entity, minlength=size) - sums[0]
     # Only frauds and flagged legitimate rows carry an amount here: a few percent of the rows.
     # bincount adds in array order, so rows sorted by amount alone reach each entity's sum in
     # ascending order (equal amounts: equal floats, in any order), as a sort by entity would.
-    for column, rows in ((2, positive & flagged), (3, positive), (6, ~positive & flagged)):
+    for column, rows in ((2, positive_flagged), (3, positive), (6, negative_flagged)):
         at, value = entity[rows], amounts[rows]
         order = np.argsort(value)
         sums[column] = np.bincount(at[order], weights=value[order], minlength=size)
@@ -206,7 +212,9 @@ def _moments(legit: list[Float64Array]) -> tuple[Float64Array, Float64Array]:
     sums[:2] = [column.sum() for column in counts]
     for a, b in ((0, 0), (0, 1), (1, 1)):  # integer dot products (numpy's int matmul is slow)
         products[a, b] = products[b, a] = np.dot(counts[a], counts[b])
-    some = legit[2] > 0
+    # The entities with a flagged amount as indices, gathered from each column (a boolean mask
+    # compressed the 3 x 10^5 entities' columns again for each of the four sums).
+    some = np.flatnonzero(legit[2] > 0)
     amount = legit[2][some]
     sums[2] = np.sort(amount).sum()
     for a in range(3):

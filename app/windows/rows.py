@@ -68,8 +68,11 @@ def numbered_parts(segments: Sequence[SegmentRows]) -> list[SegmentRows]:
     named = whole.entities != NO_ENTITY
     if not named.any():
         return parts
-    numbered = np.full(whole.entities.size, NO_ENTITY, dtype=np.int64)
-    numbered[named] = number_entities(whole.entities[named])[0]
+    if named.all():  # every row names one (a card on every row): no copy in, none out
+        numbered = number_entities(whole.entities)[0]
+    else:
+        numbered = np.full(whole.entities.size, NO_ENTITY, dtype=np.int64)
+        numbered[named] = number_entities(whole.entities[named])[0]
     stops = np.cumsum([s.entities.size for s in segments])
     by_name = {
         s.segment: numbered[stop - s.entities.size : stop]

@@ -100,3 +100,24 @@ def test_both_ways_of_numbering_give_the_same_indices(spread: int) -> None:
     empty, none = number_entities(np.empty(0, dtype=np.int64))
     assert empty.size == 0
     assert none == 0
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        (2**62, 2**62 + 50),  # every code shares its top bits with others: all rows re-sorted
+        (-(2**63), -(2**63) + 3_000),  # the smallest codes, near the sign bit's flip
+        (-(2**40), 2**40),  # negative and positive, some sharing their top bits
+        (-(2**63), 2**63 - 1),  # hashes: nearly never sharing them
+    ],
+)
+def test_sorted_numbering_orders_codes_that_share_their_top_bits(low: int, high: int) -> None:
+    """The sort packs each code's top bits above its row's index; codes that share those bits
+    are put in code order again: the indices of np.unique, whatever the codes."""
+    rng = np.random.default_rng([29, 24, low % 1_000, high % 1_000])
+    distinct = rng.integers(low, high, size=700, dtype=np.int64, endpoint=True)
+    codes = distinct[rng.integers(0, distinct.size, size=5_000)]
+    entity, size = number_entities(codes)
+    expected_codes, expected = np.unique(codes, return_inverse=True)
+    assert size == expected_codes.size
+    np.testing.assert_array_equal(entity, expected)
