@@ -8,8 +8,10 @@ package ``calmon_old`` (its imports rewritten), builds one window of ``--rows`` 
 ``--segments`` segments (about 0.5% frauds; every row an amount and one of ``rows / 3`` cards;
 an alert budget of 1% of each part's rows) with each version, and times, alternating which goes
 first, the parts' 1,000-replicate bootstraps with their prior grid (the alert budget alone, and
-with amounts, cards and a review cost), their nowcasts against a 280,000-row reference and the
-drop detector's null draws from that reference:
+with amounts, cards and a review cost), the parts' sketches as the worker builds them from its
+read (the window's cards, as 64-bit hashes, numbered once; with and without amounts and cards),
+their nowcasts against a 280,000-row reference and the drop detector's null draws from that
+reference:
 
     python -m bench.metrics_ab --old 0974a29 --rows 10000 --segments 4 --iterations 31
 
@@ -66,6 +68,7 @@ class Window:
     """One window's parts and a reference, built with one version's types."""
 
     def __init__(self, package: str, rows: int, segments: int) -> None:
+        self.package = package
         metrics = _module(package, "")
         self.metrics, self.grid = metrics, _module(package, ".prior_grid").DEFAULT_PRIOR_GRID
         self.nowcast = _module(package, ".nowcast").nowcast_window
@@ -79,6 +82,16 @@ class Window:
         columns = (scores, labels, amounts, cards)
         self.parts: dict[bool, list[tuple[Any, Any]]] = {
             fields: [self._part(columns, m, fields) for m in masks] for fields in (False, True)
+        }
+        # The segments as the worker reads them (a card as its 64-bit hash), for the sketches.
+        hashes = rng.integers(-(2**63), 2**63 - 1, max(1, rows // 3), dtype=np.int64)[cards]
+        self.rows = importlib.import_module(f"{package}.windows.rows")
+        self.segment_rows = {
+            fields: [
+                self._segment_rows(str(s), (*columns[:3], hashes), segment == s, fields)
+                for s in range(segments)
+            ]
+            for fields in (False, True)
         }
         reference_labels = (rng.random(280_000) < 0.005).astype(np.int64)
         reference_scores = rng.normal(2.5 * reference_labels, 1.0)
@@ -109,6 +122,41 @@ class Window:
         cost = 2.0 if fields else None
         budget = self.metrics.Budget.of(max(1, scores.size // 100), cost, scores.size, distinct)
         return sketch, budget
+
+    def _segment_rows(
+        self, name: str, columns: tuple[np.ndarray, ...], mask: np.ndarray, fields: bool
+    ) -> Any:
+        """One segment's rows as the worker's read gives them: every row labelled, with its
+        amount and card's hash, or with none (NaN, NO_ENTITY)."""
+        scores, labels, amounts, hashes = (column[mask] for column in columns)
+        read = importlib.import_module(f"{self.package}.db.repositories.window_rows")
+        none = _module(self.package, ".sketch_build").NO_ENTITY
+        empty = np.empty(0)
+        return read.SegmentRows(
+            name,
+            scores.size,
+            scores,
+            labels.astype(np.int8),
+            empty,
+            np.zeros(scores.size, dtype=np.int64),
+            np.ones(scores.size, dtype=np.int8),
+            amounts=amounts if fields else np.full(scores.size, np.nan),
+            unlabelled_amounts=empty,
+            entities=hashes if fields else np.full(scores.size, none, dtype=np.int64),
+            unlabelled_entities=np.empty(0, dtype=np.int64),
+        )
+
+    def sketches(self, fields: bool) -> None:
+        """The parts' sketches as the worker builds them (app/windows/inputs.py): the whole
+        window's cards numbered once, then a sketch a part."""
+        for part in self.rows.numbered_parts(self.segment_rows[fields]):
+            self.metrics.build_sketch(
+                part.scores,
+                part.labels,
+                threshold=2.0,
+                amounts=part.amounts,
+                entities=part.entities,
+            )
 
     def bootstraps(self, fields: bool) -> None:
         for seed, (sketch, budget) in enumerate(self.parts[fields]):
@@ -150,6 +198,8 @@ def paired(
 JOBS: dict[str, Callable[[Window], None]] = {
     "bootstraps, alert budget alone": lambda w: w.bootstraps(False),
     "bootstraps, amounts and cards": lambda w: w.bootstraps(True),
+    "sketches, alert budget alone": lambda w: w.sketches(False),
+    "sketches, amounts and cards": lambda w: w.sketches(True),
     "nowcasts": lambda w: w.nowcasts(),
     "the detector's null draws": lambda w: w.null_draws(),
 }
@@ -165,12 +215,15 @@ def report(times: dict[str, dict[str, list[float]]]) -> list[str]:
             f"  {name:32} old {np.median(old) * 1000:8.1f} ms   new {np.median(new) * 1000:8.1f}"
             f" ms   new / old {np.median(ratios):.3f} (quartiles {low:.3f}-{high:.3f})"
         )
-    alone, valued = (times[name] for name in list(JOBS)[:2])
-    shares = {v: np.median(np.array(valued[v]) / np.array(alone[v])) for v in ("old", "new")}
-    lines.append(
-        f"  what amounts and cards cost the bootstraps, as a ratio: old {shares['old']:.3f},"
-        f" new {shares['new']:.3f}"
-    )
+    for what, (alone, valued) in (
+        ("bootstraps", (times[name] for name in list(JOBS)[:2])),
+        ("sketches", (times[name] for name in list(JOBS)[2:4])),
+    ):
+        shares = {v: np.median(np.array(valued[v]) / np.array(alone[v])) for v in ("old", "new")}
+        lines.append(
+            f"  what amounts and cards cost the {what}, as a ratio: old {shares['old']:.3f},"
+            f" new {shares['new']:.3f}"
+        )
     return lines
 
 

@@ -49,6 +49,17 @@ def test_the_same_commit_computes_the_same_intervals(old_head: Path) -> None:
         b = new.metrics.bootstrap(sketch, pi0=0.005, seed=1, grid=new.grid, budget=budget)
         assert dict(a.regular) == dict(b.regular)
         assert np.array_equal(a.grid.bounds, b.grid.bounds, equal_nan=True)
+    for fields in (False, True):  # the sketches job's parts, as the worker builds them
+        old_parts, parts = (w.rows.numbered_parts(w.segment_rows[fields]) for w in (old, new))
+        for old_part, part in zip(old_parts, parts, strict=True):
+            assert np.array_equal(old_part.entities, part.entities)
+            old_sketch, sketch = (
+                w.metrics.build_sketch(
+                    p.scores, p.labels, threshold=2.0, amounts=p.amounts, entities=p.entities
+                )
+                for w, p in ((old, old_part), (new, part))
+            )
+            assert old_sketch.to_bytes() == sketch.to_bytes()
     for (positives, negatives), seed in zip(new.classes, range(3), strict=True):
         drawn = [
             w.metrics.NullModel.of(w.reference_sketch, pi0=0.005).draw(
@@ -68,5 +79,5 @@ def test_a_small_run_prints_each_jobs_pair(capsys: pytest.CaptureFixture[str]) -
     jobs = len(metrics_ab.JOBS)
     assert [line.split("old")[0].strip() for line in lines[1 : jobs + 1]] == list(metrics_ab.JOBS)
     assert all("new / old" in line for line in lines[1 : jobs + 1])
-    share = "  what amounts and cards cost the bootstraps, as a ratio: old"
-    assert lines[jobs + 1].startswith(share)
+    for line, what in zip(lines[jobs + 1 :], ("bootstraps", "sketches"), strict=True):
+        assert line.startswith(f"  what amounts and cards cost the {what}, as a ratio: old")
