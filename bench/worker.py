@@ -119,6 +119,19 @@ def fields_ratio(budgeted: Timing, valued: Timing) -> tuple[float, float, float]
     return 1.0 / share, 1.0 / high, 1.0 / low
 
 
+def scratch_database(
+    parser: argparse.ArgumentParser, database_url: str, bench: str
+) -> tuple[Engine, sessionmaker[Session]]:
+    """The worker benches' scratch database, migrated: its engine and sessions (a usage error
+    naming ``bench`` on SQLite: the worker's read and its floors are PostgreSQL's)."""
+    settings = Settings(database_url=database_url)
+    if settings.is_sqlite:
+        parser.error(f"{bench} measures PostgreSQL")
+    upgrade(database_url)
+    engine = create_db_engine(settings)
+    return engine, create_session_factory(engine)
+
+
 def _reset(engine: Engine) -> None:
     with engine.begin() as connection:
         connection.execute(
@@ -545,12 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--skip-series", action="store_true", help="only the one-window part")
     args = parser.parse_args(argv)
-    settings = Settings(database_url=args.database_url)
-    if settings.is_sqlite:
-        parser.error("the worker benchmark measures PostgreSQL")
-    upgrade(args.database_url)
-    engine = create_db_engine(settings)
-    factory = create_session_factory(engine)
+    engine, factory = scratch_database(parser, args.database_url, "the worker benchmark")
     try:
         _reset(engine)
         one = bench_one_window(engine, factory, args.window_rows, args.repeats, args.replicates)

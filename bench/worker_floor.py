@@ -39,13 +39,10 @@ import psycopg
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import create_db_engine, create_session_factory
 from app.db.metrics_tables import WindowMetrics
-from app.db.migrate import upgrade
 from app.db.repositories.window_rows import as_array, binary_array_cursor
 from app.metrics import CurveSketch, bootstrap, evaluate
 from app.metrics.prior_grid import DEFAULT_PRIOR_GRID
-from app.settings import Settings
 from app.windows.compute import ComputeOptions
 from bench.worker import (
     FIRST,
@@ -59,6 +56,7 @@ from bench.worker import (
     _reset,
     _timed,
     _unjudge,
+    scratch_database,
 )
 
 PI0 = 0.005
@@ -224,12 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", help="write a cProfile of the first workload here")
     parser.add_argument("--profile-runs", type=int, default=10)
     args = parser.parse_args(argv)
-    settings = Settings(database_url=args.database_url)
-    if settings.is_sqlite:
-        parser.error("the worker benchmark measures PostgreSQL")
-    upgrade(args.database_url)
-    engine = create_db_engine(settings)
-    factory = create_session_factory(engine)
+    engine, factory = scratch_database(parser, args.database_url, "the worker benchmark")
     options = ComputeOptions(replicates=args.replicates)
     workloads = [
         Workload("one-window", args.rows, args.segments, evaluate_per_segment=False),

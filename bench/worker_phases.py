@@ -39,11 +39,8 @@ import psycopg
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import create_db_engine, create_session_factory
-from app.db.migrate import upgrade
 from app.db.repositories import window_rows
 from app.db.repositories.window_rows import WindowRowsRepository
-from app.settings import Settings
 from app.windows import compute
 from app.windows.compute import ComputeOptions
 from bench import worker as one_window
@@ -156,12 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=16)
     parser.add_argument("--replicates", type=int, default=1000)
     args = parser.parse_args(argv)
-    settings = Settings(database_url=args.database_url)
-    if settings.is_sqlite:
-        parser.error("the phases bench measures PostgreSQL")
-    upgrade(args.database_url)
-    engine = create_db_engine(settings)
-    factory = create_session_factory(engine)
+    engine, factory = one_window.scratch_database(parser, args.database_url, "the phases bench")
     try:
         one_window._reset(engine)
         model_id = one_window._load(
