@@ -169,3 +169,32 @@ def test_value_metrics_from_rows_sent_over_rest(
     at = response.json()["priors"][0]["metrics"]
     for name in ("value_recall", "value_precision", "net_savings", "entity_precision_at_k"):
         assert at[name]["value"] == after[name]["calibrated"], name
+
+
+def test_a_fraud_only_feed_counts_its_silent_rows_flagged_amounts(
+    client: TestClient, auth_headers: AuthHeaders, session_factory: sessionmaker[Session]
+) -> None:
+    """A fraud-only feed (``label_horizon_days``): its rows without a label are legitimate at
+    maturity, and the flagged ones' amounts are the legitimate flagged amount of value
+    precision (the read sends the amounts of unlabelled rows at or above the threshold)."""
+    admin = auth_headers("admin", "ingest")
+    body = {"name": MODEL, "threshold": THRESHOLD, "review_cost": COST, "alert_capacity": 5}
+    assert client.post("/v1/models", json=body, headers=admin).status_code == 201
+    patched = client.patch(f"/v1/models/{MODEL}", json={"label_horizon_days": 1}, headers=admin)
+    assert patched.status_code == 200, patched.text
+    rng = np.random.default_rng([24, 21])
+    sent = [_rows(day, rng, 300) for day in range(4)]  # days 1-3 move the model's clock on
+    for rows in sent:
+        silent = [{**r, "label": None} if r["label"] == 0 else r for r in rows]
+        response = client.post(
+            f"/v1/models/{MODEL}/batches",
+            json={"batch_id": rows[0]["id"], "rows": silent},
+            headers=admin,
+        )
+        assert response.status_code == 201, response.text
+    drain(session_factory)
+    metrics = _detail(client, auth_headers("read"), 0)["metrics"]
+    flagged_silent = [r for r in sent[0] if r["label"] == 0 and r["score"] >= THRESHOLD]
+    assert sum(r["amount"] for r in flagged_silent) > 0
+    for name, value in _direct(sent[0]).items():
+        assert metrics[name]["regular"] == pytest.approx(value, rel=1e-12), name
