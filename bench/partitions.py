@@ -157,8 +157,7 @@ def worker_read_partitions(factory: sessionmaker[Session], model_id: int, week: 
     window = MONDAY + timedelta(weeks=week, days=2)
     with factory() as session, _raw(session).cursor() as cursor:
         cursor.execute(
-            "EXPLAIN (FORMAT JSON) " + _PG_QUERY,
-            {"model": model_id, "start": window, "threshold": 0.5, "none": -1},
+            "EXPLAIN (FORMAT JSON) " + _PG_QUERY, {"model": model_id, "start": window, "none": -1}
         )
         row = cursor.fetchone()
     assert row is not None

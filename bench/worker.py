@@ -299,7 +299,7 @@ def _array_floor(factory: sessionmaker[Session], model_id: int, pi0: float) -> N
 
 def _transfer_only(factory: sessionmaker[Session], model_id: int, start: datetime) -> None:
     with factory.begin() as session:
-        WindowRowsRepository(session).read(model_id, start, THRESHOLD)
+        WindowRowsRepository(session).read(model_id, start)
 
 
 @dataclass(frozen=True)
@@ -315,7 +315,7 @@ def _window_parts(factory: sessionmaker[Session], model_id: int) -> WindowParts:
     with factory() as session:
         edges = stored_edges(NowcastRepository(session), model_id)
         assert edges is not None, "the window did not cut the model's bins"
-        segments = WindowRowsRepository(session).read(model_id, FIRST, THRESHOLD)
+        segments = WindowRowsRepository(session).read(model_id, FIRST)
         estimates = []
         for row in WindowMetricsRepository(session).series(model_id):
             stored = session.get(WindowMetrics, (model_id, row.window_start, row.segment))
@@ -420,7 +420,7 @@ def bench_one_window(
 def _window_codes(factory: sessionmaker[Session], model_id: int) -> Int64Array:
     """The entity codes of the whole window's rows, as the worker groups them."""
     with factory.begin() as session:
-        segments = WindowRowsRepository(session).read(model_id, FIRST, THRESHOLD)
+        segments = WindowRowsRepository(session).read(model_id, FIRST)
     return whole_window(segments, SEGMENT_ALL).entities
 
 

@@ -128,7 +128,7 @@ def time_read(
     """The server's milliseconds for the worker's read of the window, fields off (False) and
     on (True): twice each state (an UPDATE and a VACUUM apart), ``reads`` reads in all."""
     conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-    params = {"model": model_id, "start": one_window.FIRST, "threshold": one_window.THRESHOLD}
+    params = {"model": model_id, "start": one_window.FIRST}
     out: dict[bool, list[float]] = {False: [], True: []}
     for fields in (False, True, False, True):  # each state twice, alternated
         one_window._set_row_fields(engine, factory, model_id, on=fields, cards=max(1, rows // 3))

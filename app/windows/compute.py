@@ -99,9 +99,7 @@ def compute_claim(
             return ComputeOutcome(
                 segments=0, rows_read=0, pi0_version=None, sketch_recomputations=0
             )
-        segments = WindowRowsRepository(session).read(
-            claim.model_id, claim.window_start, model.threshold
-        )
+        segments = WindowRowsRepository(session).read(claim.model_id, claim.window_start)
         current = Pi0Repository(session).current(claim.model_id)
         edges = stored_edges(NowcastRepository(session), claim.model_id)
     rows_read = sum(s.rows_total for s in segments)

@@ -211,11 +211,11 @@ def test_the_read_sends_a_segment_one_column_to_a_row(
         raw = psycopg_connection(session)
         assert raw is not None
         with binary_array_cursor(raw) as cursor:
-            params = {"model": model_id, "start": DAY, "threshold": 0.5}
+            params = {"model": model_id, "start": DAY}
             rows = list(cursor.stream(_PG_QUERY, params, binary=True))
-        segments = WindowRowsRepository(session).read(model_id, DAY, 0.5)
+        segments = WindowRowsRepository(session).read(model_id, DAY)
     assert sorted(row[0] for row in rows) == ["DE"] * 9 + ["FR"] * 9
-    assert all(sum(value is not None for value in row[5:]) <= 1 for row in rows)
+    assert all(sum(value is not None for value in row[3:]) <= 1 for row in rows)
     for part in segments:
         labelled = part.labels.size
         assert part.amounts.shape == part.entities.shape == (labelled,)
@@ -229,14 +229,11 @@ def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
 ) -> None:
     """A part's amounts (entities) come back aligned with its scores when every row has one,
     and as NaN (NO_ENTITY) for all when any row lacks one: the metrics use them only then, and
-    the read aggregates only the rows that have one. An amount comes back where the value
-    metrics use it (a fraud, or a score at or above the threshold), 0 elsewhere."""
+    the read aggregates only the rows that have one."""
     rows: list[tuple[Any, ...]] = [  # score (identifies the row), label, amount, entity, segment
-        (0.11, 1, 10.5, "card-1", "FR"),  # a fraud below the threshold
-        (0.12, 0, 4.0, "card-2", "FR"),  # legitimate, below: its amount is not used
-        (0.125, 0, 6.5, "card-2", "FR"),  # legitimate, at the threshold
+        (0.11, 1, 10.5, "card-1", "FR"),
+        (0.12, 0, 0.0, "card-2", "FR"),
         (0.13, None, 7.25, "card-1", "FR"),
-        (0.105, None, 2.5, "card-2", "FR"),  # unlabelled, below
         (0.14, 0, 3.0, None, "DE"),  # an amount on every DE row; an entity on one of two
         (0.15, 1, 99.0, "card-1", "DE"),
         (0.16, None, None, "card-3", "DE"),  # an unlabelled row without an amount
@@ -244,20 +241,14 @@ def test_the_read_keeps_amounts_and_entities_only_where_every_row_has_one(
     read = _stored_and_read(session_factory, rows, amounts=2, entities=3)
     parts = {p.segment: p for p in read}
     fr, de = parts["FR"], parts["DE"]
-    used = {row[0]: row[2] if row[1] == 1 or row[0] >= 0.125 else 0.0 for row in rows}
-    assert sorted(fr.amounts.tolist()) == [0.0, 6.5, 10.5]
-    assert fr.amounts.tolist() == [used[s] for s in fr.scores.tolist()]
-    assert fr.unlabelled_amounts.tolist() == [used[s] for s in fr.unlabelled.tolist()]
-    assert sorted(fr.unlabelled_amounts.tolist()) == [0.0, 7.25]
+    amount_of = {row[0]: row[2] for row in rows}
+    assert fr.amounts.tolist() == [amount_of[s] for s in fr.scores.tolist()]
+    assert fr.unlabelled_amounts.tolist() == [7.25]
     codes = dict(zip(fr.scores.tolist(), fr.entities.tolist(), strict=True))
-    assert codes[0.11] != codes[0.12] == codes[0.125]
+    assert codes[0.11] != codes[0.12]
     assert NO_ENTITY not in codes.values()
-    unlabelled_codes = dict(
-        zip(fr.unlabelled.tolist(), fr.unlabelled_entities.tolist(), strict=True)
-    )
-    assert unlabelled_codes == {0.13: codes[0.11], 0.105: codes[0.12]}  # the same cards' codes
-    assert de.amounts.tolist() == [used[s] for s in de.scores.tolist()]
-    assert sorted(de.amounts.tolist()) == [3.0, 99.0]
+    assert fr.unlabelled_entities.tolist() == [codes[0.11]]  # card-1 again: the same code
+    assert de.amounts.tolist() == [amount_of[s] for s in de.scores.tolist()]
     assert np.isnan(de.unlabelled_amounts).all()
     assert de.unlabelled_amounts.shape == (1,)
     assert (de.entities == NO_ENTITY).all()
@@ -282,4 +273,4 @@ def _stored_and_read(
         **fields,
     )
     with session_factory() as session:
-        return WindowRowsRepository(session).read(model_id, DAY, 0.125)
+        return WindowRowsRepository(session).read(model_id, DAY)

@@ -90,7 +90,7 @@ def test_the_worker_reads_one_window_from_one_week_table(
         assert isinstance(raw, psycopg.Connection)
         with raw.cursor() as cursor:
             window = MONDAY + timedelta(days=8)
-            params = {"model": model_id, "start": window, "threshold": 0.5, "none": NO_ENTITY}
+            params = {"model": model_id, "start": window, "none": NO_ENTITY}
             cursor.execute("EXPLAIN (FORMAT JSON) " + _PG_QUERY, params)
             row = cursor.fetchone()
     assert row is not None

@@ -30,7 +30,7 @@ from app.db.repositories.base import Repository
 from app.db.tables import Prediction
 from app.ingest.timestamps import datetime_to_micros
 from app.metrics.sketch_build import NO_ENTITY
-from app.metrics.types import BoolArray, Float64Array
+from app.metrics.types import Float64Array
 from app.monitoring.vocabulary import UNKNOWN_LABEL_SOURCE, UNKNOWN_LABEL_TIME
 
 LabelArray = npt.NDArray[np.int8]
@@ -45,11 +45,9 @@ class SegmentRows:
     (one labelled row each): ``labelled_at`` in UTC epoch microseconds, UNKNOWN_LABEL_TIME for a
     label stored before label times were (its arrival is unknown); ``sources`` the stored code
     (LABEL_SOURCE_CODES), UNKNOWN_LABEL_SOURCE likewise. ``amounts`` and
-    ``unlabelled_amounts`` are aligned with ``scores`` and ``unlabelled``: each row's amount
-    where the value metrics use it (a fraud, or a score at or above the threshold the rows were
-    read at: :func:`uses_amount`) and 0 for every other row, or NaN for all of them when any
-    row has none (ingest accepts only finite amounts, so NaN means nothing else): the metrics
-    use a part's amounts only when every row has one.
+    ``unlabelled_amounts`` are the rows' amounts, aligned with ``scores`` and ``unlabelled``,
+    or NaN for all of them when any one has none (ingest accepts only finite amounts, so NaN
+    means nothing else): the metrics use a part's amounts only when every row has one.
     ``entities`` and ``unlabelled_entities`` are their entities as integer codes, equal for
     equal entities within one read, or NO_ENTITY for all when any row names none.
     """
@@ -132,15 +130,11 @@ def parse_binary_array(data: bytes | memoryview | None, dtype: str) -> npt.NDArr
 
 
 # The two score arrays and the amount and entity arrays of a segment are aggregated in one
-# scan, so each is aligned with its score array row by row. The entities are aggregated over
-# the rows that have one: the metrics use a part's entities only when every row names one, and
-# an array as long as its scores is then aligned with them; a shorter one is dropped
-# (_complete). A window without either (most models) so builds no array of placeholders (136 ->
-# 100 ms of server time at 3 x 10^5 rows). The amounts are counted over the rows that have one
-# (the same rule) and aggregated only over the rows whose amount the value metrics use, frauds
-# and rows at or above the threshold, a few percent of a window (uses_amount, the same
-# comparison on the same float8 values on either side); the read places them back by that
-# rule (_used_amounts). An entity travels as its 64-bit
+# scan, so each is aligned with its score array row by row. The amounts and entities are
+# aggregated over the rows that have one: the metrics use a part's amounts (entities) only when
+# every row has one, and an array as long as its scores is then aligned with them; a shorter
+# one is dropped (_complete). A window without either (most models) so builds no array of
+# placeholders (136 -> 100 ms of server time at 3 x 10^5 rows). An entity travels as its 64-bit
 # hash (hashtextextended): the metrics need only which rows share an entity, and two of a
 # window's entities share a hash with probability about entities^2 / 2^65 (3e-8 at a million).
 # Label times come back as binary timestamptz (int8 microseconds since 2000-01-01: exact,
@@ -154,13 +148,8 @@ SELECT segment,
        array_agg(score) FILTER (WHERE label IS NULL) AS unlabelled,
        array_agg(COALESCE(labelled_at, '-infinity')) FILTER (WHERE label IS NOT NULL) AS times,
        array_agg(COALESCE(label_source, 0::smallint)) FILTER (WHERE label IS NOT NULL) AS sources,
-       count(amount) FILTER (WHERE label IS NOT NULL) AS amounts_known,
-       count(amount) FILTER (WHERE label IS NULL) AS unlabelled_amounts_known,
-       array_agg(amount)
-         FILTER (WHERE label IS NOT NULL AND amount IS NOT NULL
-                 AND (label = 1 OR score >= %(threshold)s)) AS amounts,
-       array_agg(amount)
-         FILTER (WHERE label IS NULL AND amount IS NOT NULL AND score >= %(threshold)s)
+       array_agg(amount) FILTER (WHERE label IS NOT NULL AND amount IS NOT NULL) AS amounts,
+       array_agg(amount) FILTER (WHERE label IS NULL AND amount IS NOT NULL)
          AS unlabelled_amounts,
        array_agg(hashtextextended(entity, 0))
          FILTER (WHERE label IS NOT NULL AND entity IS NOT NULL) AS entities,
@@ -189,7 +178,7 @@ _COLUMNS = (
 # timestamptz array, 12 bytes a row, is the largest). The set-returning function sits in the
 # select list so that the aggregate runs once, under it, whatever the planner's estimates.
 _PG_QUERY = f"""
-SELECT segment, total, amounts_known, unlabelled_amounts_known, k,
+SELECT segment, total, k,
        CASE k WHEN 0 THEN scores WHEN 2 THEN unlabelled
               WHEN 5 THEN amounts WHEN 6 THEN unlabelled_amounts END,
        CASE k WHEN 1 THEN labels WHEN 4 THEN sources END,
@@ -203,19 +192,16 @@ FROM (SELECT *, generate_series(0, {len(_COLUMNS) - 1}) AS k
 class WindowRowsRepository(Repository):
     """Reads a window's prediction rows inside the caller's transaction."""
 
-    def read(self, model_id: int, window_start: datetime, threshold: float) -> list[SegmentRows]:
-        """Every segment of one window, sorted by segment name, with the amounts the value
-        metrics use at ``threshold`` (the model's: see :class:`SegmentRows`)."""
+    def read(self, model_id: int, window_start: datetime) -> list[SegmentRows]:
+        """Every segment of one window, sorted by segment name."""
         raw = psycopg_connection(self.session)
         if raw is not None:
-            segments = _read_postgresql(raw, model_id, window_start, threshold)
+            segments = _read_postgresql(raw, model_id, window_start)
         else:
-            segments = self._read_sqlite(model_id, window_start, threshold)
+            segments = self._read_sqlite(model_id, window_start)
         return sorted(segments, key=lambda s: s.segment)
 
-    def _read_sqlite(
-        self, model_id: int, window_start: datetime, threshold: float
-    ) -> list[SegmentRows]:
+    def _read_sqlite(self, model_id: int, window_start: datetime) -> list[SegmentRows]:
         rows = self.session.execute(
             select(
                 Prediction.segment,
@@ -244,12 +230,8 @@ class WindowRowsRepository(Repository):
             sources = np.fromiter(
                 (row.label_source or UNKNOWN_LABEL_SOURCE for row in labelled), np.int8, count=n
             )
-            amounts = _amounts(
-                (row.amount for row in labelled), uses_amount(scores, labels, threshold)
-            )
-            unlabelled_amounts = _amounts(
-                (row.amount for row in items if row.label is None), unlabelled >= threshold
-            )
+            amounts = _amounts(row.amount for row in labelled)
+            unlabelled_amounts = _amounts(row.amount for row in items if row.label is None)
             entities = _codes((row.entity for row in labelled), codes)
             unlabelled_entities = _codes((r.entity for r in items if r.label is None), codes)
             out.append(
@@ -270,9 +252,10 @@ class WindowRowsRepository(Repository):
         return out
 
 
-def _amounts(values: Iterable[float | None], used: BoolArray) -> Float64Array:
-    read = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    return _used_amounts(read[used], int(np.count_nonzero(~np.isnan(read))), used)
+def _amounts(values: Iterable[float | None]) -> Float64Array:
+    read = list(values)
+    kept = [v for v in read if v is not None]
+    return _complete(np.array(kept, dtype=np.float64), np.float64, len(read), np.nan)
 
 
 def _codes(entities: Iterable[str | None], codes: dict[str, int]) -> npt.NDArray[np.int64]:
@@ -296,82 +279,46 @@ def binary_array_cursor(raw: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
 
 
 def _read_postgresql(
-    raw: psycopg.Connection[Any], model_id: int, window_start: datetime, threshold: float
+    raw: psycopg.Connection[Any], model_id: int, window_start: datetime
 ) -> list[SegmentRows]:
-    params = {"model": model_id, "start": window_start, "threshold": threshold}
-    read: dict[str, tuple[tuple[int, int, int], dict[str, npt.NDArray[Any] | None]]] = {}
+    params = {"model": model_id, "start": window_start}
+    read: dict[str, tuple[int, dict[str, npt.NDArray[Any] | None]]] = {}
     with binary_array_cursor(raw) as cursor:
         # One row at a time (single-row mode): each column's result is freed once parsed.
-        for segment, total, known, unknown, k, *typed in cursor.stream(
-            _PG_QUERY, params, binary=True
-        ):
-            counts = (int(total), int(known), int(unknown))
-            columns = read.setdefault(str(segment), (counts, {}))[1]
+        for segment, total, k, *typed in cursor.stream(_PG_QUERY, params, binary=True):
+            columns = read.setdefault(str(segment), (int(total), {}))[1]
             columns[_COLUMNS[k]] = next((v for v in typed if v is not None), None)
-    return [
-        _segment_rows(segment, counts, columns, threshold)
-        for segment, (counts, columns) in read.items()
-    ]
+    return [_segment_rows(segment, total, columns) for segment, (total, columns) in read.items()]
 
 
 def _segment_rows(
-    segment: str,
-    counts: tuple[int, int, int],
-    columns: dict[str, npt.NDArray[Any] | None],
-    threshold: float,
+    segment: str, total: int, columns: dict[str, npt.NDArray[Any] | None]
 ) -> SegmentRows:
     """A segment's columns as read (each the array itself where its type already fits: no
-    second copy of a column); ``counts``: its rows, and how many of its labelled and of its
-    unlabelled rows have an amount."""
-    total, with_amount, unlabelled_with_amount = counts
+    second copy of a column)."""
     labels, unlabelled = columns["labels"], columns["unlabelled"]
     labelled_rows = 0 if labels is None else labels.size
     unlabelled_rows = 0 if unlabelled is None else unlabelled.size
     times = as_array(columns["times"], np.int64)
     known = times != UNKNOWN_LABEL_TIME
     times[known] += POSTGRES_EPOCH_MICROS  # in place: PostgreSQL's epoch to Unix's
-    scores, labels = as_array(columns["scores"], np.float64), as_array(labels, np.int8)
-    unlabelled = as_array(unlabelled, np.float64)
     return SegmentRows(
         segment,
         total,
-        scores,
-        labels,
-        unlabelled,
+        as_array(columns["scores"], np.float64),
+        as_array(labels, np.int8),
+        as_array(unlabelled, np.float64),
         times,
         as_array(columns["sources"], np.int8),
-        amounts=_used_amounts(
-            columns["amounts"], with_amount, uses_amount(scores, labels, threshold)
-        ),
-        unlabelled_amounts=_used_amounts(
-            columns["unlabelled_amounts"], unlabelled_with_amount, unlabelled >= threshold
+        amounts=_complete(columns["amounts"], np.float64, labelled_rows, np.nan),
+        unlabelled_amounts=_complete(
+            columns["unlabelled_amounts"], np.float64, unlabelled_rows, np.nan
         ),
         entities=_complete(columns["entities"], np.int64, labelled_rows, NO_ENTITY),
         unlabelled_entities=_complete(
             columns["unlabelled_entities"], np.int64, unlabelled_rows, NO_ENTITY
         ),
     )
-
-
-def uses_amount(scores: Float64Array, labels: npt.NDArray[Any], threshold: float) -> BoolArray:
-    """The rows whose amount the value metrics use: the frauds, and the rows at or above the
-    threshold (app/metrics/sketch_amounts.py and sketch_entity_values.py read no other)."""
-    used: BoolArray = scores >= threshold
-    used |= labels == 1
-    return used
-
-
-def _used_amounts(value: npt.NDArray[Any] | None, known: int, used: BoolArray) -> Float64Array:
-    """A part's amounts as :class:`SegmentRows` holds them, from the amounts the read sent
-    (those of the ``used`` rows, in row order) and how many of its rows have one (``known``)."""
-    if known != used.size:
-        return as_array(None, np.float64, used.size, np.nan)
-    sent = as_array(value, np.float64)
-    if sent.size != np.count_nonzero(used):
-        raise ValueError(f"{sent.size} amounts sent for {np.count_nonzero(used)} rows using one")
-    amounts = np.zeros(used.size)
-    amounts[used] = sent
-    return amounts
 
 
 def _complete(
