@@ -176,7 +176,8 @@ def test_a_fraud_only_feed_counts_its_silent_rows_flagged_amounts(
 ) -> None:
     """A fraud-only feed (``label_horizon_days``): its rows without a label are legitimate at
     maturity, and the flagged ones' amounts are the legitimate flagged amount of value
-    precision (the read sends the amounts of unlabelled rows at or above the threshold)."""
+    precision (their amounts come from the read's unlabelled rows, app/windows/rows.py::
+    evaluated_rows; dropping them fails this test, tried)."""
     admin = auth_headers("admin", "ingest")
     body = {"name": MODEL, "threshold": THRESHOLD, "review_cost": COST, "alert_capacity": 5}
     assert client.post("/v1/models", json=body, headers=admin).status_code == 201
