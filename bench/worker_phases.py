@@ -93,19 +93,18 @@ def time_phases(
     read = WindowRowsRepository.read
     runs: dict[bool, dict[str, list[float]]] = {False: defaultdict(list), True: defaultdict(list)}
     compute_options = ComputeOptions(replicates=options.replicates)
+    floor = partial(worker_floor.time_floor, engine, model_id, options.evaluate_per_segment)
+    cards = max(1, rows // 3)
     try:
         for name, call in originals.items():
             setattr(compute, name, _timed(spent, name, call))
         WindowRowsRepository.read = _timed(spent, _READ, read)  # type: ignore[method-assign]
         for repeat in range(options.repeats):
             for fields in (False, True) if repeat % 2 == 0 else (True, False):
-                cards = max(1, rows // 3)
                 one_window._set_row_fields(engine, factory, model_id, on=fields, cards=cards)
                 one_window._unjudge(factory, model_id)
                 one_window._redirty(factory, model_id)
                 if not fields:  # the floor on the same rows, beside the claims
-                    per_segment = options.evaluate_per_segment
-                    floor = partial(worker_floor.time_floor, engine, model_id, per_segment)
                     runs[fields][_FLOOR].append(one_window._timed(floor))
                 spent.clear()
                 started = time.perf_counter()
